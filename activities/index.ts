@@ -1,0 +1,17 @@
+import { DataSource } from 'typeorm';
+import { Config } from '../runtime/config';
+import { createDatabaseActivities } from './database-activities';
+
+export interface ActivityDeps {
+  dataSource: DataSource;
+  config: Config;
+}
+
+/** Every activity the worker registers, wired to its dependencies. */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createDatabaseActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

@@ -1,0 +1,60 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from '@temporalio/client';
+import Fastify, { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { DataSource } from 'typeorm';
+import { Config } from '../runtime/config';
+import { registerAuth } from './auth';
+import { registerErrorHandling } from './errors';
+import { healthRoutes } from './health';
+import { registerIdempotency } from './idempotency';
+import { installationRoutes } from './installation';
+import { registerJsonBodyParser } from './json-body';
+import { registerOpenApi } from './openapi';
+import { yupValidatorCompiler } from './validation';
+import { whoamiRoutes } from './whoami';
+import { workspaceKeyRoutes } from './workspace-keys';
+import { workspaceSessionRoutes } from './workspace-session';
+
+export interface AppDeps {
+  dataSource: DataSource;
+  temporal: Client;
+  config: Config;
+  logger?: FastifyServerOptions['logger'];
+}
+
+export const API_VERSION = '1.0.0';
+export const BODY_LIMIT = 1024 * 1024;
+export const PROOF_BODY_LIMIT = 256 * 1024;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the whole HTTP API; `server.ts` only listens, and tests call `inject()` on it. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit: BODY_LIMIT,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : `req_${randomBytes(12).toString('hex')}`;
+    },
+  });
+  app.setValidatorCompiler(yupValidatorCompiler);
+  registerJsonBodyParser(app);
+  registerErrorHandling(app);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/api/v1/proof')) route.bodyLimit = PROOF_BODY_LIMIT;
+  });
+  registerOpenApi(app, API_VERSION);
+  registerAuth(app, deps.dataSource, deps.config);
+  registerIdempotency(app, deps.dataSource);
+
+  await app.register(healthRoutes, deps);
+  await app.register(whoamiRoutes, deps);
+  await app.register(installationRoutes, deps);
+  await app.register(workspaceSessionRoutes, deps);
+  await app.register(workspaceKeyRoutes, deps);
+  return app;
+}

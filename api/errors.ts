@@ -1,0 +1,45 @@
+import { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ServiceError } from '../runtime/service-error';
+
+export interface ErrorEnvelope {
+  error: { code: string; message: string; requestId: string; details: unknown };
+}
+
+function envelope(request: FastifyRequest, error: ServiceError): ErrorEnvelope {
+  return { error: { code: error.code, message: error.message, requestId: request.id, details: error.details } };
+}
+
+/** Fastify's own 4xx errors (bad JSON, wrong content type, body too large, bad URL) in the spec's terms. */
+function fromFastify(error: FastifyError): ServiceError | null {
+  const status = error.statusCode ?? 500;
+  if (status < 400 || status >= 500) return null;
+  let message = error.message;
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') message = 'content-type must be application/json';
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = 'the body is larger than this endpoint accepts';
+  return new ServiceError('VALIDATION_FAILED', 400, message, [{ path: '', message }]);
+}
+
+function isDependencyDown(error: unknown): boolean {
+  const code = (error as { code?: string } | null)?.code ?? '';
+  return ['ECONNREFUSED', 'ECONNRESET', '57P01', '57P03', '53300'].includes(code)
+    || /Connection terminated|timeout exceeded when trying to connect/i.test(String((error as Error)?.message));
+}
+
+/** One place turns every failure into the envelope; 5xx detail never leaves the process. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | ServiceError, request: FastifyRequest, reply: FastifyReply) => {
+    let known = error instanceof ServiceError ? error : fromFastify(error as FastifyError);
+    if (!known) {
+      request.log.error({ err: error }, 'request failed');
+      known = isDependencyDown(error)
+        ? new ServiceError('SERVICE_UNAVAILABLE', 503, 'a dependency is unavailable; try again shortly')
+        : new ServiceError('INTERNAL_ERROR', 500, 'internal error');
+    }
+    for (const [name, value] of Object.entries(known.headers)) reply.header(name, value);
+    return reply.code(known.status).type('application/json').send(envelope(request, known));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const error = new ServiceError('NOT_FOUND', 404, `no route ${request.method} ${request.url.split('?')[0]}`);
+    return reply.code(404).send(envelope(request, error));
+  });
+}

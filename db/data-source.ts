@@ -1,0 +1,32 @@
+import { DataSource } from 'typeorm';
+import { ENTITIES } from './entities';
+import { MIGRATIONS } from './migrations';
+
+// Any fixed number shared by every process of this service: migrations run under it one at a time.
+const MIGRATION_LOCK = 7_412_001;
+
+export function createDataSource(url: string, poolSize = 10): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    logging: ['error'],
+    extra: { max: poolSize, connectionTimeoutMillis: 5_000 },
+  });
+}
+
+/** Applies pending migrations; safe when several API and worker processes start at once. */
+export async function migrate(ds: DataSource): Promise<void> {
+  const runner = ds.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await ds.runMigrations();
+  } finally {
+    await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await runner.release();
+  }
+}

@@ -1,0 +1,23 @@
+import { DataSource } from 'typeorm';
+
+export interface PurgeCounts {
+  idempotencyRecords: number;
+  identityNonces: number;
+  rateLimitWindows: number;
+  teammateSessions: number;
+}
+
+async function purge(ds: DataSource, sql: string): Promise<number> {
+  const [, count] = (await ds.query(sql)) as [unknown, number];
+  return count;
+}
+
+/** Deletes records whose purpose has passed; each statement is idempotent. */
+export async function purgeExpiredRecords(ds: DataSource): Promise<PurgeCounts> {
+  return {
+    idempotencyRecords: await purge(ds, `DELETE FROM idempotency_records WHERE expires_at <= now()`),
+    identityNonces: await purge(ds, `DELETE FROM identity_nonces WHERE expires_at <= now()`),
+    rateLimitWindows: await purge(ds, `DELETE FROM rate_limit_windows WHERE window_start < now() - interval '1 hour'`),
+    teammateSessions: await purge(ds, `DELETE FROM teammate_sessions WHERE expires_at <= now() - interval '1 day'`),
+  };
+}

@@ -1,0 +1,86 @@
+import path from 'node:path';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  embeddedPgPort: number;
+  temporalDevPort: number;
+  temporalDevUiPort: number;
+  temporalCli: string | undefined;
+  databaseUrl: string | undefined;
+  temporalAddress: string | undefined;
+  temporalNamespace: string;
+  taskQueue: string;
+  environment: string;
+  rateLimitPerMinute: number;
+  sessionTtlHours: number;
+  identityTokenMaxTtlSeconds: number;
+  maintenanceIntervalMs: number;
+  webhookTimeoutMs: number;
+  webhookRetryInitialMs: number;
+  webhookRetryMaxMs: number;
+  webhookAllowPrivateTargets: boolean;
+  aiBaseUrl: string | undefined;
+  aiApiKey: string | undefined;
+  aiModel: string | undefined;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function text(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+/** Reads every setting from the environment; the defaults are the spec's values. */
+export function loadConfig(env: Env = process.env): Config {
+  const environment = text(env, 'SV_ENVIRONMENT') ?? 'production';
+  if (!/^[a-z][a-z0-9-]{0,31}$/.test(environment)) {
+    throw new ConfigError(`SV_ENVIRONMENT must be a lower-case name such as production, got "${environment}"`);
+  }
+  return {
+    host: text(env, 'HOST') ?? '127.0.0.1',
+    port: int(env, 'PORT', 3000, 0, 65535),
+    dataDir: path.resolve(text(env, 'SV_DATA_DIR') ?? '.data'),
+    embeddedPgPort: int(env, 'SV_EMBEDDED_PG_PORT', 54329, 1, 65535),
+    temporalDevPort: int(env, 'TEMPORAL_DEV_PORT', 7233, 1, 65535),
+    temporalDevUiPort: int(env, 'TEMPORAL_DEV_UI_PORT', 8233, 1, 65535),
+    temporalCli: text(env, 'TEMPORAL_CLI'),
+    databaseUrl: text(env, 'DATABASE_URL'),
+    temporalAddress: text(env, 'TEMPORAL_ADDRESS'),
+    temporalNamespace: text(env, 'TEMPORAL_NAMESPACE') ?? 'default',
+    taskQueue: text(env, 'SV_TASK_QUEUE') ?? 'customer-loop-proof',
+    environment,
+    rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 120, 1, 1_000_000),
+    sessionTtlHours: int(env, 'SV_SESSION_TTL_HOURS', 12, 1, 24 * 30),
+    identityTokenMaxTtlSeconds: int(env, 'SV_IDENTITY_TOKEN_MAX_TTL_SECONDS', 900, 10, 86_400),
+    maintenanceIntervalMs: int(env, 'SV_MAINTENANCE_INTERVAL_MS', 300_000, 100, 86_400_000),
+    webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 1, 600_000),
+    webhookRetryInitialMs: int(env, 'WEBHOOK_RETRY_INITIAL_MS', 30_000, 1, 86_400_000),
+    webhookRetryMaxMs: int(env, 'WEBHOOK_RETRY_MAX_MS', 3_600_000, 1, 86_400_000),
+    webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+    aiBaseUrl: text(env, 'AI_BASE_URL'),
+    aiApiKey: text(env, 'AI_API_KEY'),
+    aiModel: text(env, 'AI_MODEL'),
+  };
+}

@@ -1,0 +1,25 @@
+/**
+ * Runs the registered steps in reverse order on SIGINT or SIGTERM (or when the returned function is
+ * called after a failed start), once, then exits. A second signal exits at once.
+ */
+export function onShutdown(
+  steps: Array<() => Promise<unknown>>, log: (line: string) => void = () => undefined,
+): (reason: string, exitCode?: number) => Promise<void> {
+  let stopping = false;
+  const stop = async (reason: string, exitCode = 0) => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    log(`${reason}, stopping`);
+    for (const step of [...steps].reverse()) {
+      try {
+        await step();
+      } catch (err) {
+        log(`while stopping: ${(err as Error).message}`);
+      }
+    }
+    process.exit(exitCode);
+  };
+  process.on('SIGINT', () => void stop('SIGINT received'));
+  process.on('SIGTERM', () => void stop('SIGTERM received'));
+  return stop;
+}

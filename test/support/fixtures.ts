@@ -1,0 +1,59 @@
+import { randomBytes } from 'node:crypto';
+import { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { signIdentityToken } from '../../api/identity-token';
+import { Product } from '../../db/entities';
+import { createServiceKey } from '../../db/service-keys';
+import { createSession } from '../../db/sessions';
+import { createOrganization, createProduct, createTeammate } from '../../db/tenancy';
+import { ctx } from './root-hooks';
+
+export interface Tenant {
+  organizationId: string;
+  product: Product;
+  /** A key with the given scopes, for the production environment. */
+  key: string;
+  keyId: string;
+  owner: { id: string; cookie: string; csrfToken: string };
+}
+
+export async function sessionFor(organizationId: string, role: 'owner' | 'admin' | 'member') {
+  const teammate = await createTeammate(ctx.dataSource, {
+    organizationId, email: `${role}-${randomBytes(4).toString('hex')}@example.com`, role,
+  });
+  const session = await createSession(ctx.dataSource, teammate.id, 1);
+  return { id: teammate.id, cookie: session.cookie, csrfToken: session.csrfToken };
+}
+
+export async function createTenant(scopes: string[] = ['service:proof:read']): Promise<Tenant> {
+  const org = await createOrganization(ctx.dataSource, { name: 'Test workspace', sponsored: true });
+  const product = await createProduct(ctx.dataSource, { organizationId: org.id, name: 'Test product' });
+  const issued = await createServiceKey(ctx.dataSource, {
+    organizationId: org.id, productId: product.id, environment: 'production', scopes,
+  });
+  return {
+    organizationId: org.id, product, key: issued.secret, keyId: issued.key.id, owner: await sessionFor(org.id, 'owner'),
+  };
+}
+
+export function endUserToken(product: Product, claims: Record<string, unknown> = {}): string {
+  const now = Math.floor(Date.now() / 1000);
+  return signIdentityToken(product.identityKeyId, product.identitySecret, {
+    sub: 'user-1', iat: now, exp: now + 120, nonce: `nonce-${randomBytes(8).toString('hex')}`, ...claims,
+  });
+}
+
+export function withKey(key: string, opts: InjectOptions): InjectOptions {
+  return { ...opts, headers: { ...opts.headers, authorization: `Bearer ${key}` } };
+}
+
+export function asTeammate(session: { cookie: string; csrfToken: string }, opts: InjectOptions): InjectOptions {
+  return { ...opts, headers: { ...opts.headers, cookie: session.cookie, 'x-csrf-token': session.csrfToken } };
+}
+
+export async function call(opts: InjectOptions, app: FastifyInstance = ctx.app): Promise<LightMyRequestResponse> {
+  return app.inject(opts);
+}
+
+export function errorCode(res: LightMyRequestResponse): string | undefined {
+  return res.json<{ error?: { code: string } }>().error?.code;
+}

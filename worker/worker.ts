@@ -1,0 +1,39 @@
+import { Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
+import { DataSource } from 'typeorm';
+import { createActivities } from '../activities';
+import { MAINTENANCE_WORKFLOW_ID, maintenanceWorkflow } from '../workflows/maintenance-workflow';
+import { Config } from '../runtime/config';
+
+export interface WorkerDeps {
+  connection: NativeConnection;
+  dataSource: DataSource;
+  config: Config;
+  /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+}
+
+export async function createWorker(deps: WorkerDeps): Promise<Worker> {
+  const { connection, dataSource, config, workflowBundle } = deps;
+  return Worker.create({
+    connection,
+    namespace: config.temporalNamespace,
+    taskQueue: config.taskQueue,
+    activities: createActivities({ dataSource, config }),
+    ...(workflowBundle ? { workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
+  });
+}
+
+/** Starts the maintenance workflow unless it already runs; every worker may call this. */
+export async function ensureMaintenance(client: Client, config: Config): Promise<void> {
+  try {
+    await client.workflow.start(maintenanceWorkflow, {
+      workflowId: MAINTENANCE_WORKFLOW_ID,
+      taskQueue: config.taskQueue,
+      args: [{ intervalMs: config.maintenanceIntervalMs }],
+      memo: { role: 'maintenance' },
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}

@@ -1,0 +1,1 @@
+export { maintenanceWorkflow } from './maintenance-workflow';

@@ -1,0 +1,28 @@
+import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
+import type { createDatabaseActivities } from '../activities/database-activities';
+
+const { purgeExpiredRecords } = proxyActivities<ReturnType<typeof createDatabaseActivities>>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 5 },
+});
+
+export const MAINTENANCE_WORKFLOW_ID = 'maintenance/purge-expired';
+
+export interface MaintenanceInput {
+  intervalMs: number;
+}
+
+// Keeps each run's history short; the next run starts where this one stopped.
+const ROUNDS_PER_RUN = 100;
+
+/**
+ * Purges expired idempotency records, consumed nonces, old rate-limit windows and stale sessions on a
+ * fixed interval, for as long as the service runs.
+ */
+export async function maintenanceWorkflow(input: MaintenanceInput): Promise<void> {
+  for (let round = 0; round < ROUNDS_PER_RUN; round++) {
+    await purgeExpiredRecords();
+    await sleep(input.intervalMs);
+  }
+  await continueAsNew<typeof maintenanceWorkflow>(input);
+}
