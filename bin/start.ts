@@ -8,6 +8,7 @@ import { EMBEDDED_DATABASE, openDatabase } from '../runtime/services';
 import { onShutdown } from '../runtime/shutdown';
 import { resolveTemporalCli } from '../runtime/temporal-cli';
 import { startTemporalDevServer } from '../runtime/temporal-dev-server';
+import { installTemporalLogger } from '../runtime/temporal-logging';
 
 const log = (line: string) => console.log(`[sv] ${line}`);
 
@@ -17,6 +18,7 @@ const log = (line: string) => console.log(`[sv] ${line}`);
  */
 async function main(steps: Array<() => Promise<unknown>>): Promise<void> {
   const config = loadConfig();
+  installTemporalLogger();
   fs.mkdirSync(config.dataDir, { recursive: true });
 
   let databaseUrl = config.databaseUrl;

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { Config, loadConfig } from '../runtime/config';
 import { databaseUrlOf, openDatabase, temporalAddressOf } from '../runtime/services';
 import { onShutdown } from '../runtime/shutdown';
+import { installTemporalLogger } from '../runtime/temporal-logging';
 import { createWorker, ensureMaintenance } from './worker';
 
 export interface RunningWorker {
@@ -29,6 +30,7 @@ export async function startWorker(config: Config, dataSource: DataSource, tempor
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  installTemporalLogger();
   const ds = await openDatabase(databaseUrlOf(config));
   const worker = await startWorker(config, ds, temporalAddressOf(config));
   console.log(`[sv] worker polling task queue ${config.taskQueue} on ${temporalAddressOf(config)}`);

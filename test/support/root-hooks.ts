@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { FastifyInstance } from 'fastify';
 import { Client as PgClient } from 'pg';
@@ -14,8 +14,9 @@ import { AppDeps, buildApp } from '../../api/app';
 import { Config, loadConfig } from '../../runtime/config';
 import { startEmbeddedPostgres } from '../../runtime/embedded-postgres';
 import { openDatabase } from '../../runtime/services';
-import { findTemporalCli } from '../../runtime/temporal-cli';
+import { resolveTemporalCli } from '../../runtime/temporal-cli';
 import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
+import { installTemporalLogger } from '../../runtime/temporal-logging';
 
 export interface TestContext {
   config: Config;
@@ -79,7 +80,8 @@ async function testTemporal(): Promise<{ client: Client; nativeConnection: Nativ
     return { client: new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' }), nativeConnection };
   }
   const env: TestWorkflowEnvironment = await startTemporalDevServer({
-    executable: findTemporalCli({ temporalCli: process.env.TEMPORAL_CLI }), namespace: 'default',
+    executable: resolveTemporalCli({ temporalCli: process.env.TEMPORAL_CLI }, (line) => console.log(line)),
+    namespace: 'default',
   });
   teardown.push(() => env.teardown());
   return { client: env.client, nativeConnection: env.nativeConnection };
@@ -87,8 +89,9 @@ async function testTemporal(): Promise<{ client: Client; nativeConnection: Nativ
 
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
-    this.timeout(300_000);
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    // The first run on a fresh machine may build the Temporal CLI with Go.
+    this.timeout(1_200_000);
+    installTemporalLogger();
     const [databaseUrl, temporal, workflowBundle] = await Promise.all([
       testDatabase(),
       testTemporal(),
