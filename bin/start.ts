@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { startApi } from '../api/server';
-import { startWorker } from '../worker/main';
+import { connectWorker, startWorker } from '../worker/main';
 import { loadConfig } from '../runtime/config';
 import { startEmbeddedPostgres } from '../runtime/embedded-postgres';
 import { EMBEDDED_DATABASE, openDatabase } from '../runtime/services';
@@ -51,7 +51,9 @@ async function main(steps: Array<() => Promise<unknown>>): Promise<void> {
   const ds = await openDatabase(databaseUrl);
   steps.push(() => ds.destroy());
   log('migrations applied');
-  const worker = await startWorker(config, ds, temporalAddress);
+  const conn = await connectWorker(config, temporalAddress);
+  steps.push(conn.close);
+  const worker = await startWorker(config, ds, conn);
   steps.push(worker.stop);
   const api = await startApi(config, ds, temporalAddress);
   steps.push(api.close);

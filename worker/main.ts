@@ -1,29 +1,52 @@
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { DataSource } from 'typeorm';
 import { Config, loadConfig } from '../runtime/config';
 import { databaseUrlOf, openDatabase, temporalAddressOf } from '../runtime/services';
 import { onShutdown } from '../runtime/shutdown';
 import { installTemporalLogger } from '../runtime/temporal-logging';
+import { RunningRelay } from './relay';
 import { createWorker, ensureMaintenance } from './worker';
 
 export interface RunningWorker {
   stop: () => Promise<void>;
 }
 
-/** Polls the task queue until stopped; any number of these may run against one Temporal. */
-export async function startWorker(config: Config, dataSource: DataSource, temporalAddress: string): Promise<RunningWorker> {
-  const connection = await NativeConnection.connect({ address: temporalAddress });
-  const clientConnection = await Connection.connect({ address: temporalAddress });
-  const worker = await createWorker({ connection, dataSource, config });
-  await ensureMaintenance(new Client({ connection: clientConnection, namespace: config.temporalNamespace }), config);
+export interface WorkerConnections {
+  nativeConnection: NativeConnection;
+  client: Client;
+  /** Tests pass a bundle built once; otherwise the workflows are bundled at start. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+}
+
+/**
+ * The worker role: the Temporal worker, the relays that hand committed rows to Temporal, and the
+ * maintenance workflow. Any number of these may run against one Temporal and one database.
+ */
+export async function startWorker(config: Config, dataSource: DataSource, conn: WorkerConnections): Promise<RunningWorker> {
+  const worker = await createWorker({ connection: conn.nativeConnection, dataSource, config, workflowBundle: conn.workflowBundle });
+  const relays: RunningRelay[] = [];
+  await ensureMaintenance(conn.client, config);
   const running = worker.run();
   return {
     stop: async () => {
+      await Promise.all(relays.map((relay) => relay.stop()));
       worker.shutdown();
       await running;
-      await clientConnection.close();
+    },
+  };
+}
+
+/** Connects to Temporal for the worker role; `close` ends both connections. */
+export async function connectWorker(config: Config, address: string) {
+  const nativeConnection = await NativeConnection.connect({ address });
+  const connection = await Connection.connect({ address });
+  return {
+    nativeConnection,
+    client: new Client({ connection, namespace: config.temporalNamespace }),
+    close: async () => {
       await connection.close();
+      await nativeConnection.close();
     },
   };
 }
@@ -32,9 +55,10 @@ async function main(): Promise<void> {
   const config = loadConfig();
   installTemporalLogger();
   const ds = await openDatabase(databaseUrlOf(config));
-  const worker = await startWorker(config, ds, temporalAddressOf(config));
+  const conn = await connectWorker(config, temporalAddressOf(config));
+  const worker = await startWorker(config, ds, conn);
   console.log(`[sv] worker polling task queue ${config.taskQueue} on ${temporalAddressOf(config)}`);
-  onShutdown([() => ds.destroy(), worker.stop], (line) => console.log(`[sv] ${line}`));
+  onShutdown([() => ds.destroy(), conn.close, worker.stop], (line) => console.log(`[sv] ${line}`));
 }
 
 if (require.main === module) {

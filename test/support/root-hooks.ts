@@ -4,12 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, bundleWorkflowCode } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { FastifyInstance } from 'fastify';
 import { Client as PgClient } from 'pg';
 import { DataSource } from 'typeorm';
-import { createActivities } from '../../activities';
 import { AppDeps, buildApp } from '../../api/app';
 import { Config, loadConfig } from '../../runtime/config';
 import { startEmbeddedPostgres } from '../../runtime/embedded-postgres';
@@ -17,6 +16,7 @@ import { openDatabase } from '../../runtime/services';
 import { resolveTemporalCli } from '../../runtime/temporal-cli';
 import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
 import { installTemporalLogger } from '../../runtime/temporal-logging';
+import { startWorker } from '../../worker/main';
 
 export interface TestContext {
   config: Config;
@@ -105,18 +105,8 @@ export const mochaHooks = {
       taskQueue: `test-${randomBytes(4).toString('hex')}`,
       rateLimitPerMinute: 100_000,
     };
-    const worker = await Worker.create({
-      connection: temporal.nativeConnection,
-      namespace: config.temporalNamespace,
-      taskQueue: config.taskQueue,
-      activities: createActivities({ dataSource, config }),
-      workflowBundle,
-    });
-    const running = worker.run();
-    teardown.push(async () => {
-      worker.shutdown();
-      await running;
-    });
+    const worker = await startWorker(config, dataSource, { ...temporal, workflowBundle });
+    teardown.push(worker.stop);
     const deps: AppDeps = { dataSource, temporal: temporal.client, config };
     const make = async (overrides: Partial<Config> = {}, extend?: (app: FastifyInstance) => void) => {
       const app = await buildApp({ ...deps, config: { ...config, ...overrides } });

@@ -1,0 +1,29 @@
+import { EntityManager } from 'typeorm';
+import { newId } from './ids';
+
+export interface OutgoingEvent {
+  /**
+   * The webhook envelope id (`evt_...`). Proof ledger events pass `evt_<ledger id>` so that the id is
+   * stable across sweeps and replays; other events get a new one.
+   */
+  id?: string;
+  organizationId: string;
+  productId: string | null;
+  type: string;
+  /** The envelope's `data`: minimal, never secrets. */
+  data: Record<string, unknown>;
+}
+
+/**
+ * Queues an event for webhook delivery inside the caller's transaction, so that a change that rolls
+ * back is never announced. Writing the same id twice is a no-op.
+ */
+export async function enqueueEvent(em: EntityManager, event: OutgoingEvent): Promise<string> {
+  const id = event.id ?? newId('evt');
+  await em.query(
+    `INSERT INTO outbox_events (id, organization_id, product_id, event_type, payload)
+     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
+    [id, event.organizationId, event.productId, event.type, JSON.stringify(event.data)],
+  );
+  return id;
+}
