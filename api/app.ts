@@ -14,6 +14,7 @@ import { yupValidatorCompiler } from './validation';
 import { whoamiRoutes } from './whoami';
 import { workspaceKeyRoutes } from './workspace-keys';
 import { workspaceSessionRoutes } from './workspace-session';
+import { workspaceWebhookRoutes } from './workspace-webhooks';
 
 export interface AppDeps {
   dataSource: DataSource;
@@ -56,5 +57,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(installationRoutes, deps);
   await app.register(workspaceSessionRoutes, deps);
   await app.register(workspaceKeyRoutes, deps);
+  await app.register(workspaceWebhookRoutes, deps);
   return app;
 }

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { Config, loadConfig } from '../runtime/config';
 import { databaseUrlOf, openDatabase, temporalAddressOf } from '../runtime/services';
 import { onShutdown } from '../runtime/shutdown';
+import { warnIfPrivateTargetsAllowed } from '../runtime/webhook-target';
 import { buildApp } from './app';
 
 export interface RunningApi {
@@ -12,6 +13,7 @@ export interface RunningApi {
 
 /** Listens on HOST:PORT. Temporal is connected lazily, so the API starts (and /healthz says so) while it is down. */
 export async function startApi(config: Config, dataSource: DataSource, temporalAddress: string): Promise<RunningApi> {
+  warnIfPrivateTargetsAllowed(config.webhookAllowPrivateTargets);
   const connection = Connection.lazy({ address: temporalAddress });
   const temporal = new Client({ connection, namespace: config.temporalNamespace });
   const app = await buildApp({ dataSource, temporal, config, logger: { level: process.env.LOG_LEVEL ?? 'warn' } });

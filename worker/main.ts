@@ -5,7 +5,9 @@ import { Config, loadConfig } from '../runtime/config';
 import { databaseUrlOf, openDatabase, temporalAddressOf } from '../runtime/services';
 import { onShutdown } from '../runtime/shutdown';
 import { installTemporalLogger } from '../runtime/temporal-logging';
-import { RunningRelay } from './relay';
+import { warnIfPrivateTargetsAllowed } from '../runtime/webhook-target';
+import { RunningRelay, startRelay } from './relay';
+import { webhookRelay } from './webhook-relay';
 import { createWorker, ensureMaintenance } from './worker';
 
 export interface RunningWorker {
@@ -24,8 +26,11 @@ export interface WorkerConnections {
  * maintenance workflow. Any number of these may run against one Temporal and one database.
  */
 export async function startWorker(config: Config, dataSource: DataSource, conn: WorkerConnections): Promise<RunningWorker> {
+  warnIfPrivateTargetsAllowed(config.webhookAllowPrivateTargets);
   const worker = await createWorker({ connection: conn.nativeConnection, dataSource, config, workflowBundle: conn.workflowBundle });
-  const relays: RunningRelay[] = [];
+  const relays: RunningRelay[] = [
+    startRelay(webhookRelay(dataSource, conn.client, config)),
+  ];
   await ensureMaintenance(conn.client, config);
   const running = worker.run();
   return {

@@ -1,1 +1,2 @@
 export { maintenanceWorkflow } from './maintenance-workflow';
+export { webhookDeliveryWorkflow } from './webhook-delivery-workflow';

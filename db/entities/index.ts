@@ -8,13 +8,16 @@ import { RateLimitWindow } from './rate-limit-window';
 import { ServiceKey } from './service-key';
 import { Teammate } from './teammate';
 import { TeammateSession } from './teammate-session';
+import { WebhookAttempt } from './webhook-attempt';
+import { WebhookDelivery } from './webhook-delivery';
+import { WebhookEndpoint } from './webhook-endpoint';
 
 export {
   Environment, IdempotencyRecord, IdentityNonce, Organization, OutboxEvent, Product, RateLimitWindow,
-  ServiceKey, Teammate, TeammateSession,
+  ServiceKey, Teammate, TeammateSession, WebhookAttempt, WebhookDelivery, WebhookEndpoint,
 };
 
 export const ENTITIES = [
   Organization, Product, Environment, Teammate, TeammateSession, ServiceKey, IdempotencyRecord,
-  RateLimitWindow, IdentityNonce, OutboxEvent,
+  RateLimitWindow, IdentityNonce, OutboxEvent, WebhookEndpoint, WebhookDelivery, WebhookAttempt,
 ];

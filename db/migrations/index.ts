@@ -1,3 +1,4 @@
 import { Foundation1763712000000 } from './1763712000000-Foundation';
+import { Webhooks1763712200000 } from './1763712200000-Webhooks';
 
-export const MIGRATIONS = [Foundation1763712000000];
+export const MIGRATIONS = [Foundation1763712000000, Webhooks1763712200000];

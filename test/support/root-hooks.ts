@@ -23,6 +23,8 @@ export interface TestContext {
   databaseUrl: string;
   dataSource: DataSource;
   temporal: Client;
+  nativeConnection: NativeConnection;
+  workflowBundle: { code: string };
   app: FastifyInstance;
   /** A fresh app on the same database and Temporal, for tests that need other settings or routes. */
   buildApp: (overrides?: Partial<Config>, extend?: (app: FastifyInstance) => void) => Promise<FastifyInstance>;
@@ -104,6 +106,12 @@ export const mochaHooks = {
       databaseUrl,
       taskQueue: `test-${randomBytes(4).toString('hex')}`,
       rateLimitPerMinute: 100_000,
+      // Receivers in tests listen on 127.0.0.1, and retries must fit in a test.
+      webhookAllowPrivateTargets: true,
+      webhookTimeoutMs: 1_000,
+      webhookRetryInitialMs: 100,
+      webhookRetryMaxMs: 400,
+      relayIdleMs: 50,
     };
     const worker = await startWorker(config, dataSource, { ...temporal, workflowBundle });
     teardown.push(worker.stop);
@@ -115,7 +123,10 @@ export const mochaHooks = {
       teardown.push(() => app.close());
       return app;
     };
-    Object.assign(ctx, { config, databaseUrl, dataSource, temporal: temporal.client, app: await make(), buildApp: make });
+    Object.assign(ctx, {
+      config, databaseUrl, dataSource, temporal: temporal.client, nativeConnection: temporal.nativeConnection,
+      workflowBundle, app: await make(), buildApp: make,
+    });
   },
 
   async afterAll(this: Mocha.Context) {

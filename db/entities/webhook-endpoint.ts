@@ -1,0 +1,38 @@
+import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+
+/**
+ * Where a workspace's events go. The signing secret is kept in the clear because every delivery signs
+ * with it; it leaves the service only in the answers to create and rotate.
+ */
+@Entity('webhook_endpoints')
+export class WebhookEndpoint {
+  @PrimaryColumn({ type: 'text' })
+  id!: string;
+
+  @Column({ name: 'organization_id', type: 'text' })
+  organizationId!: string;
+
+  @Column({ type: 'text' })
+  url!: string;
+
+  @Column({ type: 'text' })
+  description!: string;
+
+  @Column({ type: 'text', array: true })
+  subscriptions!: string[];
+
+  @Column({ type: 'boolean' })
+  enabled!: boolean;
+
+  @Column({ type: 'text' })
+  secret!: string;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt!: Date;
+
+  @Column({ name: 'deleted_at', type: 'timestamptz', nullable: true })
+  deletedAt!: Date | null;
+}
