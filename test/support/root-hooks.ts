@@ -1,22 +1,14 @@
-import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, bundleWorkflowCode } from '@temporalio/worker';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { FastifyInstance } from 'fastify';
-import { Client as PgClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { AppDeps, buildApp } from '../../api/app';
 import { Config, loadConfig } from '../../runtime/config';
-import { startEmbeddedPostgres } from '../../runtime/embedded-postgres';
 import { openDatabase } from '../../runtime/services';
-import { resolveTemporalCli } from '../../runtime/temporal-cli';
-import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
 import { installTemporalLogger } from '../../runtime/temporal-logging';
 import { startWorker } from '../../worker/main';
+import { startScratchDatabase, startScratchTemporal } from './servers';
 
 export interface TestContext {
   config: Config;
@@ -33,70 +25,14 @@ export interface TestContext {
 export const ctx = {} as TestContext;
 const teardown: Array<() => Promise<unknown>> = [];
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** A database of its own for this run: on DATABASE_URL's server when set, else an embedded PostgreSQL. */
-async function testDatabase(): Promise<string> {
-  const name = `sv_test_${randomBytes(4).toString('hex')}`;
-  const serverUrl = process.env.DATABASE_URL;
-  if (serverUrl) {
-    const admin = new PgClient({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    teardown.push(async () => {
-      const drop = new PgClient({ connectionString: serverUrl });
-      await drop.connect();
-      await drop.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await drop.end();
-    });
-    const url = new URL(serverUrl);
-    url.pathname = `/${name}`;
-    return url.toString();
-  }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sv-test-pg-'));
-  const pg = await startEmbeddedPostgres({ dir, port: await freePort(), persistent: false });
-  teardown.push(async () => {
-    await pg.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  await pg.createDatabase(name);
-  return pg.url(name);
-}
-
-async function testTemporal(): Promise<{ client: Client; nativeConnection: NativeConnection }> {
-  const address = process.env.TEMPORAL_ADDRESS;
-  if (address) {
-    const connection = await Connection.connect({ address });
-    const nativeConnection = await NativeConnection.connect({ address });
-    teardown.push(() => connection.close(), () => nativeConnection.close());
-    return { client: new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' }), nativeConnection };
-  }
-  const env: TestWorkflowEnvironment = await startTemporalDevServer({
-    executable: resolveTemporalCli({ temporalCli: process.env.TEMPORAL_CLI }, (line) => console.log(line)),
-    namespace: 'default',
-  });
-  teardown.push(() => env.teardown());
-  return { client: env.client, nativeConnection: env.nativeConnection };
-}
-
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
     // The first run on a fresh machine may build the Temporal CLI with Go.
     this.timeout(1_200_000);
     installTemporalLogger();
     const [databaseUrl, temporal, workflowBundle] = await Promise.all([
-      testDatabase(),
-      testTemporal(),
+      startScratchDatabase(teardown),
+      startScratchTemporal(teardown),
       bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') }),
     ]);
     const dataSource = await openDatabase(databaseUrl);
