@@ -97,19 +97,23 @@ describe('webhook endpoints: URL safety', () => {
   });
 
   it('delivery refuses a non-public address at connect time even if the endpoint was stored', async () => {
-    // Stored while private targets were allowed, delivered by a worker that refuses them.
+    // Stored while private targets were allowed, delivered by a worker that refuses them: once an IP
+    // literal (checked before connecting), once a name (checked by the lookup the connection uses).
     const receiver = await Receiver.start();
     const t = await createTenant();
-    const { endpoint } = await createEndpoint(t, { url: receiver.url, subscriptions: ['*'] });
+    const port = new URL(receiver.url).port;
     const acts = createActivities({ dataSource: ctx.dataSource, config: { ...ctx.config, webhookAllowPrivateTargets: false } });
-    const [delivery] = await ctx.dataSource.query(
-      `INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event_type, payload, workflow_started)
-       VALUES ($1, $2, $3, 'evt_direct', 'test.event', '{}', true) RETURNING id`,
-      [`whd_${randomBytes(8).toString('hex')}`, t.organizationId, endpoint.id]);
-    assert.equal(await acts.attemptWebhookDelivery({ deliveryId: delivery.id, attempt: 1 }), 'retry');
+    for (const url of [`https://127.0.0.1:${port}/x`, `https://localhost:${port}/x`]) {
+      const { endpoint } = await createEndpoint(t, { url, subscriptions: ['*'] });
+      const [delivery] = await ctx.dataSource.query(
+        `INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event_type, payload, workflow_started)
+         VALUES ($1, $2, $3, 'evt_direct', 'test.event', '{}', true) RETURNING id`,
+        [`whd_${randomBytes(8).toString('hex')}`, t.organizationId, endpoint.id]);
+      assert.equal(await acts.attemptWebhookDelivery({ deliveryId: delivery.id, attempt: 1 }), 'retry');
+      const [attempt] = await ctx.dataSource.query('SELECT error FROM webhook_attempts WHERE delivery_id = $1', [delivery.id]);
+      assert.match(attempt.error, /not public/, url);
+    }
     assert.equal(receiver.requests.length, 0);
-    const [attempt] = await ctx.dataSource.query('SELECT error FROM webhook_attempts WHERE delivery_id = $1', [delivery.id]);
-    assert.match(attempt.error, /not public/);
     await receiver.close();
   });
 });
@@ -132,6 +136,8 @@ describe('webhook endpoints: management', () => {
     assert.deepEqual(read.json().data.subscriptions, ['signal.created', 'proof.*']);
     const patched = await call(asTeammate(tenant.owner, { method: 'PATCH', url: `${ENDPOINTS}/${endpoint.id}`, payload: { enabled: false, description: 'off' } }));
     assert.deepEqual([patched.json().data.enabled, patched.json().data.description], [false, 'off']);
+    const empty = await call(asTeammate(tenant.owner, { method: 'PATCH', url: `${ENDPOINTS}/${endpoint.id}`, payload: {} }));
+    assert.equal(empty.statusCode, 400);
   });
 
   it('allows at most 20 endpoints per workspace', async () => {
@@ -150,6 +156,7 @@ describe('webhook endpoints: management', () => {
     ['no subscriptions', { url: 'https://hooks.example.com/a', subscriptions: [] }],
     ['a malformed subscription', { url: 'https://hooks.example.com/a', subscriptions: ['proof.**'] }],
     ['a string for enabled', { url: 'https://hooks.example.com/a', subscriptions: ['*'], enabled: 'true' }],
+    ['no url', { subscriptions: ['*'] }],
   ];
   for (const [name, body] of bad) {
     it(`refuses ${name} with 400`, async () => {

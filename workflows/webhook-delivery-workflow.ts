@@ -25,7 +25,8 @@ export function backoffMs(input: WebhookDeliveryInput, attempt: number): number 
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<'delivered' | 'failed'> {
   const { attemptWebhookDelivery, failWebhookDelivery } = proxyActivities<ReturnType<typeof createWebhookActivities>>({
     startToCloseTimeout: input.timeoutMs + 30_000,
-    retry: { initialInterval: '1 second', maximumAttempts: 10 },
+    // An activity error means our own database or worker failed, not the receiver: keep trying.
+    retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
   });
   for (let attempt = 1; attempt <= input.maxAttempts; attempt++) {
     const outcome = await attemptWebhookDelivery({ deliveryId: input.deliveryId, attempt });
