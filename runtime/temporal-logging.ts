@@ -1,6 +1,9 @@
 import { DefaultLogger, LogLevel, Runtime } from '@temporalio/worker';
 
-/** Installs the SDK's logger at LOG_LEVEL (default WARN); must run before any worker or dev server starts. */
+/**
+ * Installs the SDK runtime with its logger at TEMPORAL_LOG_LEVEL (default WARN) and without its own
+ * signal handlers, so that our shutdown stops things in order. Must run before any worker starts.
+ */
 export function installTemporalLogger(level = (process.env.TEMPORAL_LOG_LEVEL ?? 'WARN').toUpperCase()): void {
-  Runtime.install({ logger: new DefaultLogger(level as LogLevel) });
+  Runtime.install({ logger: new DefaultLogger(level as LogLevel), shutdownSignals: [] });
 }

@@ -36,7 +36,7 @@ export async function startWorker(config: Config, dataSource: DataSource, conn: 
   return {
     stop: async () => {
       await Promise.all(relays.map((relay) => relay.stop()));
-      worker.shutdown();
+      if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
     },
   };
