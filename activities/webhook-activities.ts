@@ -11,15 +11,24 @@ export const WEBHOOK_USER_AGENT = 'sv-webhooks/1';
 
 export interface WebhookActivityDeps {
   dataSource: DataSource;
-  config: Pick<Config, 'webhookTimeoutMs' | 'webhookAllowPrivateTargets'>;
+  config: Pick<Config, 'webhookAllowPrivateTargets'>;
 }
 
-export type AttemptOutcome = 'delivered' | 'retry' | 'disabled' | 'finished';
+/** What one attempt found: nothing to send, or what the receiver answered. */
+export type AttemptResult =
+  | { kind: 'skipped'; reason: 'endpoint-disabled' | 'already-delivered' | 'already-failed' }
+  | { kind: 'sent'; startedAt: string; durationMs: number; statusCode: number | null; error: string | null; excerpt: string | null };
 
 interface HttpResult {
   statusCode: number | null;
   error: string | null;
   excerpt: string | null;
+}
+
+/** The first bytes of an answer as storable text: NUL (which PostgreSQL text refuses) becomes U+FFFD. */
+function excerptOf(chunks: Buffer[]): string | null {
+  if (chunks.length === 0) return null;
+  return Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8').replace(/\u0000/g, '\uFFFD');
 }
 
 /**
@@ -41,8 +50,7 @@ function post(target: URL, body: string, headers: Record<string, string>, timeou
       settled = true;
       clearTimeout(timer);
       request.destroy();
-      const excerpt = chunks.length > 0 ? Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8') : null;
-      resolve({ statusCode, error, excerpt });
+      resolve({ statusCode, error, excerpt: excerptOf(chunks) });
     };
     const client = target.protocol === 'https:' ? https : http;
     const request = client.request(target, {
@@ -66,16 +74,21 @@ function post(target: URL, body: string, headers: Record<string, string>, timeou
   });
 }
 
-/** Activities that deliver webhooks; each attempt is recorded whatever its outcome. */
+const isDelivered = (r: AttemptResult) =>
+  r.kind === 'sent' && r.error === null && r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300;
+
+/**
+ * Webhook activities. Sending and recording are separate, so that a database failure after a POST is
+ * retried by recording again, never by sending again.
+ */
 export function createWebhookActivities({ dataSource, config }: WebhookActivityDeps) {
   return {
-    async attemptWebhookDelivery(input: { deliveryId: string; attempt: number }): Promise<AttemptOutcome> {
+    async sendWebhookAttempt(input: { deliveryId: string; attempt: number; timeoutMs: number }): Promise<AttemptResult> {
       const target = await loadAttemptTarget(dataSource, input.deliveryId);
       if (!target) throw ApplicationFailure.nonRetryable(`delivery ${input.deliveryId} does not exist`, 'DeliveryMissing');
       const { delivery, endpoint } = target;
-      if (delivery.status !== 'pending') return 'finished';
-      if (!endpoint.enabled || endpoint.deletedAt) return 'disabled';
-
+      if (delivery.status !== 'pending') return { kind: 'skipped', reason: delivery.status === 'delivered' ? 'already-delivered' : 'already-failed' };
+      if (!endpoint.enabled || endpoint.deletedAt) return { kind: 'skipped', reason: 'endpoint-disabled' };
       const headers = {
         'content-type': 'application/json',
         'user-agent': WEBHOOK_USER_AGENT,
@@ -86,19 +99,34 @@ export function createWebhookActivities({ dataSource, config }: WebhookActivityD
         'service-delivery-attempt': String(input.attempt),
       };
       const startedAt = new Date();
-      const result = await post(new URL(endpoint.url), delivery.payload, headers, config.webhookTimeoutMs, config.webhookAllowPrivateTargets);
-      const delivered = result.error === null && result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-      await recordAttempt(dataSource, {
-        deliveryId: delivery.id,
-        attempt: input.attempt,
-        startedAt,
+      const result = await post(new URL(endpoint.url), delivery.payload, headers, input.timeoutMs, config.webhookAllowPrivateTargets);
+      const redirect = result.statusCode !== null && result.statusCode >= 300 && result.statusCode < 400;
+      const ok = result.error === null && result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+      return {
+        kind: 'sent',
+        startedAt: startedAt.toISOString(),
         durationMs: Date.now() - startedAt.getTime(),
         statusCode: result.statusCode,
-        error: result.error ?? (delivered ? null : `HTTP ${result.statusCode}${result.statusCode && result.statusCode >= 300 && result.statusCode < 400 ? ' (redirects are not followed)' : ''}`),
+        error: result.error ?? (ok ? null : `HTTP ${result.statusCode}${redirect ? ' (redirects are not followed)' : ''}`),
+        excerpt: result.excerpt,
+      };
+    },
+
+    /** Records the attempt; answers whether the delivery is now delivered. */
+    async recordWebhookAttempt(input: { deliveryId: string; attempt: number; result: AttemptResult & { kind: 'sent' } }): Promise<boolean> {
+      const { result } = input;
+      const delivered = isDelivered(result);
+      await recordAttempt(dataSource, {
+        deliveryId: input.deliveryId,
+        attempt: input.attempt,
+        startedAt: new Date(result.startedAt),
+        durationMs: result.durationMs,
+        statusCode: result.statusCode,
+        error: result.error,
         responseExcerpt: result.excerpt,
         delivered,
       });
-      return delivered ? 'delivered' : 'retry';
+      return delivered;
     },
 
     async failWebhookDelivery(input: { deliveryId: string; reason: string }): Promise<void> {

@@ -3,8 +3,9 @@ import { Client } from '@temporalio/client';
 import Fastify, { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { DataSource } from 'typeorm';
 import { Config } from '../runtime/config';
+import { validationFailed } from '../runtime/service-error';
 import { registerAuth } from './auth';
-import { registerErrorHandling } from './errors';
+import { frameworkErrorHandler, registerErrorHandling } from './errors';
 import { healthRoutes } from './health';
 import { registerIdempotency } from './idempotency';
 import { installationRoutes } from './installation';
@@ -33,6 +34,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: BODY_LIMIT,
+    maxParamLength: 200,
+    frameworkErrors: frameworkErrorHandler,
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
@@ -44,6 +47,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerErrorHandling(app);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // A NUL in a path or query value could only end as a database error.
+    if (/%00/i.test(request.url)) throw validationFailed([{ path: '', message: 'the URL must not contain %00' }]);
   });
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/api/v1/proof')) route.bodyLimit = PROOF_BODY_LIMIT;

@@ -46,7 +46,7 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 function bearer(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (header === undefined) return null;
-  const match = /^Bearer ([^\s]+)$/.exec(header);
+  const match = /^Bearer ([^\s]+)$/i.exec(header);
   if (!match) throw invalidCredential('the Authorization header must be "Bearer <credential>"');
   return match[1];
 }

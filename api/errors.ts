@@ -19,6 +19,12 @@ function fromFastify(error: FastifyError): ServiceError | null {
   return new ServiceError('VALIDATION_FAILED', 400, message, [{ path: '', message }]);
 }
 
+/** PostgreSQL data exceptions (class 22: out of range, invalid characters) come from input values. */
+function isDataException(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
+}
+
 function isDependencyDown(error: unknown): boolean {
   const code = (error as { code?: string } | null)?.code ?? '';
   return ['ECONNREFUSED', 'ECONNRESET', '57P01', '57P03', '53300'].includes(code)
@@ -26,9 +32,18 @@ function isDependencyDown(error: unknown): boolean {
 }
 
 /** One place turns every failure into the envelope; 5xx detail never leaves the process. */
+/** Errors Fastify raises before routing (a malformed URL), in the same envelope and with the request id. */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const known = fromFastify(error) ?? new ServiceError('VALIDATION_FAILED', 400, 'malformed request');
+  reply.code(known.status).header('x-request-id', request.id).type('application/json').send(envelope(request, known));
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ServiceError, request: FastifyRequest, reply: FastifyReply) => {
     let known = error instanceof ServiceError ? error : fromFastify(error as FastifyError);
+    if (!known && isDataException(error)) {
+      known = new ServiceError('VALIDATION_FAILED', 400, 'a value cannot be stored: out of range or invalid characters', [{ path: '', message: 'a value is out of range or has invalid characters' }]);
+    }
     if (!known) {
       request.log.error({ err: error }, 'request failed');
       known = isDependencyDown(error)

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import { DataSource } from 'typeorm';
 import {
-  IDEMPOTENCY_KEY_PATTERN, claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey,
+  IDEMPOTENCY_KEY_PATTERN, IdempotencyClaimRef, claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey,
 } from '../db/idempotency';
 import { ServiceError, validationFailed } from '../runtime/service-error';
 
@@ -14,7 +14,7 @@ declare module 'fastify' {
     idempotencyReuseCode?: 'IDEMPOTENCY_KEY_REUSED' | 'CONFLICT';
   }
   interface FastifyRequest {
-    idempotency: { credentialId: string; key: string } | null;
+    idempotency: IdempotencyClaimRef | null;
   }
 }
 
@@ -63,7 +63,7 @@ export function registerIdempotency(app: FastifyInstance, ds: DataSource): void 
     const claim = await claimIdempotencyKey(ds, credentialId, header, hash);
     switch (claim.kind) {
       case 'claimed':
-        request.idempotency = { credentialId, key: header };
+        request.idempotency = { credentialId, key: header, token: claim.token };
         return;
       case 'replay':
         return reply.code(claim.statusCode).header('idempotent-replayed', 'true')
@@ -81,10 +81,11 @@ export function registerIdempotency(app: FastifyInstance, ds: DataSource): void 
     const claim = request.idempotency;
     if (!claim) return payload;
     request.idempotency = null;
-    if (reply.statusCode >= 200 && reply.statusCode < 300 && typeof payload === 'string') {
-      await completeIdempotencyKey(ds, claim.credentialId, claim.key, reply.statusCode, payload);
+    const storable = typeof payload === 'string' || payload === undefined || payload === null;
+    if (reply.statusCode >= 200 && reply.statusCode < 300 && storable) {
+      await completeIdempotencyKey(ds, claim, reply.statusCode, (payload as string | null | undefined) ?? '');
     } else {
-      await releaseIdempotencyKey(ds, claim.credentialId, claim.key);
+      await releaseIdempotencyKey(ds, claim);
     }
     return payload;
   });

@@ -16,6 +16,9 @@ export interface EndUserIdentity {
 const MAX_TOKEN_LENGTH = 4096;
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
 const CLOCK_SKEW_SECONDS = 60;
+const KID = /^[A-Za-z0-9_-]{1,100}$/;
+const SUB = /^[^\u0000-\u001f\u007f]{1,200}$/;
+const NONCE = /^[\x21-\x7e]{8,200}$/;
 
 function decodeSegment(segment: string): Record<string, unknown> {
   try {
@@ -45,7 +48,7 @@ export async function verifyIdentityToken(ds: DataSource, token: string, opts: V
   const [headerPart, payloadPart, signature] = parts;
   const header = decodeSegment(headerPart);
   if (header.alg !== 'HS256') throw invalidCredential('end-user token must be signed with HS256');
-  if (typeof header.kid !== 'string' || header.kid.length > 100) throw invalidCredential('end-user token has no kid');
+  if (typeof header.kid !== 'string' || !KID.test(header.kid)) throw invalidCredential('end-user token has no valid kid');
 
   const product = await ds.getRepository(Product).findOneBy({ identityKeyId: header.kid });
   if (!product) throw invalidCredential('end-user token names an unknown identity key');
@@ -55,8 +58,8 @@ export async function verifyIdentityToken(ds: DataSource, token: string, opts: V
 
   const claims = decodeSegment(payloadPart);
   const now = Math.floor((opts.now ?? new Date()).getTime() / 1000);
-  const { sub, exp, iat, nonce } = claims;
-  if (typeof sub !== 'string' || sub.length < 1 || sub.length > 200) throw invalidCredential('end-user token needs a sub claim');
+  const { sub, exp, iat, nbf, nonce } = claims;
+  if (typeof sub !== 'string' || !SUB.test(sub)) throw invalidCredential('end-user token needs a sub claim of 1 to 200 printable characters');
   if (typeof exp !== 'number' || !Number.isFinite(exp)) throw invalidCredential('end-user token needs an exp claim');
   if (exp <= now) throw invalidCredential('end-user token has expired');
   if (exp - now > opts.maxTtlSeconds) {
@@ -65,8 +68,11 @@ export async function verifyIdentityToken(ds: DataSource, token: string, opts: V
   if (iat !== undefined && (typeof iat !== 'number' || iat > now + CLOCK_SKEW_SECONDS)) {
     throw invalidCredential('end-user token iat is in the future');
   }
-  if (nonce !== undefined && (typeof nonce !== 'string' || nonce.length < 8 || nonce.length > 200)) {
-    throw invalidCredential('end-user token nonce must be 8 to 200 characters');
+  if (nbf !== undefined && (typeof nbf !== 'number' || nbf > now + CLOCK_SKEW_SECONDS)) {
+    throw invalidCredential('end-user token is not valid yet (nbf)');
+  }
+  if (nonce !== undefined && (typeof nonce !== 'string' || !NONCE.test(nonce))) {
+    throw invalidCredential('end-user token nonce must be 8 to 200 printable ASCII characters');
   }
   const expiresAt = new Date(exp * 1000);
   if (opts.consumeNonce) {

@@ -4,20 +4,25 @@ import { validationFailed } from '../runtime/service-error';
 
 export const MAX_JSON_DEPTH = 32;
 
-function depthExceeds(root: unknown, max: number): boolean {
+/** What no handler should see: nesting beyond `max`, or a NUL character (PostgreSQL text refuses it). */
+function problemIn(root: unknown, max: number): string | null {
   const stack: Array<[unknown, number]> = [[root, 1]];
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!;
+    if (typeof value === 'string' && value.includes('\u0000')) return 'strings must not contain NUL (\\u0000)';
     if (value === null || typeof value !== 'object') continue;
-    if (depth > max) return true;
-    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+    if (depth > max) return `nesting deeper than ${max} levels`;
+    for (const [key, child] of Object.entries(value)) {
+      if (key.includes('\u0000')) return 'property names must not contain NUL (\\u0000)';
+      stack.push([child, depth + 1]);
+    }
   }
-  return false;
+  return null;
 }
 
 /**
- * JSON bodies: prototype-poisoning keys and nesting deeper than MAX_JSON_DEPTH are refused with a 400
- * before any handler or recursive code sees them.
+ * JSON bodies: prototype-poisoning keys, NUL characters and nesting deeper than MAX_JSON_DEPTH are
+ * refused with a 400 before any handler or recursive code sees them.
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
@@ -35,8 +40,9 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
       done(validationFailed([{ path: '', message }], 'the body is not valid JSON'), undefined);
       return;
     }
-    if (depthExceeds(parsed, MAX_JSON_DEPTH)) {
-      done(validationFailed([{ path: '', message: `nesting deeper than ${MAX_JSON_DEPTH} levels` }], 'the body is nested too deeply'), undefined);
+    const problem = problemIn(parsed, MAX_JSON_DEPTH);
+    if (problem) {
+      done(validationFailed([{ path: '', message: problem }], `the body is refused: ${problem}`), undefined);
       return;
     }
     done(null, parsed);

@@ -172,8 +172,8 @@ export function registerOpenApi(app: FastifyInstance, version: string): void {
   app.get('/openapi.json', { config: { hidden: true } }, async () => (document ??= build()));
   app.get('/docs', { config: { hidden: true } }, async (_req, reply) => reply.type('text/html').send(page));
   app.get<{ Params: { file: string } }>('/docs/assets/:file', { config: { hidden: true } }, async (request, reply) => {
+    if (!Object.hasOwn(assets, request.params.file)) return reply.callNotFound();
     const asset = assets[request.params.file];
-    if (!asset) return reply.callNotFound();
     return reply.type(asset.type).send(fs.createReadStream(path.join(uiDir, asset.file)));
   });
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{8,200}$/;
@@ -6,7 +7,7 @@ const RETENTION = '24 hours';
 const LOCK = '2 minutes';
 
 export type IdempotencyClaim =
-  | { kind: 'claimed' }
+  | { kind: 'claimed'; token: string }
   | { kind: 'replay'; statusCode: number; body: string }
   | { kind: 'in_progress' }
   | { kind: 'mismatch' };
@@ -18,19 +19,20 @@ export type IdempotencyClaim =
 export async function claimIdempotencyKey(
   ds: DataSource, credentialId: string, key: string, requestHash: string,
 ): Promise<IdempotencyClaim> {
+  const token = randomUUID();
   const claimed: unknown[] = await ds.query(
     `INSERT INTO idempotency_records AS r
-       (credential_id, idempotency_key, request_hash, state, locked_until, expires_at)
-     VALUES ($1, $2, $3, 'in_progress', now() + interval '${LOCK}', now() + interval '${RETENTION}')
+       (credential_id, idempotency_key, request_hash, state, claim_token, locked_until, expires_at)
+     VALUES ($1, $2, $3, 'in_progress', $4, now() + interval '${LOCK}', now() + interval '${RETENTION}')
      ON CONFLICT (credential_id, idempotency_key) DO UPDATE
-       SET request_hash = EXCLUDED.request_hash, state = 'in_progress', status_code = NULL,
+       SET request_hash = EXCLUDED.request_hash, state = 'in_progress', claim_token = EXCLUDED.claim_token, status_code = NULL,
            response_body = NULL, locked_until = EXCLUDED.locked_until, expires_at = EXCLUDED.expires_at,
            created_at = now()
        WHERE r.expires_at <= now() OR (r.state = 'in_progress' AND r.locked_until <= now())
      RETURNING 1`,
-    [credentialId, key, requestHash],
+    [credentialId, key, requestHash, token],
   );
-  if (claimed.length > 0) return { kind: 'claimed' };
+  if (claimed.length > 0) return { kind: 'claimed', token };
   const rows: Array<{ request_hash: string; state: string; status_code: number; response_body: string }> =
     await ds.query(
       `SELECT request_hash, state, status_code, response_body FROM idempotency_records
@@ -45,20 +47,25 @@ export async function claimIdempotencyKey(
   return { kind: 'replay', statusCode: row.status_code, body: row.response_body };
 }
 
-export async function completeIdempotencyKey(
-  ds: DataSource, credentialId: string, key: string, statusCode: number, body: string,
-): Promise<void> {
+export interface IdempotencyClaimRef {
+  credentialId: string;
+  key: string;
+  token: string;
+}
+
+export async function completeIdempotencyKey(ds: DataSource, claim: IdempotencyClaimRef, statusCode: number, body: string): Promise<void> {
   await ds.query(
-    `UPDATE idempotency_records SET state = 'completed', status_code = $3, response_body = $4
-      WHERE credential_id = $1 AND idempotency_key = $2`,
-    [credentialId, key, statusCode, body],
+    `UPDATE idempotency_records SET state = 'completed', status_code = $4, response_body = $5
+      WHERE credential_id = $1 AND idempotency_key = $2 AND claim_token = $3`,
+    [claim.credentialId, claim.key, claim.token, statusCode, body],
   );
 }
 
 /** After an error the key is released, so a corrected retry may use it (spec, Idempotency rule 2). */
-export async function releaseIdempotencyKey(ds: DataSource, credentialId: string, key: string): Promise<void> {
+export async function releaseIdempotencyKey(ds: DataSource, claim: IdempotencyClaimRef): Promise<void> {
   await ds.query(
-    `DELETE FROM idempotency_records WHERE credential_id = $1 AND idempotency_key = $2 AND state = 'in_progress'`,
-    [credentialId, key],
+    `DELETE FROM idempotency_records
+      WHERE credential_id = $1 AND idempotency_key = $2 AND claim_token = $3 AND state = 'in_progress'`,
+    [claim.credentialId, claim.key, claim.token],
   );
 }

@@ -5,6 +5,7 @@ export interface PurgeCounts {
   identityNonces: number;
   rateLimitWindows: number;
   teammateSessions: number;
+  outboxEvents: number;
 }
 
 async function purge(ds: DataSource, sql: string): Promise<number> {
@@ -19,5 +20,7 @@ export async function purgeExpiredRecords(ds: DataSource): Promise<PurgeCounts> 
     identityNonces: await purge(ds, `DELETE FROM identity_nonces WHERE expires_at <= now()`),
     rateLimitWindows: await purge(ds, `DELETE FROM rate_limit_windows WHERE window_start < now() - interval '1 hour'`),
     teammateSessions: await purge(ds, `DELETE FROM teammate_sessions WHERE expires_at <= now() - interval '1 day'`),
+    // Deliveries keep their own copy of the body, so a published row is only needed for a while.
+    outboxEvents: await purge(ds, `DELETE FROM outbox_events WHERE processed_at < now() - interval '7 days'`),
   };
 }

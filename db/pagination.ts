@@ -39,7 +39,10 @@ export function decodeCursor(cursor: string): Position {
   const [time, id] = parsed as unknown[];
   if (typeof time !== 'string' || typeof id !== 'string' || !ID_PATTERN.test(id)) throw badCursor();
   const createdAt = new Date(time);
-  if (Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== time) throw badCursor();
+  // Years outside 1970..9999 are not ours, and PostgreSQL would refuse some of them.
+  if (!/^\d{4}-/.test(time) || Number.isNaN(createdAt.getTime()) || createdAt.toISOString() !== time || createdAt.getTime() < 0) {
+    throw badCursor();
+  }
   return { createdAt, id };
 }
 

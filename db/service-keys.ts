@@ -145,6 +145,9 @@ export async function rotateServiceKey(
   return ds.transaction(async (em) => {
     const old = await lockKey(em, id, opts.organizationId);
     if (old.revokedAt) throw conflict('the key is revoked; issue a new key instead');
+    if (old.expiresAt.getTime() <= Date.now()) throw conflict('the key has expired; issue a new key instead');
+    const org = await em.getRepository(Organization).findOneByOrFail({ id: old.organizationId });
+    if (!org.sponsored) throw forbidden('service keys are issued only to sponsored internal workspaces');
     const lifetime = Math.min(old.expiresAt.getTime() - old.createdAt.getTime(), MAX_KEY_DAYS * DAY_MS);
     const issued = await insertKey(em, {
       organizationId: old.organizationId,

@@ -253,11 +253,11 @@ export interface UnstartedDelivery {
 
 /**
  * Publisher, second phase: hands deliveries whose workflow has not started yet to `start`, and marks
- * them started once it returned. Rows are locked while they are handed over, so several workers never
+ * the ones it answers as started. Rows stay locked while they are handed over, so several workers never
  * start the same one at the same time (and the workflow id refuses a second start anyway).
  */
 export async function dispatchDeliveries(
-  ds: DataSource, batchSize: number, start: (deliveries: UnstartedDelivery[]) => Promise<void>,
+  ds: DataSource, batchSize: number, start: (deliveries: UnstartedDelivery[]) => Promise<string[]>,
 ): Promise<number> {
   return ds.transaction(async (em) => {
     const rows: Array<{ id: string; organization_id: string; product_id: string | null; endpoint_id: string }> = await em.query(
@@ -266,9 +266,9 @@ export async function dispatchDeliveries(
       [batchSize],
     );
     if (rows.length === 0) return 0;
-    await start(rows.map((r) => ({ id: r.id, organizationId: r.organization_id, productId: r.product_id, endpointId: r.endpoint_id })));
-    await em.query(`UPDATE webhook_deliveries SET workflow_started = true WHERE id = ANY($1)`, [rows.map((r) => r.id)]);
-    return rows.length;
+    const started = await start(rows.map((r) => ({ id: r.id, organizationId: r.organization_id, productId: r.product_id, endpointId: r.endpoint_id })));
+    await em.query(`UPDATE webhook_deliveries SET workflow_started = true WHERE id = ANY($1)`, [started]);
+    return started.length;
   });
 }
 

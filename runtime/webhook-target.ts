@@ -9,13 +9,16 @@ const DNS_TIMEOUT_MS = 2_000;
 /**
  * True only for globally routable unicast addresses. Loopback, private, link-local (cloud metadata),
  * carrier-grade NAT, unspecified, multicast, reserved and translation ranges are all refused;
- * IPv4-mapped IPv6 is judged as the IPv4 address it carries.
+ * IPv4-mapped IPv6 is judged as the IPv4 address it carries, and IPv4-compatible IPv6 is refused.
  */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
   let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) parsed = v6.toIPv4Address();
+    // IPv4-compatible addresses (::a.b.c.d, deprecated) can still reach IPv4 targets through tunnels.
+    else if (v6.parts.slice(0, 6).every((part) => part === 0)) return false;
   }
   return parsed.range() === 'unicast';
 }

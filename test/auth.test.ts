@@ -88,6 +88,12 @@ describe('service key authentication', () => {
     assert.equal(res.json().data.rotatedFromId, t.keyId);
   });
 
+  it('refuses to rotate an expired key into a working one', async () => {
+    const t = await createTenant();
+    await ctx.dataSource.getRepository(ServiceKey).update(t.keyId, { expiresAt: new Date(Date.now() - 1000) });
+    await assert.rejects(rotateServiceKey(ctx.dataSource, t.keyId), (err: { code: string }) => err.code === 'CONFLICT');
+  });
+
   it('answers 403 ENVIRONMENT_SCOPE_MISMATCH for a key of another environment', async () => {
     const staging = await createServiceKey(ctx.dataSource, {
       organizationId: tenant.organizationId, productId: tenant.product.id, environment: 'staging', scopes: ['service:proof:read'],

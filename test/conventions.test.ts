@@ -60,6 +60,8 @@ describe('API conventions', () => {
     ['an unknown nested property', '{"text":"x","nested":{"a":"1","b":"2"}}'],
     ['a string where an integer belongs', '{"text":"x","count":"10"}'],
     ['a number where a string belongs', '{"text":10}'],
+    ['a NUL character in a string', '{"text":"a\\u0000b"}'],
+    ['a NUL character in a property name', '{"text":"x","nested":{"a\\u0000":"1"}}'],
   ];
   for (const [name, payload, headers] of badBodies) {
     it(`answers 400 VALIDATION_FAILED, never a 500, for ${name}`, async () => {
@@ -92,6 +94,26 @@ describe('API conventions', () => {
     assert.equal(errorCode(over), 'VALIDATION_FAILED');
     const elsewhere = await post('/api/v1/other/echo', JSON.stringify({ text: 'x'.repeat(256 * 1024) }));
     assert.equal(elsewhere.statusCode, 200, 'the 256 KB limit is for proof bodies');
+  });
+
+  it('answers malformed URLs in the envelope with the request id', async () => {
+    for (const url of ['/api/workspace/webhooks/endpoints/%zz', '/api/workspace/keys?limit=%00', '/api/workspace/webhooks/endpoints/%00', `/api/workspace/webhooks/endpoints/${'a'.repeat(250)}`]) {
+      const res = await call({ method: 'GET', url, headers: { cookie: tenant.owner.cookie } });
+      assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${url}: ${res.statusCode}`);
+      assert.ok(res.json().error.code, url);
+      assert.equal(res.json().error.requestId, res.headers['x-request-id'], url);
+    }
+  });
+
+  it('never turns a prototype name into a file lookup', async () => {
+    for (const file of ['constructor', '__proto__', 'toString']) {
+      assert.equal((await call({ method: 'GET', url: `/docs/assets/${file}` })).statusCode, 404, file);
+    }
+  });
+
+  it('reads the Bearer scheme case-insensitively', async () => {
+    const res = await call({ method: 'GET', url: '/api/v1/auth/whoami', headers: { authorization: `bearer ${tenant.key}` } });
+    assert.equal(res.statusCode, 200);
   });
 
   it('masks the detail of an unexpected failure', async () => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { FastifyInstance } from 'fastify';
 import { string } from 'yup';
 import { strictObject } from '../api/validation';
+import { claimIdempotencyKey, completeIdempotencyKey } from '../db/idempotency';
 import { ServiceError } from '../runtime/service-error';
 import { Tenant, call, createTenant, errorCode, withKey } from './support/fixtures';
 import { ctx } from './support/root-hooks';
@@ -33,6 +34,10 @@ describe('Idempotency-Key on proof writes', () => {
       };
       a.post('/api/v1/proof/things', { schema: { body }, config: { auth: 'key', idempotency: 'optional' } }, handler);
       a.post('/api/v1/proof/required', { schema: { body }, config: { auth: 'key', idempotency: 'required', idempotencyReuseCode: 'CONFLICT' } }, handler);
+      a.post('/api/v1/proof/empty', { schema: { body }, config: { auth: 'key', idempotency: 'optional' } }, async (_req, reply) => {
+        executions += 1;
+        return reply.code(204).send();
+      });
     });
   });
 
@@ -117,6 +122,35 @@ describe('Idempotency-Key on proof writes', () => {
     const reuse = await send('required-0001', { name: 'b' }, '/api/v1/proof/required');
     assert.equal(reuse.statusCode, 409);
     assert.equal(errorCode(reuse), 'CONFLICT');
+  });
+
+  it('a success without a body is stored and replayed too', async () => {
+    const first = await send('empty-key-0001', { name: 'a' }, '/api/v1/proof/empty');
+    assert.equal(first.statusCode, 204);
+    const before = executions;
+    const again = await send('empty-key-0001', { name: 'a' }, '/api/v1/proof/empty');
+    assert.equal(again.statusCode, 204);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(executions, before);
+  });
+
+  it('the same key on another path is a different request', async () => {
+    await send('path-key-0001', { name: 'a' });
+    const res = await send('path-key-0001', { name: 'a' }, '/api/v1/proof/empty');
+    assert.equal(res.statusCode, 409);
+    assert.equal(errorCode(res), 'IDEMPOTENCY_KEY_REUSED');
+  });
+
+  it('a late first call cannot complete a claim that a later call took over', async () => {
+    const first = await claimIdempotencyKey(ctx.dataSource, 'cred-late', 'late-key-0001', 'hash-a');
+    assert.equal(first.kind, 'claimed');
+    await ctx.dataSource.query(`UPDATE idempotency_records SET locked_until = now() - interval '1 second' WHERE idempotency_key = 'late-key-0001'`);
+    const second = await claimIdempotencyKey(ctx.dataSource, 'cred-late', 'late-key-0001', 'hash-b');
+    assert.equal(second.kind, 'claimed', 'an abandoned claim is taken over');
+    if (first.kind !== 'claimed') return;
+    await completeIdempotencyKey(ctx.dataSource, { credentialId: 'cred-late', key: 'late-key-0001', token: first.token }, 201, '{"late":true}');
+    const [row] = await ctx.dataSource.query(`SELECT state, response_body FROM idempotency_records WHERE idempotency_key = 'late-key-0001'`);
+    assert.deepEqual([row.state, row.response_body], ['in_progress', null]);
   });
 
   it('concurrent duplicates execute once', async () => {

@@ -52,6 +52,9 @@ describe('signed end-user identity', () => {
     ['exp too far ahead', (s, kid) => forge({ alg: 'HS256', kid }, { sub: 'u', exp: now() + 86_400 }, s)],
     ['no sub', (s, kid) => forge({ alg: 'HS256', kid }, { exp: now() + 60 }, s)],
     ['a string exp', (s, kid) => forge({ alg: 'HS256', kid }, { sub: 'u', exp: String(now() + 60) }, s)],
+    ['a NUL in the kid', (s) => forge({ alg: 'HS256', kid: 'idk_a\u0000b' }, { sub: 'u', exp: now() + 60 }, s)],
+    ['a control character in sub', (s, kid) => forge({ alg: 'HS256', kid }, { sub: 'u\u0000', exp: now() + 60 }, s)],
+    ['a future nbf', (s, kid) => forge({ alg: 'HS256', kid }, { sub: 'u', exp: now() + 600, nbf: now() + 300 }, s)],
     ['two segments', () => 'abc.def'],
     ['garbage segments', () => 'a!b.c$d.e%f'],
   ];

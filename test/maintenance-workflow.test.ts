@@ -8,9 +8,9 @@ describe('maintenance workflow (real Temporal)', () => {
     this.timeout(30_000);
     const tag = randomBytes(4).toString('hex');
     await ctx.dataSource.query(
-      `INSERT INTO idempotency_records (credential_id, idempotency_key, request_hash, state, locked_until, expires_at)
-       VALUES ($1, 'expired-key', 'h', 'completed', now(), now() - interval '1 minute'),
-              ($1, 'live-key', 'h', 'completed', now(), now() + interval '1 hour')`, [`cred-${tag}`]);
+      `INSERT INTO idempotency_records (credential_id, idempotency_key, request_hash, state, claim_token, locked_until, expires_at)
+       VALUES ($1, 'expired-key', 'h', 'completed', 't1', now(), now() - interval '1 minute'),
+              ($1, 'live-key', 'h', 'completed', 't2', now(), now() + interval '1 hour')`, [`cred-${tag}`]);
     await ctx.dataSource.query(
       `INSERT INTO identity_nonces (product_id, nonce, expires_at)
        VALUES ($1, 'old-nonce', now() - interval '1 second'), ($1, 'live-nonce', now() + interval '1 hour')`, [`prd-${tag}`]);

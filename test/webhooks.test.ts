@@ -65,7 +65,8 @@ describe('webhook endpoints: URL safety', () => {
     'https://169.254.169.254/latest/meta-data', 'https://100.64.0.1/x', 'https://0.0.0.0/x', 'https://255.255.255.255/x',
     'https://224.0.0.1/x', 'https://[::1]/x', 'https://[::]/x', 'https://[::ffff:127.0.0.1]/x', 'https://[::ffff:7f00:1]/x',
     'https://[::ffff:169.254.169.254]/x', 'https://[fe80::1]/x', 'https://[fd00:ec2::254]/x', 'https://[fc00::1]/x',
-    'https://[64:ff9b::7f00:1]/x', 'not a url', '/relative/path',
+    'https://[64:ff9b::7f00:1]/x', 'https://[::127.0.0.1]/x', 'https://[::10.0.0.1]/x', 'https://[::169.254.169.254]/x',
+    'https://[2002:7f00:1::]/x', 'https://[2001::1]/x', 'not a url', '/relative/path',
   ];
   for (const url of refused) {
     it(`refuses ${url}`, async () => {
@@ -109,9 +110,9 @@ describe('webhook endpoints: URL safety', () => {
         `INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event_type, payload, workflow_started)
          VALUES ($1, $2, $3, 'evt_direct', 'test.event', '{}', true) RETURNING id`,
         [`whd_${randomBytes(8).toString('hex')}`, t.organizationId, endpoint.id]);
-      assert.equal(await acts.attemptWebhookDelivery({ deliveryId: delivery.id, attempt: 1 }), 'retry');
-      const [attempt] = await ctx.dataSource.query('SELECT error FROM webhook_attempts WHERE delivery_id = $1', [delivery.id]);
-      assert.match(attempt.error, /not public/, url);
+      const result = await acts.sendWebhookAttempt({ deliveryId: delivery.id, attempt: 1, timeoutMs: 1_000 });
+      assert.equal(result.kind, 'sent');
+      assert.match(result.kind === 'sent' ? String(result.error) : '', /not public/, url);
     }
     assert.equal(receiver.requests.length, 0);
     await receiver.close();
@@ -260,6 +261,15 @@ describe('webhook delivery (real Temporal, real HTTP receiver)', function () {
     assert.deepEqual(delivery.attempts.map((x: { statusCode: number }) => x.statusCode), [500, 503, 204]);
     assert.equal(delivery.attempts[0].responseExcerpt, 'boom');
     assert.equal(delivery.attemptCount, 3);
+  });
+
+  it('stores a binary answer\'s excerpt and counts a 2xx with any body as delivered', async () => {
+    receiver.answer({ status: 200, body: 'ok\u0000\u0001binary' });
+    const { endpoint } = await createEndpoint(tenant, { url: receiver.url, subscriptions: ['*'] });
+    const delivery = await settled(tenant, await emit(tenant, 'signal.created'), endpoint.id);
+    assert.equal(delivery.status, 'delivered');
+    assert.equal(receiver.requests.length, 1, 'sent once');
+    assert.equal(delivery.attempts[0].responseExcerpt, 'ok\uFFFD\u0001binary');
   });
 
   it('never follows a redirect: it is a failed attempt', async () => {

@@ -162,7 +162,7 @@ describe('cursor pagination', () => {
     assert.equal(all.nextCursor, null);
   });
 
-  for (const [query, why] of [['?limit=0', 'limit 0'], ['?limit=101', 'limit 101'], ['?limit=abc', 'a word for limit'], ['?limit=2.5', 'a fraction'], ['?cursor=not-a-cursor!', 'a garbled cursor'], [`?cursor=${Buffer.from('["2020-01-01T00:00:00.000Z","x"]').toString('base64url')}`, 'a forged cursor'], ['?unknown=1', 'an unknown parameter']]) {
+  for (const [query, why] of [['?limit=0', 'limit 0'], ['?limit=101', 'limit 101'], ['?limit=abc', 'a word for limit'], ['?limit=2.5', 'a fraction'], ['?cursor=not-a-cursor!', 'a garbled cursor'], [`?cursor=${Buffer.from('["2020-01-01T00:00:00.000Z","x"]').toString('base64url')}`, 'a forged cursor'], [`?cursor=${Buffer.from('["-271821-04-20T00:00:00.000Z","key_0123456789"]').toString('base64url')}`, 'a well-formed cursor out of range'], [`?cursor=${Buffer.from('["+275760-09-13T00:00:00.000Z","key_0123456789"]').toString('base64url')}`, 'a cursor far in the future'], ['?unknown=1', 'an unknown parameter']]) {
     it(`refuses ${why} with 400`, async () => {
       const res = await page(query);
       assert.equal(res.statusCode, 400);

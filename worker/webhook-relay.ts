@@ -3,7 +3,9 @@ import { DataSource } from 'typeorm';
 import { dispatchDeliveries, publishOutbox } from '../db/webhooks';
 import { Config } from '../runtime/config';
 import { tenantMemo } from '../runtime/workflow-memo';
-import { WEBHOOK_MAX_ATTEMPTS, webhookDeliveryWorkflow, webhookDeliveryWorkflowId } from '../workflows/webhook-delivery-workflow';
+import {
+  WEBHOOK_ID_REUSE_POLICY, WEBHOOK_MAX_ATTEMPTS, webhookDeliveryWorkflow, webhookDeliveryWorkflowId,
+} from '../workflows/webhook-delivery-workflow';
 import { RelayOptions } from './relay';
 
 /**
@@ -25,10 +27,11 @@ export function webhookRelay(ds: DataSource, client: Client, config: Config): Re
     tick: async (batchSize) => {
       const published = await publishOutbox(ds, batchSize);
       const dispatched = await dispatchDeliveries(ds, batchSize, async (deliveries) => {
-        await Promise.all(deliveries.map(async (d) => {
+        const started = await Promise.allSettled(deliveries.map(async (d) => {
           try {
             await client.workflow.start(webhookDeliveryWorkflow, {
               workflowId: webhookDeliveryWorkflowId(d.id),
+              workflowIdReusePolicy: WEBHOOK_ID_REUSE_POLICY,
               taskQueue: config.taskQueue,
               args: [{ deliveryId: d.id, ...input }],
               memo: { ...tenantMemo(d.organizationId, d.productId), endpointId: d.endpointId },
@@ -36,7 +39,10 @@ export function webhookRelay(ds: DataSource, client: Client, config: Config): Re
           } catch (err) {
             if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
           }
+          return d.id;
         }));
+        // Only the started ones are marked; the rest stay for the next tick.
+        return started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
       });
       return Math.max(published, dispatched);
     },

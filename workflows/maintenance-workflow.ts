@@ -3,7 +3,8 @@ import type { createDatabaseActivities } from '../activities/database-activities
 
 const { purgeExpiredRecords } = proxyActivities<ReturnType<typeof createDatabaseActivities>>({
   startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 5 },
+  // A database outage must not end the purging for good.
+  retry: { initialInterval: '5 seconds', maximumInterval: '5 minutes' },
 });
 
 export const MAINTENANCE_WORKFLOW_ID = 'maintenance/purge-expired';
@@ -16,8 +17,8 @@ export interface MaintenanceInput {
 const ROUNDS_PER_RUN = 100;
 
 /**
- * Purges expired idempotency records, consumed nonces, old rate-limit windows and stale sessions on a
- * fixed interval, for as long as the service runs.
+ * Purges expired idempotency records, consumed nonces, old rate-limit windows, stale sessions and
+ * published outbox rows on a fixed interval, for as long as the service runs.
  */
 export async function maintenanceWorkflow(input: MaintenanceInput): Promise<void> {
   for (let round = 0; round < ROUNDS_PER_RUN; round++) {

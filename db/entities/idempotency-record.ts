@@ -15,6 +15,10 @@ export class IdempotencyRecord {
   @Column({ type: 'text' })
   state!: 'in_progress' | 'completed';
 
+  /** Names the call that holds the key, so a late first call cannot finish or release a later claim. */
+  @Column({ name: 'claim_token', type: 'text' })
+  claimToken!: string;
+
   @Column({ name: 'status_code', type: 'integer', nullable: true })
   statusCode!: number | null;
 

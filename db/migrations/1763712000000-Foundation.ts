@@ -76,6 +76,7 @@ export class Foundation1763712000000 implements MigrationInterface {
         idempotency_key text NOT NULL,
         request_hash text NOT NULL,
         state text NOT NULL CHECK (state IN ('in_progress', 'completed')),
+        claim_token text NOT NULL,
         status_code integer,
         response_body text,
         locked_until timestamptz NOT NULL,
