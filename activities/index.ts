@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { Config } from '../runtime/config';
 import { createDatabaseActivities } from './database-activities';
+import { createProofActivities } from './proof-activities';
 
 export interface ActivityDeps {
   dataSource: DataSource;
@@ -11,6 +12,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createDatabaseActivities(deps),
+    ...createProofActivities(deps),
   };
 }
 

@@ -10,9 +10,14 @@ import { registerIdempotency } from './idempotency';
 import { installationRoutes } from './installation';
 import { registerJsonBodyParser } from './json-body';
 import { registerOpenApi } from './openapi';
+import { proofEventRoutes } from './proof-events';
+import { proofExportRoutes } from './proof-exports';
+import { proofItemRoutes } from './proof-items';
+import { proofSubmissionRoutes } from './proof-submissions';
 import { yupValidatorCompiler } from './validation';
 import { whoamiRoutes } from './whoami';
 import { workspaceKeyRoutes } from './workspace-keys';
+import { workspaceProofRoutes } from './workspace-proof';
 import { workspaceSessionRoutes } from './workspace-session';
 
 export interface AppDeps {
@@ -56,5 +61,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(installationRoutes, deps);
   await app.register(workspaceSessionRoutes, deps);
   await app.register(workspaceKeyRoutes, deps);
+  await app.register(proofSubmissionRoutes, deps);
+  await app.register(proofItemRoutes, deps);
+  await app.register(proofEventRoutes, deps);
+  await app.register(proofExportRoutes, deps);
+  await app.register(workspaceProofRoutes, deps);
   return app;
 }
