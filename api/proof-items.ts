@@ -32,7 +32,8 @@ const versionBody = strictObject({
   locale: string().matches(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a BCP 47 language tag'),
 }).required();
 const requestApprovalBody = strictObject({ versionId: string().required().max(100) }).required();
-const revokeBody = strictObject({ requestText: string().max(2000) }).default(undefined);
+// The body is optional: Fastify hands a request without one to the validator as null.
+const revokeBody = strictObject({ requestText: string().max(2000) }).nullable().default(undefined);
 
 const expandOf = (raw: unknown) => closedList('expand', raw, EXPANDABLE, { max: MAX_EXPAND, unique: true });
 
@@ -111,7 +112,7 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
     config: { ...read, summary: 'Consent status with grant summaries; evidence never leaves' },
   }, async (request) => ({ data: await readConsent(ds, scopeOf(request), request.params.id) }));
 
-  app.post<{ Params: { id: string }; Body: { requestText?: string } | undefined }>('/api/v1/proof/items/:id/revoke', {
+  app.post<{ Params: { id: string }; Body: { requestText?: string } | null }>('/api/v1/proof/items/:id/revoke', {
     schema: { params: idParams, body: revokeBody },
     config: { ...write, summary: 'File a revocation request (202); new renders stop at once, a person completes it' },
   }, async (request, reply) => {

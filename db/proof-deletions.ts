@@ -48,7 +48,8 @@ export async function restoreItem(ds: DataSource, organizationId: string, itemId
  */
 export async function closeRecoveryWindow(ds: DataSource, itemId: string, deletedAt: string): Promise<boolean> {
   return ds.transaction(async (em) => {
-    const rows: Array<{ organization_id: string; product_id: string }> = await em.query(
+    // TypeORM answers an UPDATE ... RETURNING as [rows, affected].
+    const [rows]: [Array<{ organization_id: string; product_id: string }>, number] = await em.query(
       `UPDATE proof_items SET recovery_closed_at = now(), customer_email = NULL, customer_name = NULL
         WHERE id = $1 AND status = 'deleted' AND deleted_at = $2 AND recovery_closed_at IS NULL
         RETURNING organization_id, product_id`,

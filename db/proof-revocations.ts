@@ -111,7 +111,8 @@ export async function completeRevocation(ds: DataSource, organizationId: string,
 /** The SLA passed without a person: mark it and warn (once, however often the activity retries). */
 export async function escalateRevocation(ds: DataSource, revocationId: string): Promise<boolean> {
   return ds.transaction(async (em) => {
-    const rows: Array<{ organization_id: string; proof_item_id: string }> = await em.query(
+    // TypeORM answers an UPDATE ... RETURNING as [rows, affected].
+    const [rows]: [Array<{ organization_id: string; proof_item_id: string }>, number] = await em.query(
       `UPDATE proof_revocations SET resolution_state = 'escalated', escalated_at = now()
         WHERE id = $1 AND resolution_state = 'pending' RETURNING organization_id, proof_item_id`,
       [revocationId],
