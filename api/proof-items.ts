@@ -93,7 +93,8 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
     const s = scopeOf(request);
     const result = await requestApproval(ds, s, request.params.id, request.body.versionId, { type: 'service_key', id: s.keyId });
     if (result.superseded) await workflows.signalApproval(result.superseded, 'superseded');
-    if (result.created) await workflows.startApproval(s, result.created);
+    if (result.created) await workflows.startApproval(s, result.created, true);
+    if (result.existing) await workflows.startApproval(s, result.existing, false);
     return { data: { item: result.item, version: result.version, approvalRequestId: result.approvalRequestId } };
   });
 

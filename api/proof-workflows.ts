@@ -25,12 +25,15 @@ async function ignoreEnded(send: Promise<void>): Promise<void> {
  */
 export function proofWorkflows(temporal: Client, config: Config) {
   return {
-    async startApproval(tenant: Tenant, ref: ApprovalRef): Promise<void> {
+    /**
+     * A new request replaces any run left for the same version (a superseded run may still be ending);
+     * an existing request only makes sure its run is there.
+     */
+    async startApproval(tenant: Tenant, ref: ApprovalRef, isNew: boolean): Promise<void> {
       await temporal.workflow.start(proofApprovalWorkflow, {
         workflowId: approvalWorkflowId(ref.proofItemId, ref.versionId),
         taskQueue: config.taskQueue,
-        // A re-request of the same version may race the end of its superseded run; the newest wins.
-        workflowIdConflictPolicy: 'TERMINATE_EXISTING',
+        workflowIdConflictPolicy: isNew ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
         args: [{ requestId: ref.requestId, proofItemId: ref.proofItemId, versionId: ref.versionId, reminderIntervalMs: config.proofApprovalReminderMs }],
         memo: tenantMemo(tenant.organizationId, tenant.productId),
       });
@@ -39,10 +42,12 @@ export function proofWorkflows(temporal: Client, config: Config) {
       const handle = temporal.workflow.getHandle(approvalWorkflowId(ref.proofItemId, ref.versionId));
       await ignoreEnded(handle.signal(approvalOutcomeSignal, { requestId: ref.requestId, outcome }));
     },
+    /** Also called for an open revocation filed again, so a lost start is made good; never a duplicate. */
     async startRevocation(tenant: Tenant, revocationId: string, slaDeadlineAt: string): Promise<void> {
       await temporal.workflow.start(proofRevocationWorkflow, {
         workflowId: revocationWorkflowId(revocationId),
         taskQueue: config.taskQueue,
+        workflowIdConflictPolicy: 'USE_EXISTING',
         args: [{ revocationId, slaDeadlineAt }],
         memo: tenantMemo(tenant.organizationId, tenant.productId),
       });

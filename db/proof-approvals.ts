@@ -15,7 +15,8 @@ export interface ApprovalRef {
 /**
  * Queues a version for a person; requesting is not approving. A newer request supersedes the item's
  * pending one (answered in `superseded`, so the caller can end its workflow). Asking again for the
- * version already queued changes nothing.
+ * version already queued changes nothing, and answers it as `existing` so a workflow whose start was
+ * lost (the API died after the commit) is started then.
  */
 export async function requestApproval(
   ds: DataSource, scope: { organizationId: string; productId: string }, itemId: string, versionId: string, actor: Actor,
@@ -30,7 +31,8 @@ export async function requestApproval(
     if (version.approvalState === 'approved') throw conflict('this version is already approved');
     const pending = await requests.findOneBy({ proofItemId: itemId, state: 'pending' });
     if (pending && pending.versionId === versionId) {
-      return { item: viewItem(item), version: viewVersion(version), approvalRequestId: pending.id, created: null, superseded: null };
+      const existing: ApprovalRef = { requestId: pending.id, proofItemId: itemId, versionId };
+      return { item: viewItem(item), version: viewVersion(version), approvalRequestId: pending.id, created: null, existing, superseded: null };
     }
     const now = new Date();
     let superseded: ApprovalRef | null = null;
@@ -58,6 +60,7 @@ export async function requestApproval(
       version: viewVersion(await versions.findOneByOrFail({ id: versionId })),
       approvalRequestId: request.id,
       created,
+      existing: null,
       superseded,
     };
   });

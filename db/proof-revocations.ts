@@ -51,7 +51,10 @@ export async function requestRevocation(
       where: item.status === 'revoked' ? { proofItemId: itemId, resolutionState: 'completed' } : { proofItemId: itemId, resolutionState: In(['pending', 'escalated']) },
       order: { createdAt: 'DESC' },
     });
-    if (existing) return { result: viewRevocationResult(existing), started: null };
+    if (existing) {
+      const open = existing.resolutionState !== 'completed';
+      return { result: viewRevocationResult(existing), started: open ? { revocationId: existing.id, slaDeadlineAt: existing.slaDeadlineAt.toISOString() } : null };
+    }
     const now = new Date();
     const revocation = revocations.create({
       id: newId('rev'), organizationId: item.organizationId, proofItemId: itemId, consentGrantId: grantId,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { call, createTenant, errorCode, withKey } from './support/fixtures';
 import {
-  ProofTenant, approvedItem, createProofTenant, getItem, requestApproval, submissionBody, submit,
+  ProofTenant, approvedItem, createProofTenant, getItem, rawQuery, requestApproval, submissionBody, submit,
 } from './support/proof-fixtures';
 import { ctx } from './support/root-hooks';
 
@@ -88,9 +88,10 @@ describe('proof items and versions', () => {
     assert.equal(original.content.text, 'We cut onboarding from 9 days to 2.');
     assert.equal(draft.id, v.id);
     await assert.rejects(
-      ctx.dataSource.query(`UPDATE proof_versions SET content = '{"text":"changed"}' WHERE id = $1`, [s.originalVersionId]),
+      rawQuery(`UPDATE proof_versions SET content = '{"text":"changed"}' WHERE id = $1`, [s.originalVersionId]),
       /immutable/,
     );
+    await assert.rejects(rawQuery('DELETE FROM proof_versions WHERE id = $1', [s.originalVersionId]), /immutable/);
   });
 
   it('content hashes are over canonical JSON: key order does not matter', async () => {

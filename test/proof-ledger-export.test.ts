@@ -4,7 +4,7 @@ import { FastifyInstance } from 'fastify';
 import { deletionWorkflowId } from '../workflows/proof-deletion-workflow';
 import { asTeammate, call, errorCode, sessionFor, withKey } from './support/fixtures';
 import {
-  ProofTenant, approvedItem, createProofTenant, getItem, ledgerTypes, requestApproval, submit,
+  ProofTenant, approvedItem, createProofTenant, getItem, ledgerTypes, rawQuery, requestApproval, submit,
 } from './support/proof-fixtures';
 import { ctx } from './support/root-hooks';
 
@@ -47,9 +47,9 @@ describe('proof ledger', () => {
   it('the database refuses UPDATE, DELETE and TRUNCATE on the ledger', async () => {
     const s = await submit(tenant);
     const [row] = await ctx.dataSource.query('SELECT id FROM proof_events WHERE proof_item_id = $1 LIMIT 1', [s.proofItemId]);
-    await assert.rejects(ctx.dataSource.query(`UPDATE proof_events SET event_type = 'x' WHERE id = $1`, [row.id]), /append-only/);
-    await assert.rejects(ctx.dataSource.query('DELETE FROM proof_events WHERE id = $1', [row.id]), /append-only/);
-    await assert.rejects(ctx.dataSource.query('TRUNCATE proof_events CASCADE'), /append-only/);
+    await assert.rejects(rawQuery(`UPDATE proof_events SET event_type = 'x' WHERE id = $1`, [row.id]), /append-only/);
+    await assert.rejects(rawQuery('DELETE FROM proof_events WHERE id = $1', [row.id]), /append-only/);
+    await assert.rejects(rawQuery('TRUNCATE proof_events CASCADE'), /append-only/);
     const still = await ctx.dataSource.query('SELECT event_type FROM proof_events WHERE id = $1', [row.id]);
     assert.equal(still.length, 1);
   });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { FastifyInstance } from 'fastify';
+import { Client as PgClient } from 'pg';
 import { createServiceKey } from '../../db/service-keys';
 import { Tenant, asTeammate, call, createTenant, withKey } from './fixtures';
 import { ctx } from './root-hooks';
@@ -93,5 +94,16 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A statement on a connection of its own, outside TypeORM, so an expected refusal is not logged as a failure. */
+export async function rawQuery(sql: string, params: unknown[] = []): Promise<unknown> {
+  const client = new PgClient({ connectionString: ctx.databaseUrl });
+  await client.connect();
+  try {
+    return (await client.query(sql, params)).rows;
+  } finally {
+    await client.end();
   }
 }
