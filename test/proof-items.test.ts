@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { DataSource, DataSourceOptions, Logger } from 'typeorm';
+import { listItems } from '../db/proof-items';
 import { call, createTenant, errorCode, withKey } from './support/fixtures';
 import {
   ProofTenant, approvedItem, createProofTenant, getItem, rawQuery, requestApproval, submissionBody, submit,
@@ -252,5 +254,30 @@ describe('proof item list and expand', () => {
     const item = (await getItem(tenant.key, s.proofItemId)).json().data.item;
     assert.equal(item.status, 'in_review');
     assert.equal(item.approvedPublicVersionId, null);
+  });
+});
+
+describe('proof expand query count', () => {
+  it('costs one query per relation for the whole page, however many items it holds', async () => {
+    const tenant = await createProofTenant();
+    for (let i = 0; i < 5; i++) await submit(tenant);
+    const statements: string[] = [];
+    const noop = () => undefined;
+    const logger: Logger = {
+      logQuery: (query) => {
+        statements.push(query);
+      },
+      logQueryError: noop, logQuerySlow: noop, logSchemaBuild: noop, logMigration: noop, log: noop,
+    };
+    const counting = new DataSource({ ...ctx.dataSource.options, migrations: [], logging: ['query'], logger } as DataSourceOptions);
+    await counting.initialize();
+    try {
+      const page = await listItems(counting, tenant.product.id, { statuses: [] }, { limit: 50 }, ['versions', 'consent'], true);
+      assert.equal(page.data.length, 5);
+      assert.equal(statements.filter((q) => /FROM "?proof_versions"?/.test(q)).length, 1, statements.join('\n'));
+      assert.equal(statements.filter((q) => /FROM "?consent_grants"?/.test(q)).length, 1, statements.join('\n'));
+    } finally {
+      await counting.destroy();
+    }
   });
 });
