@@ -105,7 +105,9 @@ export async function decideApproval(ds: DataSource, organizationId: string, ite
       await versions.update(version.id, { approvalState: 'rejected' });
       // Rejecting a newer wording leaves an earlier approval standing.
       const status = item.approvedPublicVersionId ? 'approved' : 'rejected';
-      await em.getRepository(ProofItem).update(itemId, { status, statusReason: decision.reason, updatedAt: now });
+      await em.getRepository(ProofItem).update(itemId, {
+        status, statusReason: status === 'rejected' ? decision.reason : item.statusReason, updatedAt: now,
+      });
       const event = await appendProofEvent(em, {
         ...ledger, eventType: 'proof.item.rejected', properties: { versionId: version.id, approvalRequestId: request.id },
       });

@@ -1,4 +1,4 @@
-import { DataSource, In } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { conflict, notFound } from '../runtime/service-error';
 import { ConsentGrant, ProofApprovalRequest, ProofItem, ProofRevocation, ProofVersion } from './entities';
 import { newId } from './ids';
@@ -21,6 +21,18 @@ export function viewRevocationResult(r: ProofRevocation) {
   };
 }
 
+/** Scoped through the item, so another product's grant is a 404 like an unknown one. */
+async function findGrant(em: EntityManager, scope: { organizationId: string; productId: string }, id: string): Promise<ConsentGrant> {
+  const grant = await em.getRepository(ConsentGrant).createQueryBuilder('g')
+    .innerJoin(ProofItem, 'i', 'i.id = g.proof_item_id')
+    .where('g.id = :id AND i.organization_id = :organizationId AND i.product_id = :productId', {
+      id, organizationId: scope.organizationId, productId: scope.productId,
+    })
+    .getOne();
+  if (!grant) throw notFound('consent grant');
+  return grant;
+}
+
 export type RevocationTarget = { proofItemId: string } | { consentGrantId: string };
 
 /**
@@ -32,20 +44,10 @@ export async function requestRevocation(
   input: { requestText?: string; slaMs: number }, actor: Actor,
 ) {
   return ds.transaction(async (em) => {
-    let itemId: string;
-    let grantId: string | null = null;
-    if ('consentGrantId' in target) {
-      const grant = await em.getRepository(ConsentGrant).findOneBy({ id: target.consentGrantId });
-      if (!grant) throw notFound('consent grant');
-      itemId = grant.proofItemId;
-      grantId = grant.id;
-    } else {
-      itemId = target.proofItemId;
-    }
-    // Scoped lookup after the grant: another product's grant is a 404 like an unknown one.
-    const item = await findItem(em, scope, itemId, true).catch((err) => {
-      throw 'consentGrantId' in target && (err as { status?: number }).status === 404 ? notFound('consent grant') : err;
-    });
+    const grant = 'consentGrantId' in target ? await findGrant(em, scope, target.consentGrantId) : null;
+    const itemId = grant ? grant.proofItemId : (target as { proofItemId: string }).proofItemId;
+    const grantId = grant?.id ?? null;
+    const item = await findItem(em, scope, itemId, true);
     const revocations = em.getRepository(ProofRevocation);
     const existing = await revocations.findOne({
       where: item.status === 'revoked' ? { proofItemId: itemId, resolutionState: 'completed' } : { proofItemId: itemId, resolutionState: In(['pending', 'escalated']) },
