@@ -112,6 +112,28 @@ describe('human approval (real Temporal)', () => {
     assert.equal(await finished(s.proofItemId, s.originalVersionId), 'COMPLETED');
   });
 
+  it('asking again for the queued version makes good a workflow start that was lost', async () => {
+    const s = await submit(tenant, undefined, app);
+    await requestApproval(tenant, s.proofItemId, s.originalVersionId, app);
+    await ctx.temporal.workflow.getHandle(approvalWorkflowId(s.proofItemId, s.originalVersionId)).terminate('simulate a lost start');
+    assert.equal((await requestApproval(tenant, s.proofItemId, s.originalVersionId, app)).statusCode, 200);
+    assert.equal((await describeWorkflow(s.proofItemId, s.originalVersionId)).status.name, 'RUNNING');
+    assert.equal((await approve(tenant, s.proofItemId, s.originalVersionId, app)).statusCode, 200);
+    assert.equal(await finished(s.proofItemId, s.originalVersionId), 'COMPLETED');
+  });
+
+  it('the approval webhook carries allow-listed ids only', async () => {
+    const s = await submit(tenant, undefined, app);
+    await requestApproval(tenant, s.proofItemId, s.originalVersionId, app);
+    await approve(tenant, s.proofItemId, s.originalVersionId, app);
+    const rows: Array<{ id: string; payload: Record<string, unknown> }> = await ctx.dataSource.query(
+      `SELECT id, payload FROM outbox_events WHERE event_type = 'proof.item.approved' AND payload->>'proofItemId' = $1`, [s.proofItemId]);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].id, `evt_${rows[0].payload.proofEventId}`);
+    assert.deepEqual(rows[0].payload.properties, { versionId: s.originalVersionId, versionNumber: 1 });
+    assert.deepEqual(rows[0].payload.actor, { type: 'teammate', id: tenant.owner.id });
+  });
+
   it('workspace decisions: a key hears HUMAN_APPROVAL_REQUIRED, a member FORBIDDEN, another workspace 404', async () => {
     const s = await submit(tenant, undefined, app);
     await requestApproval(tenant, s.proofItemId, s.originalVersionId, app);
