@@ -44,7 +44,8 @@ export async function restoreItem(ds: DataSource, organizationId: string, itemId
 
 /**
  * Closes the recovery window of the deletion made at `deletedAt` (a later delete-restore-delete has
- * its own): the customer's contact details and consent evidence are erased. Idempotent.
+ * its own): the customer's words, contact details and consent evidence are erased; version rows and
+ * their content hashes stay, so the ledger still points at something. Idempotent.
  */
 export async function closeRecoveryWindow(ds: DataSource, itemId: string, deletedAt: string): Promise<boolean> {
   return ds.transaction(async (em) => {
@@ -58,6 +59,7 @@ export async function closeRecoveryWindow(ds: DataSource, itemId: string, delete
     const row = rows[0];
     if (!row) return false;
     await em.query(`UPDATE consent_grants SET evidence = NULL WHERE proof_item_id = $1`, [itemId]);
+    await em.query(`UPDATE proof_versions SET content = '{}', semantic_diff = '{}' WHERE proof_item_id = $1`, [itemId]);
     await appendProofEvent(em, {
       organizationId: row.organization_id, productId: row.product_id, proofItemId: itemId, actor: SYSTEM_ACTOR,
       eventType: 'proof.item.purged', properties: {},

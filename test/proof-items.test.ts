@@ -94,6 +94,10 @@ describe('proof items and versions', () => {
       /immutable/,
     );
     await assert.rejects(rawQuery('DELETE FROM proof_versions WHERE id = $1', [s.originalVersionId]), /immutable/);
+    await assert.rejects(
+      rawQuery(`UPDATE proof_versions SET content = '{}', semantic_diff = '{}' WHERE id = $1`, [s.originalVersionId]),
+      /immutable/, 'erasure is only for items whose recovery window closed',
+    );
   });
 
   it('content hashes are over canonical JSON: key order does not matter', async () => {

@@ -137,6 +137,11 @@ describe('proof deletion and recovery (real Temporal)', () => {
     assert.ok((await ledgerTypes(s.proofItemId)).includes('proof.item.purged'));
     const purged = await ctx.dataSource.query('SELECT customer_email FROM proof_items WHERE id = $1', [s.proofItemId]);
     assert.equal(purged[0].customer_email, null);
+    const erased = await ctx.dataSource.query('SELECT content, content_hash FROM proof_versions WHERE id = $1', [s.originalVersionId]);
+    assert.deepEqual(erased[0].content, {});
+    assert.match(erased[0].content_hash, /^sha256:/, 'the hash stays as a record of what existed');
+    const evidence = await ctx.dataSource.query('SELECT evidence FROM consent_grants WHERE id = $1', [s.consentGrantId]);
+    assert.equal(evidence[0].evidence, null);
     for (const res of [
       await getItem(tenant.key, s.proofItemId),
       await call(withKey(tenant.key, { method: 'GET', url: `/api/v1/proof/items/${s.proofItemId}/versions` })),

@@ -53,12 +53,19 @@ export class ProofCore1763712300000 implements MigrationInterface {
         UNIQUE (proof_item_id, version_number)
       )`);
     await q.query(`CREATE UNIQUE INDEX proof_versions_one_original_idx ON proof_versions (proof_item_id) WHERE is_original`);
-    // Versions are immutable in the database: only their approval state may move.
+    // Versions are immutable in the database: only their approval state may move, and the one other
+    // change is erasure, once the item's recovery window has closed (content emptied, hash kept).
     await q.query(`
       CREATE FUNCTION proof_versions_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         IF TG_OP = 'DELETE' THEN
           RAISE EXCEPTION 'proof versions are immutable: DELETE refused' USING ERRCODE = 'integrity_constraint_violation';
+        END IF;
+        IF NEW.content = '{}'::jsonb AND NEW.semantic_diff = '{}'::jsonb
+           AND EXISTS (SELECT 1 FROM proof_items WHERE id = OLD.proof_item_id AND recovery_closed_at IS NOT NULL) THEN
+          NEW.content_hash := OLD.content_hash;
+          NEW.approval_state := OLD.approval_state;
+          RETURN NEW;
         END IF;
         IF (NEW.id, NEW.proof_item_id, NEW.version_number, NEW.is_original, NEW.content, NEW.content_hash,
             NEW.created_by_type, NEW.created_by_id, NEW.model_id, NEW.change_reason, NEW.parent_version_id,
