@@ -70,5 +70,3 @@ export function proofWorkflows(temporal: Client, config: Config) {
     },
   };
 }
-
-export type ProofWorkflows = ReturnType<typeof proofWorkflows>;

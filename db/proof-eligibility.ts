@@ -6,7 +6,6 @@
 export const PROOF_CHANNELS = [
   'website', 'in_app', 'email', 'sales', 'social_organic', 'paid_ads', 'case_study', 'press',
 ] as const;
-export type ProofChannel = (typeof PROOF_CHANNELS)[number];
 
 export interface EligibilityItem {
   status: string;

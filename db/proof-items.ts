@@ -5,7 +5,7 @@ import { ConsentGrant, ProofItem, ProofVersion } from './entities';
 import { ProofItemStatus, ProofType } from './entities/proof-item';
 import { ProofContent } from './entities/proof-version';
 import { newId } from './ids';
-import { ChannelEligibility, eligibleChannels, evaluateEligibility } from './proof-eligibility';
+import { eligibleChannels, evaluateEligibility } from './proof-eligibility';
 import { Actor, appendProofEvent } from './proof-ledger';
 import { semanticDiff } from './proof-semantic-diff';
 import { Page, PageRequest, pageOf } from './pagination';
@@ -319,10 +319,6 @@ export async function grantsOf(em: EntityManager, itemId: string): Promise<Conse
   return em.getRepository(ConsentGrant).find({ where: { proofItemId: itemId }, order: { createdAt: 'DESC', id: 'DESC' } });
 }
 
-export function eligibilityOf(item: ProofItem, grants: ConsentGrant[]): ChannelEligibility[] {
-  return evaluateEligibility(item, grants);
-}
-
 export async function readItem(
   ds: DataSource, scope: { organizationId: string; productId: string }, id: string, expand: Expandable[], includePrivate: boolean,
 ) {
@@ -331,7 +327,7 @@ export async function readItem(
   const publicVersion = item.approvedPublicVersionId && item.status !== 'revoked'
     ? await ds.getRepository(ProofVersion).findOneBy({ id: item.approvedPublicVersionId })
     : null;
-  const eligibility = eligibilityOf(item, grants);
+  const eligibility = evaluateEligibility(item, grants);
   const data: Record<string, unknown> = {
     item: viewItem(item),
     publicVersion: publicVersion ? viewVersion(publicVersion) : null,
