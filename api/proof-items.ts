@@ -15,6 +15,9 @@ import { proofWorkflows } from './proof-workflows';
 import { pageQuery, strictObject } from './validation';
 
 const MAX_EXPAND = 2;
+// The spec's own filter example; it names items live on an active placement, which the placement
+// work will fill. Until then it is a valid filter that matches nothing, not a 400.
+const STATUS_FILTERS = [...PROOF_ITEM_STATUSES, 'published'] as const;
 const MAX_PAGE_WITH_EXPAND = 50;
 
 const listQuery = strictObject({
@@ -56,7 +59,7 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
   }, async (request) => {
     const s = scopeOf(request);
     const expand = expandOf(request.query.expand);
-    const statuses = closedList('status', request.query.status, PROOF_ITEM_STATUSES);
+    const statuses = closedList('status', request.query.status, STATUS_FILTERS);
     const limit = expand.length > 0 ? Math.min(request.query.limit, MAX_PAGE_WITH_EXPAND) : request.query.limit;
     return listItems(ds, s.productId, { statuses, type: request.query.type }, { limit, cursor: request.query.cursor }, expand, s.readPrivate);
   });

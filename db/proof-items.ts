@@ -292,7 +292,7 @@ async function expandAll(em: EntityManager, items: ProofItem[], expand: Expandab
 }
 
 export interface ItemFilter {
-  statuses: ProofItemStatus[];
+  statuses: Array<ProofItemStatus | 'published'>;
   type?: ProofType;
 }
 

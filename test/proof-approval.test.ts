@@ -151,6 +151,8 @@ describe('human approval (real Temporal)', () => {
     const other = await createProofTenant();
     const byOther = await approve(other, s.proofItemId, s.originalVersionId, app);
     assert.equal(byOther.statusCode, 404);
+    const otherQueue = await call(asTeammate(other.owner, { method: 'GET', url: '/api/workspace/proof/review-queue' }), app);
+    assert.deepEqual(otherQueue.json().data, [], 'another workspace\'s queue never shows this item');
     assert.equal((await getItem(tenant.key, s.proofItemId)).json().data.item.status, 'in_review');
   });
 });

@@ -39,6 +39,9 @@ describe('revocation (real Temporal)', () => {
     assert.deepEqual(item.eligibleChannels, []);
     assert.ok(item.eligibility.every((e: { reasons: string[] }) => e.reasons.includes('revocation_pending')));
     assert.equal(item.item.status, 'approved', 'the status waits for a person');
+    const described = await ctx.temporal.workflow.getHandle(revocationWorkflowId(data.revocation.id)).describe();
+    assert.equal(described.status.name, 'RUNNING');
+    assert.deepEqual(described.memo, { organizationId: tenant.organizationId, productId: tenant.product.id });
     const again = await revoke(s.proofItemId);
     assert.equal(again.json().data.revocation.id, data.revocation.id, 'filing again answers the open request');
     assert.ok(!(await exportedIds()).includes(s.proofItemId), 'on hold: not exported');
