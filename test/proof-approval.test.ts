@@ -81,6 +81,16 @@ describe('human approval (real Temporal)', () => {
     assert.equal(decisions[0].n, 1);
   });
 
+  it('the workflow keeps the first outcome it is signalled and ignores signals for other requests', async () => {
+    const s = await submit(tenant, undefined, app);
+    const requestId = (await requestApproval(tenant, s.proofItemId, s.originalVersionId, app)).json().data.approvalRequestId;
+    const handle = ctx.temporal.workflow.getHandle(approvalWorkflowId(s.proofItemId, s.originalVersionId));
+    await handle.signal(approvalOutcomeSignal, { requestId: 'apr_someotherrequest', outcome: 'rejected' });
+    await handle.signal(approvalOutcomeSignal, { requestId, outcome: 'approved' });
+    await handle.signal(approvalOutcomeSignal, { requestId, outcome: 'rejected' }).catch(() => undefined);
+    assert.equal(await handle.result(), 'approved');
+  });
+
   it('a newer request supersedes the pending one; deciding the superseded version is 409', async () => {
     const s = await submit(tenant, undefined, app);
     await requestApproval(tenant, s.proofItemId, s.originalVersionId, app);
