@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { Config } from '../runtime/config';
 import { createDatabaseActivities } from './database-activities';
 import { createWebhookActivities } from './webhook-activities';
+import { createProofActivities } from './proof-activities';
 
 export interface ActivityDeps {
   dataSource: DataSource;
@@ -13,6 +14,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createDatabaseActivities(deps),
     ...createWebhookActivities(deps),
+    ...createProofActivities(deps),
   };
 }
 

@@ -11,9 +11,14 @@ import { registerIdempotency } from './idempotency';
 import { installationRoutes } from './installation';
 import { registerJsonBodyParser } from './json-body';
 import { registerOpenApi } from './openapi';
+import { proofEventRoutes } from './proof-events';
+import { proofExportRoutes } from './proof-exports';
+import { proofItemRoutes } from './proof-items';
+import { proofSubmissionRoutes } from './proof-submissions';
 import { yupValidatorCompiler } from './validation';
 import { whoamiRoutes } from './whoami';
 import { workspaceKeyRoutes } from './workspace-keys';
+import { workspaceProofRoutes } from './workspace-proof';
 import { workspaceSessionRoutes } from './workspace-session';
 import { workspaceWebhookRoutes } from './workspace-webhooks';
 
@@ -34,7 +39,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: BODY_LIMIT,
-    maxParamLength: 200,
+    routerOptions: { maxParamLength: 200 },
     frameworkErrors: frameworkErrorHandler,
     requestIdHeader: false,
     genReqId: (req) => {
@@ -63,5 +68,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(workspaceSessionRoutes, deps);
   await app.register(workspaceKeyRoutes, deps);
   await app.register(workspaceWebhookRoutes, deps);
+  await app.register(proofSubmissionRoutes, deps);
+  await app.register(proofItemRoutes, deps);
+  await app.register(proofEventRoutes, deps);
+  await app.register(proofExportRoutes, deps);
+  await app.register(workspaceProofRoutes, deps);
   return app;
 }

@@ -26,6 +26,10 @@ export interface Config {
   aiBaseUrl: string | undefined;
   aiApiKey: string | undefined;
   aiModel: string | undefined;
+  proofMonthlySubmissionAllowance: number;
+  proofApprovalReminderMs: number;
+  proofRevocationSlaMs: number;
+  proofDeletionRecoveryMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -86,5 +90,9 @@ export function loadConfig(env: Env = process.env): Config {
     aiBaseUrl: text(env, 'AI_BASE_URL'),
     aiApiKey: text(env, 'AI_API_KEY'),
     aiModel: text(env, 'AI_MODEL'),
+    proofMonthlySubmissionAllowance: int(env, 'PROOF_MONTHLY_SUBMISSION_ALLOWANCE', 1_000, 0, 100_000_000),
+    proofApprovalReminderMs: int(env, 'PROOF_APPROVAL_REMINDER_MS', 86_400_000, 100, 30 * 86_400_000),
+    proofRevocationSlaMs: int(env, 'PROOF_REVOCATION_SLA_MS', 72 * 3_600_000, 100, 90 * 86_400_000),
+    proofDeletionRecoveryMs: int(env, 'PROOF_DELETION_RECOVERY_MS', 30 * 86_400_000, 100, 365 * 86_400_000),
   };
 }

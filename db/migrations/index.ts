@@ -1,4 +1,5 @@
 import { Foundation1763712000000 } from './1763712000000-Foundation';
 import { Webhooks1763712200000 } from './1763712200000-Webhooks';
+import { ProofCore1763712300000 } from './1763712300000-ProofCore';
 
-export const MIGRATIONS = [Foundation1763712000000, Webhooks1763712200000];
+export const MIGRATIONS = [Foundation1763712000000, Webhooks1763712200000, ProofCore1763712300000];

@@ -1,0 +1,24 @@
+import { FastifyInstance } from 'fastify';
+import { string } from 'yup';
+import { PageRequest } from '../db/pagination';
+import { LedgerFilter, listProofEvents } from '../db/proof-ledger';
+import { keyPrincipal } from './auth';
+import type { AppDeps } from './app';
+import { pageQuery, strictObject } from './validation';
+
+const ledgerQuery = strictObject({
+  ...pageQuery,
+  proofItemId: string().max(100),
+  eventType: string().max(100),
+  eventId: string().max(120),
+});
+
+export async function proofEventRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  app.get<{ Querystring: PageRequest & LedgerFilter }>('/api/v1/proof/events', {
+    schema: { querystring: ledgerQuery },
+    config: { auth: 'key', scope: 'service:proof:read', summary: 'The proof ledger, oldest first' },
+  }, async (request) => {
+    const { limit, cursor, ...filter } = request.query;
+    return listProofEvents(deps.dataSource, keyPrincipal(request).productId!, filter, { limit, cursor });
+  });
+}
