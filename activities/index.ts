@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { Config } from '../runtime/config';
+import { createCustomerLoopActivities } from './customer-loop-activities';
 import { createDatabaseActivities } from './database-activities';
 
 export interface ActivityDeps {
@@ -11,6 +12,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createDatabaseActivities(deps),
+    ...createCustomerLoopActivities(deps),
   };
 }
 

@@ -10,10 +10,13 @@ import { registerIdempotency } from './idempotency';
 import { installationRoutes } from './installation';
 import { registerJsonBodyParser } from './json-body';
 import { registerOpenApi } from './openapi';
+import { signalRoutes } from './signals';
+import { threadRoutes } from './threads';
 import { yupValidatorCompiler } from './validation';
 import { whoamiRoutes } from './whoami';
 import { workspaceKeyRoutes } from './workspace-keys';
 import { workspaceSessionRoutes } from './workspace-session';
+import { workspaceThreadRoutes } from './workspace-threads';
 
 export interface AppDeps {
   dataSource: DataSource;
@@ -56,5 +59,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(installationRoutes, deps);
   await app.register(workspaceSessionRoutes, deps);
   await app.register(workspaceKeyRoutes, deps);
+  await app.register(signalRoutes, deps);
+  await app.register(threadRoutes, deps);
+  await app.register(workspaceThreadRoutes, deps);
   return app;
 }

@@ -1,1 +1,2 @@
 export { maintenanceWorkflow } from './maintenance-workflow';
+export { threadSlaWorkflow } from './thread-sla-workflow';
