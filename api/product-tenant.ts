@@ -9,3 +9,10 @@ export function productTenant(request: FastifyRequest): ProductTenant {
   }
   throw new Error('route is not product-authenticated');
 }
+
+/** The signed end user of an identity route, with the product their token belongs to. */
+export function endUserOf(request: FastifyRequest): ProductTenant & { endUserId: string; expiresAt: Date } {
+  const p = request.principal;
+  if (p?.kind !== 'identity') throw new Error('route is not identity-authenticated');
+  return { organizationId: p.organizationId, productId: p.productId, endUserId: p.endUserId, expiresAt: p.expiresAt };
+}

@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict';
 import { IntakeLimit, OutboxEvent, Signal, Thread, ThreadMessage } from '../db/entities';
 import { secondsToNextUtcDay } from '../db/signals';
+import { LOOP_SCOPES, signalBody } from './support/customer-loop';
 import { Tenant, call, createTenant, errorCode, withKey } from './support/fixtures';
 import { ctx } from './support/root-hooks';
 
-const SCOPES = ['service:signals:read', 'service:signals:write', 'service:threads:read', 'service:threads:write'];
+const SCOPES = LOOP_SCOPES;
 let counter = 0;
-export const signalBody = (extra: Record<string, unknown> = {}) => ({
-  endUserId: 'user-1', title: 'Export is slow', body: 'Exports take minutes for big projects.',
-  idempotencyKey: `idem-${Date.now()}-${counter++}`, ...extra,
-});
 
 describe('customer loop: signal intake', () => {
   let tenant: Tenant;

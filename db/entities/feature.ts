@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { ScoreBreakdown } from '../feature-score';
 
 export const FEATURE_STATES = ['discovery', 'planned', 'building', 'released', 'declined'] as const;
 export type FeatureState = (typeof FEATURE_STATES)[number];
@@ -31,7 +32,7 @@ export class Feature {
   score!: number;
 
   @Column({ name: 'score_breakdown', type: 'jsonb' })
-  scoreBreakdown!: Record<string, unknown>;
+  scoreBreakdown!: ScoreBreakdown;
 
   @Column({ name: 'vote_count', type: 'integer' })
   voteCount!: number;
