@@ -142,7 +142,7 @@ export async function getFeature(ds: DataSource, productId: string, id: string) 
     .innerJoin('feature_signal_links', 'l', 'l.signal_id = s.id')
     .where('l.feature_id = :id', { id })
     .orderBy('s.created_at', 'DESC').addOrderBy('s.id', 'DESC')
-    .take(EVIDENCE_LIMIT)
+    .limit(EVIDENCE_LIMIT)
     .getMany();
   return {
     ...viewFeature(feature),

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { FastifyInstance } from 'fastify';
+import { createServiceKey } from '../../db/service-keys';
 import { Tenant, asTeammate, call, withKey } from './fixtures';
 import { ctx } from './root-hooks';
 
@@ -38,4 +39,12 @@ export async function eventually<T>(check: () => Promise<T | null | undefined | 
 export async function outboxEvents(organizationId: string, type: string): Promise<Array<{ payload: Record<string, unknown> }>> {
   return ctx.dataSource.query(
     'SELECT payload FROM outbox_events WHERE organization_id = $1 AND event_type = $2 ORDER BY created_at', [organizationId, type]);
+}
+
+/** A second key of the tenant's product with other scopes. */
+export async function keyFor(tenant: Tenant, scopes: string[]): Promise<string> {
+  const issued = await createServiceKey(ctx.dataSource, {
+    organizationId: tenant.organizationId, productId: tenant.product.id, environment: 'production', scopes,
+  });
+  return issued.secret;
 }
