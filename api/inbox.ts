@@ -11,15 +11,17 @@ import { InboxHub } from './inbox-hub';
 import { endUserOf, productTenant } from './product-tenant';
 import { strictObject } from './validation';
 
+export const MAX_INBOX_READ_IDS = 200;
+
 const pageQuery = strictObject({
   endUserId: string().min(1).max(200).meta({ description: 'required with a key; with a token it is the token\'s end user' }),
   limit: number().integer().min(1).max(100).default(50),
   before: string().max(200),
 });
 
-const readBody = strictObject({ ids: array(string().required().max(100)).max(200) }).default(undefined);
+// No body at all (Fastify hands over null) marks everything read, as does a body without ids.
+const readBody = strictObject({ ids: array(string().required().max(100)).max(MAX_INBOX_READ_IDS) }).nullable();
 
-export const MAX_INBOX_READ_IDS = 200;
 const RESUME_LIMIT = 100;
 const RECONNECT_MS = 3_000;
 
@@ -59,7 +61,7 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     return { data: await inboxPage(ds, inboxOwner(request, endUserId), { limit, before }) };
   });
 
-  app.post<{ Body: { ids?: string[] } | undefined }>('/api/v1/inbox/read', {
+  app.post<{ Body: { ids?: string[] } | null }>('/api/v1/inbox/read', {
     schema: { body: readBody },
     config: { auth: 'identity', summary: 'Mark the given items (or everything) read' },
   }, async (request) => {
