@@ -1,4 +1,7 @@
 import { DataSource } from 'typeorm';
+import {
+  AnalysisJob, AnalysisResult, beginSignalAnalysis, completeSignalAnalysis, failSignalAnalysis,
+} from '../db/signal-analysis';
 import { escalateThreadSla } from '../db/threads';
 
 export interface CustomerLoopActivityDeps {
@@ -10,6 +13,15 @@ export function createCustomerLoopActivities({ dataSource }: CustomerLoopActivit
   return {
     async escalateThreadSla(threadId: string, dueAt: string): Promise<boolean> {
       return escalateThreadSla(dataSource, threadId, new Date(dueAt));
+    },
+    async beginSignalAnalysis(signalId: string): Promise<AnalysisJob | null> {
+      return beginSignalAnalysis(dataSource, signalId);
+    },
+    async completeSignalAnalysis(signalId: string, result: AnalysisResult): Promise<void> {
+      await completeSignalAnalysis(dataSource, signalId, result);
+    },
+    async failSignalAnalysis(signalId: string, reason: string): Promise<void> {
+      await failSignalAnalysis(dataSource, signalId, reason);
     },
   };
 }

@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { Config } from '../runtime/config';
+import { createAiActivities } from './ai-activities';
 import { createCustomerLoopActivities } from './customer-loop-activities';
 import { createDatabaseActivities } from './database-activities';
 
@@ -13,6 +14,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createDatabaseActivities(deps),
     ...createCustomerLoopActivities(deps),
+    ...createAiActivities(deps),
   };
 }
 

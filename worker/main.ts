@@ -5,7 +5,8 @@ import { Config, loadConfig } from '../runtime/config';
 import { databaseUrlOf, openDatabase, temporalAddressOf } from '../runtime/services';
 import { onShutdown } from '../runtime/shutdown';
 import { installTemporalLogger } from '../runtime/temporal-logging';
-import { RunningRelay } from './relay';
+import { RunningRelay, startRelay } from './relay';
+import { signalAnalysisRelay } from './signal-analysis-relay';
 import { createWorker, ensureMaintenance } from './worker';
 
 export interface RunningWorker {
@@ -28,6 +29,7 @@ export async function startWorker(config: Config, dataSource: DataSource, conn: 
   const relays: RunningRelay[] = [];
   await ensureMaintenance(conn.client, config);
   const running = worker.run();
+  relays.push(startRelay(signalAnalysisRelay(dataSource, conn.client, config)));
   return {
     stop: async () => {
       await Promise.all(relays.map((relay) => relay.stop()));

@@ -1,2 +1,3 @@
 export { maintenanceWorkflow } from './maintenance-workflow';
 export { threadSlaWorkflow } from './thread-sla-workflow';
+export { signalAnalysisWorkflow } from './signal-analysis-workflow';

@@ -17,6 +17,7 @@ import { resolveTemporalCli } from '../../runtime/temporal-cli';
 import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
 import { installTemporalLogger } from '../../runtime/temporal-logging';
 import { startWorker } from '../../worker/main';
+import { FakeAi } from './fake-ai';
 
 export interface TestContext {
   config: Config;
@@ -24,6 +25,8 @@ export interface TestContext {
   dataSource: DataSource;
   temporal: Client;
   app: FastifyInstance;
+  /** The AI provider the worker talks to: a local fake the tests steer. */
+  fakeAi: FakeAi;
   /** A fresh app on the same database and Temporal, for tests that need other settings or routes. */
   buildApp: (overrides?: Partial<Config>, extend?: (app: FastifyInstance) => void) => Promise<FastifyInstance>;
 }
@@ -99,11 +102,20 @@ export const mochaHooks = {
     ]);
     const dataSource = await openDatabase(databaseUrl);
     teardown.push(() => dataSource.destroy());
+    const fakeAi = new FakeAi();
+    const aiBaseUrl = await fakeAi.start();
+    teardown.push(() => fakeAi.stop());
     const config = {
       ...loadConfig({}),
       databaseUrl,
       taskQueue: `test-${randomBytes(4).toString('hex')}`,
       rateLimitPerMinute: 100_000,
+      aiBaseUrl,
+      aiApiKey: 'test-key',
+      aiModel: 'fake-model',
+      aiMaxAttempts: 2,
+      aiRetryInitialMs: 50,
+      signalRelayIdleMs: 100,
     };
     const worker = await startWorker(config, dataSource, { ...temporal, workflowBundle });
     teardown.push(worker.stop);
@@ -115,7 +127,7 @@ export const mochaHooks = {
       teardown.push(() => app.close());
       return app;
     };
-    Object.assign(ctx, { config, databaseUrl, dataSource, temporal: temporal.client, app: await make(), buildApp: make });
+    Object.assign(ctx, { config, databaseUrl, dataSource, temporal: temporal.client, fakeAi, app: await make(), buildApp: make });
   },
 
   async afterAll(this: Mocha.Context) {
