@@ -87,23 +87,30 @@ async function findReceipt(ds: DataSource | EntityManager, productId: string, id
 
 class DuplicateIntake extends Error {}
 
+interface CounterRow {
+  period: string;
+  count: number;
+  allowance: number | null;
+  ceiling: number | null;
+}
+
 /**
- * Stores a signal with its end user, thread and first message and queues signal.created, all in one
- * transaction of a few statements. The unique (product, idempotencyKey) constraint decides between
- * concurrent duplicates: the loser's insert does nothing and it answers the winner's receipt.
- * The workspace counters are touched last so that their row lock is held only until commit.
+ * Stores a signal with its end user, thread and first message, counts it against the workspace's
+ * daily ceiling and monthly allowance, and queues signal.created: one transaction of two statements.
+ * The unique (product, idempotencyKey) constraint decides between concurrent duplicates: the loser's
+ * insert does nothing (nor do the inserts and counts that hang off it) and it answers the winner's
+ * receipt. Replays are the rare path, so they are not looked up before trying.
  */
 export async function createSignal(
   ds: DataSource, tenant: ProductTenant, input: CreateSignalInput, limits: IntakeLimits, now = new Date(),
 ): Promise<SignalReceipt> {
-  const existing = await findReceipt(ds, tenant.productId, input.idempotencyKey);
-  if (existing) return existing;
   const signalId = newId('sig');
   const threadId = newId('thr');
   const category = input.kind ?? 'support';
+  const iso = now.toISOString();
   try {
     return await ds.transaction(async (em) => {
-      const inserted: unknown[] = await em.query(
+      const counters: CounterRow[] = await em.query(
         `WITH s AS (
            INSERT INTO signals (id, organization_id, product_id, thread_id, end_user_id, category, title, body, context,
                                 idempotency_key, analysis_state, created_at, updated_at)
@@ -120,24 +127,34 @@ export async function createSignal(
            INSERT INTO threads (id, organization_id, product_id, end_user_id, subject, state, created_at, updated_at)
            SELECT $4, $2, $3, $5, $7, 'open', $13, $13 FROM s
            RETURNING id
+         ), m AS (
+           INSERT INTO thread_messages (id, thread_id, author_type, author_id, visibility, body, created_at)
+           SELECT $14, t.id, 'end_user', $5, 'customer', $8, $13 FROM t
+         ), c AS (
+           INSERT INTO intake_counters AS c (organization_id, period, count)
+           SELECT $2, p.period, 1 FROM s, (VALUES ($15), ($16)) AS p(period)
+           ON CONFLICT (organization_id, period) DO UPDATE SET count = c.count + 1
+           RETURNING period, count
          )
-         INSERT INTO thread_messages (id, thread_id, author_type, author_id, visibility, body, created_at)
-         SELECT $14, t.id, 'end_user', $5, 'customer', $8, $13 FROM t
-         RETURNING id`,
+         SELECT c.period, c.count, l.monthly_signal_allowance AS allowance, l.daily_safety_ceiling AS ceiling
+           FROM c LEFT JOIN intake_limits l ON l.organization_id = $2`,
         [
           signalId, tenant.organizationId, tenant.productId, threadId, input.endUserId, category, input.title,
           input.body, input.context === undefined ? null : JSON.stringify(input.context), input.idempotencyKey,
-          input.email ?? null, input.name ?? null, now, newId('msg'),
+          input.email ?? null, input.name ?? null, now, newId('msg'), `day:${iso.slice(0, 10)}`, `month:${monthPeriod(now)}`,
         ],
       );
-      if (inserted.length === 0) throw new DuplicateIntake();
+      if (counters.length === 0) throw new DuplicateIntake();
+      checkIntakeLimits(counters, limits, now);
       await enqueueEvent(em, {
         organizationId: tenant.organizationId,
         productId: tenant.productId,
         type: 'signal.created',
         data: { signalId, threadId, endUserId: input.endUserId, category },
       });
-      await countIntake(em, tenant.organizationId, signalId, limits, now);
+      if (overAllowance(counters, limits)) {
+        await em.query(`UPDATE signals SET over_allowance = true, analysis_state = 'waiting' WHERE id = $1`, [signalId]);
+      }
       return { id: signalId, threadId, state: 'open', replayed: false };
     });
   } catch (err) {
@@ -148,29 +165,20 @@ export async function createSignal(
   }
 }
 
-/** Counts one signal against the day's ceiling (refusing past it) and the month's allowance. */
-async function countIntake(em: EntityManager, organizationId: string, signalId: string, limits: IntakeLimits, now: Date) {
-  const iso = now.toISOString();
-  const rows: Array<{ period: string; count: number; allowance: number | null; ceiling: number | null }> = await em.query(
-    `INSERT INTO intake_counters AS c (organization_id, period, count)
-     VALUES ($1, $2, 1), ($1, $3, 1)
-     ON CONFLICT (organization_id, period) DO UPDATE SET count = c.count + 1
-     RETURNING period, count,
-       (SELECT monthly_signal_allowance FROM intake_limits WHERE organization_id = $1) AS allowance,
-       (SELECT daily_safety_ceiling FROM intake_limits WHERE organization_id = $1) AS ceiling`,
-    [organizationId, `day:${iso.slice(0, 10)}`, `month:${monthPeriod(now)}`],
-  );
-  const day = rows.find((r) => r.period.startsWith('day:'))!;
-  const month = rows.find((r) => r.period.startsWith('month:'))!;
+/** Past the day's safety ceiling the whole intake rolls back, counts included. */
+function checkIntakeLimits(counters: CounterRow[], limits: IntakeLimits, now: Date): void {
+  const day = counters.find((r) => r.period.startsWith('day:'))!;
   const ceiling = day.ceiling ?? limits.dailyCeiling;
   if (day.count > ceiling) {
     const wait = secondsToNextUtcDay(now);
     throw new ServiceError('INTAKE_SAFETY_CEILING', 429, `the workspace reached its daily safety ceiling of ${ceiling} signals; intake reopens at the next UTC day`,
       { ceiling, retryAfterSeconds: wait }, { 'retry-after': String(wait) });
   }
-  if (month.count > (month.allowance ?? limits.monthlyAllowance)) {
-    await em.query(`UPDATE signals SET over_allowance = true, analysis_state = 'waiting' WHERE id = $1`, [signalId]);
-  }
+}
+
+function overAllowance(counters: CounterRow[], limits: IntakeLimits): boolean {
+  const month = counters.find((r) => r.period.startsWith('month:'))!;
+  return month.count > (month.allowance ?? limits.monthlyAllowance);
 }
 
 export interface SignalFilter {
