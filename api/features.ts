@@ -5,7 +5,7 @@ import { FeatureFilter, getFeature, listFeatures, vote, withdrawVote } from '../
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../db/pagination';
 import type { AppDeps } from './app';
 import { productTenant } from './product-tenant';
-import { idParams } from './signals';
+import { idParams } from './path-params';
 import { strictObject } from './validation';
 
 const listQuery = strictObject({

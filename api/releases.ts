@@ -4,7 +4,7 @@ import { publishRelease, recordReceipt } from '../db/releases';
 import { sessionPrincipal } from './auth';
 import type { AppDeps } from './app';
 import { endUserOf } from './product-tenant';
-import { idParams } from './signals';
+import { idParams } from './path-params';
 import { strictObject } from './validation';
 import { MANAGERS } from './workspace-features';
 

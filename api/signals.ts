@@ -4,6 +4,7 @@ import { SIGNAL_CATEGORIES } from '../db/entities/signal';
 import { PageRequest } from '../db/pagination';
 import { CreateSignalInput, SignalFilter, createSignal, getSignal, listSignals } from '../db/signals';
 import type { AppDeps } from './app';
+import { idParams } from './path-params';
 import { productTenant } from './product-tenant';
 import { openObject, pageQuery, strictObject } from './validation';
 
@@ -24,8 +25,6 @@ const listQuery = strictObject({
   since: date(),
   endUserId: string().max(200),
 });
-
-export const idParams = strictObject({ id: string().required().max(100) });
 
 /** Signal intake and reads. Intake only commits rows; analysis is started later by the worker's relay. */
 export async function signalRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {

@@ -6,7 +6,7 @@ import { ThreadFilter, ThreadPatch, getThread, listThreads, patchThread } from '
 import { validationFailed } from '../runtime/service-error';
 import type { AppDeps } from './app';
 import { productTenant } from './product-tenant';
-import { idParams } from './signals';
+import { idParams } from './path-params';
 import { pageQuery, strictObject } from './validation';
 
 const listQuery = strictObject({

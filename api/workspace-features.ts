@@ -5,7 +5,7 @@ import { FeatureInput, createFeature, linkSignal, unlinkSignal, updateFeature } 
 import { validationFailed } from '../runtime/service-error';
 import { sessionPrincipal } from './auth';
 import type { AppDeps } from './app';
-import { idParams } from './signals';
+import { idParams } from './path-params';
 import { strictObject } from './validation';
 
 const title = string().min(1).max(200);

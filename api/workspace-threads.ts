@@ -8,7 +8,7 @@ import { tenantMemo } from '../runtime/workflow-memo';
 import { promiseSignal, repliedSignal, threadSlaWorkflow, threadSlaWorkflowId } from '../workflows/thread-sla-workflow';
 import { sessionPrincipal } from './auth';
 import type { AppDeps } from './app';
-import { idParams } from './signals';
+import { idParams } from './path-params';
 import { strictObject } from './validation';
 
 const messageBody = strictObject({

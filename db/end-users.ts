@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
-import { notFound } from '../runtime/service-error';
-import { recomputeFeatures } from './features';
+import { notFound, validationFailed } from '../runtime/service-error';
+import { lockFeatures, recomputeFeature } from './features';
 import { ProductTenant } from './signals';
 
 // Tables whose rows belong to an end user and move with a merge. Votes, follows and receipts are
@@ -15,6 +15,7 @@ const UNIQUE_PER_USER: Array<[string, string]> = [
  * signed end user, inside one product; the anonymous end user is removed.
  */
 export async function mergeEndUsers(ds: DataSource, tenant: ProductTenant, anonymousId: string, endUserId: string) {
+  if (anonymousId === endUserId) throw validationFailed([{ path: 'anonymousId', message: 'is the signed end user itself' }]);
   return ds.transaction(async (em) => {
     const [, removed]: [unknown, number] = await em.query(
       'DELETE FROM end_users WHERE product_id = $1 AND end_user_id = $2', [tenant.productId, anonymousId]);
@@ -30,6 +31,8 @@ export async function mergeEndUsers(ds: DataSource, tenant: ProductTenant, anony
               WHERE s.product_id = $1 AND s.end_user_id = $2`,
       [tenant.productId, anonymousId],
     );
+    // Features first, as votes and links do, before the rows that feed their scores.
+    const features = await lockFeatures(em, touched.map((t) => t.feature_id));
     const moved: Record<string, number> = {};
     for (const table of MOVABLE) {
       const [, count]: [unknown, number] = await em.query(
@@ -45,7 +48,7 @@ export async function mergeEndUsers(ds: DataSource, tenant: ProductTenant, anony
       await em.query(`DELETE FROM ${table} WHERE product_id = $1 AND end_user_id = $2`, [tenant.productId, anonymousId]);
       moved[table] = count;
     }
-    await recomputeFeatures(em, touched.map((t) => t.feature_id));
+    for (const feature of features) await recomputeFeature(em, feature);
     return { anonymousId, endUserId, moved };
   });
 }

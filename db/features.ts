@@ -56,9 +56,15 @@ export async function recomputeFeature(em: EntityManager, feature: Feature, asOf
   return feature;
 }
 
-/** Recomputes several features, locking them in id order so that concurrent callers never deadlock. */
+/** Locks several features in id order, so that concurrent callers never deadlock on them. */
+export async function lockFeatures(em: EntityManager, featureIds: string[]): Promise<Feature[]> {
+  const locked: Feature[] = [];
+  for (const id of [...new Set(featureIds)].sort()) locked.push(await lockFeature(em, { id }));
+  return locked;
+}
+
 export async function recomputeFeatures(em: EntityManager, featureIds: string[]): Promise<void> {
-  for (const id of [...new Set(featureIds)].sort()) await recomputeFeature(em, await lockFeature(em, { id }));
+  for (const feature of await lockFeatures(em, featureIds)) await recomputeFeature(em, feature);
 }
 
 /** Recomputes every feature a signal is evidence for (after its analysis changed its weights). */

@@ -139,8 +139,9 @@ export async function addTeammateMessage(ds: DataSource, threadId: string, input
 /** Sets or clears the promised next update; the caller starts or stops the thread SLA workflow. */
 export async function setNextUpdate(ds: DataSource, organizationId: string, threadId: string, nextUpdateAt: Date | null) {
   const thread = await workspaceThread(ds, organizationId, threadId);
-  await ds.getRepository(Thread).update(threadId, { nextUpdateAt, slaEscalatedAt: null, updatedAt: new Date() });
-  return { ...thread, nextUpdateAt, updatedAt: new Date() };
+  const updatedAt = new Date();
+  await ds.getRepository(Thread).update(threadId, { nextUpdateAt, slaEscalatedAt: null, updatedAt });
+  return { ...thread, nextUpdateAt, slaEscalatedAt: null, updatedAt };
 }
 
 /**
