@@ -84,7 +84,11 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
       'x-request-id': request.id,
     });
     const sent = new Set<string>();
-    let queue = Promise.resolve();
+    // Notices wait behind this gate until `ready` and the missed items are out, keeping the order.
+    let openGate = () => {};
+    let queue = new Promise<void>((resolve) => {
+      openGate = resolve;
+    });
     let open = true;
     const timers: NodeJS.Timeout[] = [];
     let unsubscribe = () => {};
@@ -93,16 +97,17 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
       open = false;
       streams.delete(end);
       unsubscribe();
-      for (const timer of timers) clearInterval(timer);
+      for (const timer of timers) clearTimeout(timer);
       raw.end();
     };
     streams.add(end);
     raw.on('close', end);
+    const fail = (err: unknown) => {
+      request.log.warn({ err }, 'inbox stream ended');
+      end();
+    };
     const run = (step: () => Promise<void>) => {
-      queue = queue.then(() => (open ? step() : undefined)).catch((err) => {
-        request.log.warn({ err }, 'inbox stream ended');
-        end();
-      });
+      queue = queue.then(() => (open ? step() : undefined)).catch(fail);
     };
     const sendItem = async (itemId: string) => {
       if (sent.has(itemId)) return;
@@ -117,20 +122,18 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     };
     try {
       // Subscribe before reading the backlog so that nothing committed in between is missed.
-      unsubscribe = await hub.subscribe(me.productId, me.endUserId, {
+      const stop = await hub.subscribe(me.productId, me.endUserId, {
         onNotice: (notice: InboxNotice) => run(async () => {
           if (notice.itemId) await sendItem(notice.itemId);
           await sendUnread();
         }),
         onLost: end,
       });
-    } catch (err) {
-      request.log.error({ err }, 'inbox stream could not listen');
-      end();
-      return;
-    }
-    if (!open) return;
-    run(async () => {
+      unsubscribe = stop;
+      if (!open) {
+        stop();
+        return;
+      }
       raw.write(`retry: ${RECONNECT_MS}\n\n`);
       sse(raw, 'ready', { endUserId: me.endUserId, unread: await unreadCount(ds, me) });
       if (typeof lastEventId === 'string' && lastEventId.length > 0) {
@@ -138,7 +141,13 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
         for (const item of missed) await sendItem(item.id);
         if (missed.length > 0) await sendUnread();
       }
-    });
+    } catch (err) {
+      fail(err);
+      return;
+    } finally {
+      openGate();
+    }
+    if (!open) return;
     timers.push(setInterval(() => {
       if (open) raw.write(': heartbeat\n\n');
     }, deps.config.inboxHeartbeatMs));

@@ -7,7 +7,7 @@
  *
  *   npm run bench:signals                       # embedded PostgreSQL in a temporary directory
  *   DATABASE_URL=postgres://... npm run bench:signals
- *   BENCH_ROUNDS=3 BENCH_ROUND_MS=5000 BENCH_CONCURRENCY=32 BENCH_KEYS=16 npm run bench:signals
+ *   BENCH_ROUNDS=3 BENCH_ROUND_MS=5000 BENCH_CONCURRENCY=32 BENCH_KEYS=64 npm run bench:signals
  */
 import fs from 'node:fs';
 import net from 'node:net';
@@ -28,7 +28,7 @@ const env = (name: string, fallback: number) => Number(process.env[name] ?? fall
 const ROUNDS = env('BENCH_ROUNDS', 3);
 const ROUND_MS = env('BENCH_ROUND_MS', 5_000);
 const CONCURRENCY = env('BENCH_CONCURRENCY', 32);
-const KEYS = env('BENCH_KEYS', 16);
+const KEYS = env('BENCH_KEYS', 64);
 const BARE_TABLE = `bench_rows_${randomBytes(4).toString('hex')}`;
 
 function freePort(): Promise<number> {
