@@ -128,6 +128,15 @@ describe('customer loop: inbox and live stream', () => {
       assert.deepEqual(ready.data, { endUserId: 'resumer', unread: 3 });
     });
 
+    it('ends when the token expires, so the client comes back with a fresh one', async () => {
+      const exp = Math.floor(Date.now() / 1000) + 2;
+      const stream = await SseClient.open(`${baseB}/api/v1/inbox/stream`, bearer(endUserToken(tenant.product, { sub: 'expiring', exp })));
+      clients.push(stream);
+      await stream.waitFor('ready');
+      await assert.rejects(stream.waitFor('item', 1, 4_000), /expected 1 item/);
+      assert.equal(stream.closedByServer, true);
+    });
+
     it('is identity only: a key answers 403, no credential 401', async () => {
       const keyed = await call(withKey(inboxKey, { method: 'GET', url: '/api/v1/inbox/stream' }), b);
       assert.equal(keyed.statusCode, 403);
