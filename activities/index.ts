@@ -1,5 +1,7 @@
 import { DataSource } from 'typeorm';
 import { Config } from '../runtime/config';
+import { createAiActivities } from './ai-activities';
+import { createCustomerLoopActivities } from './customer-loop-activities';
 import { createDatabaseActivities } from './database-activities';
 import { createWebhookActivities } from './webhook-activities';
 import { createProofActivities } from './proof-activities';
@@ -15,6 +17,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createDatabaseActivities(deps),
     ...createWebhookActivities(deps),
     ...createProofActivities(deps),
+    ...createCustomerLoopActivities(deps),
+    ...createAiActivities(deps),
   };
 }
 

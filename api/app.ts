@@ -6,8 +6,11 @@ import { Config } from '../runtime/config';
 import { validationFailed } from '../runtime/service-error';
 import { registerAuth } from './auth';
 import { frameworkErrorHandler, registerErrorHandling } from './errors';
+import { featureRoutes } from './features';
 import { healthRoutes } from './health';
+import { identityMergeRoutes } from './identity-merge';
 import { registerIdempotency } from './idempotency';
+import { inboxRoutes } from './inbox';
 import { installationRoutes } from './installation';
 import { registerJsonBodyParser } from './json-body';
 import { registerOpenApi } from './openapi';
@@ -15,12 +18,17 @@ import { proofEventRoutes } from './proof-events';
 import { proofExportRoutes } from './proof-exports';
 import { proofItemRoutes } from './proof-items';
 import { proofSubmissionRoutes } from './proof-submissions';
+import { releaseRoutes } from './releases';
+import { signalRoutes } from './signals';
+import { threadRoutes } from './threads';
 import { yupValidatorCompiler } from './validation';
 import { whoamiRoutes } from './whoami';
+import { workspaceFeatureRoutes } from './workspace-features';
 import { workspaceKeyRoutes } from './workspace-keys';
 import { workspaceProofRoutes } from './workspace-proof';
 import { workspaceSessionRoutes } from './workspace-session';
 import { workspaceWebhookRoutes } from './workspace-webhooks';
+import { workspaceThreadRoutes } from './workspace-threads';
 
 export interface AppDeps {
   dataSource: DataSource;
@@ -73,5 +81,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(proofEventRoutes, deps);
   await app.register(proofExportRoutes, deps);
   await app.register(workspaceProofRoutes, deps);
+  await app.register(signalRoutes, deps);
+  await app.register(threadRoutes, deps);
+  await app.register(workspaceThreadRoutes, deps);
+  await app.register(featureRoutes, deps);
+  await app.register(workspaceFeatureRoutes, deps);
+  await app.register(releaseRoutes, deps);
+  await app.register(inboxRoutes, deps);
+  await app.register(identityMergeRoutes, deps);
   return app;
 }

@@ -30,6 +30,14 @@ export interface Config {
   proofApprovalReminderMs: number;
   proofRevocationSlaMs: number;
   proofDeletionRecoveryMs: number;
+  signalMonthlyAllowance: number;
+  signalDailyCeiling: number;
+  signalRelayBatch: number;
+  signalRelayIdleMs: number;
+  aiMaxAttempts: number;
+  aiRetryInitialMs: number;
+  aiTimeoutMs: number;
+  inboxHeartbeatMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -94,5 +102,13 @@ export function loadConfig(env: Env = process.env): Config {
     proofApprovalReminderMs: int(env, 'PROOF_APPROVAL_REMINDER_MS', 86_400_000, 100, 30 * 86_400_000),
     proofRevocationSlaMs: int(env, 'PROOF_REVOCATION_SLA_MS', 72 * 3_600_000, 100, 90 * 86_400_000),
     proofDeletionRecoveryMs: int(env, 'PROOF_DELETION_RECOVERY_MS', 30 * 86_400_000, 100, 365 * 86_400_000),
+    signalMonthlyAllowance: int(env, 'SV_SIGNAL_MONTHLY_ALLOWANCE', 10_000, 0, 1_000_000_000),
+    signalDailyCeiling: int(env, 'SV_SIGNAL_DAILY_CEILING', 100_000, 1, 1_000_000_000),
+    signalRelayBatch: int(env, 'SV_SIGNAL_RELAY_BATCH', 50, 1, 1000),
+    signalRelayIdleMs: int(env, 'SV_SIGNAL_RELAY_IDLE_MS', 1_000, 10, 600_000),
+    aiMaxAttempts: int(env, 'SV_AI_MAX_ATTEMPTS', 3, 1, 20),
+    aiRetryInitialMs: int(env, 'SV_AI_RETRY_INITIAL_MS', 2_000, 1, 600_000),
+    aiTimeoutMs: int(env, 'SV_AI_TIMEOUT_MS', 30_000, 100, 600_000),
+    inboxHeartbeatMs: int(env, 'SV_INBOX_HEARTBEAT_MS', 15_000, 100, 600_000),
   };
 }

@@ -8,6 +8,7 @@ import { installTemporalLogger } from '../runtime/temporal-logging';
 import { warnIfPrivateTargetsAllowed } from '../runtime/webhook-target';
 import { RunningRelay, startRelay } from './relay';
 import { webhookRelay } from './webhook-relay';
+import { signalAnalysisRelay } from './signal-analysis-relay';
 import { createWorker, ensureMaintenance } from './worker';
 
 export interface RunningWorker {
@@ -28,11 +29,12 @@ export interface WorkerConnections {
 export async function startWorker(config: Config, dataSource: DataSource, conn: WorkerConnections): Promise<RunningWorker> {
   warnIfPrivateTargetsAllowed(config.webhookAllowPrivateTargets);
   const worker = await createWorker({ connection: conn.nativeConnection, dataSource, config, workflowBundle: conn.workflowBundle });
-  const relays: RunningRelay[] = [
-    startRelay(webhookRelay(dataSource, conn.client, config)),
-  ];
   await ensureMaintenance(conn.client, config);
   const running = worker.run();
+  const relays: RunningRelay[] = [
+    startRelay(webhookRelay(dataSource, conn.client, config)),
+    startRelay(signalAnalysisRelay(dataSource, conn.client, config)),
+  ];
   return {
     stop: async () => {
       await Promise.all(relays.map((relay) => relay.stop()));

@@ -1,7 +1,14 @@
 import { ConsentGrant } from './consent-grant';
+import { EndUser } from './end-user';
 import { Environment } from './environment';
+import { Feature } from './feature';
+import { FeatureFollow } from './feature-follow';
+import { FeatureSignalLink } from './feature-signal-link';
+import { FeatureVote } from './feature-vote';
 import { IdempotencyRecord } from './idempotency-record';
 import { IdentityNonce } from './identity-nonce';
+import { InboxItem } from './inbox-item';
+import { IntakeLimit } from './intake-limit';
 import { Organization } from './organization';
 import { OutboxEvent } from './outbox-event';
 import { Product } from './product';
@@ -11,21 +18,34 @@ import { ProofItem } from './proof-item';
 import { ProofRevocation } from './proof-revocation';
 import { ProofVersion } from './proof-version';
 import { RateLimitWindow } from './rate-limit-window';
+import { Release } from './release';
+import { ReleaseReceipt } from './release-receipt';
 import { ServiceKey } from './service-key';
+import { Signal } from './signal';
 import { Teammate } from './teammate';
 import { TeammateSession } from './teammate-session';
 import { WebhookAttempt } from './webhook-attempt';
 import { WebhookDelivery } from './webhook-delivery';
 import { WebhookEndpoint } from './webhook-endpoint';
+import { Thread } from './thread';
+import { ThreadMessage } from './thread-message';
 
 export {
   Environment, IdempotencyRecord, IdentityNonce, Organization, OutboxEvent, Product, RateLimitWindow,
   ServiceKey, Teammate, TeammateSession, WebhookAttempt, WebhookDelivery, WebhookEndpoint,
 };
 export { ConsentGrant, ProofApprovalRequest, ProofEvent, ProofItem, ProofRevocation, ProofVersion };
+export {
+  EndUser, Feature, FeatureFollow, FeatureSignalLink, FeatureVote, InboxItem, IntakeLimit, Release, ReleaseReceipt,
+  Signal, Thread, ThreadMessage,
+};
 
 export const ENTITIES = [
   Organization, Product, Environment, Teammate, TeammateSession, ServiceKey, IdempotencyRecord,
   RateLimitWindow, IdentityNonce, OutboxEvent, WebhookEndpoint, WebhookDelivery, WebhookAttempt,
   ProofItem, ProofVersion, ConsentGrant, ProofApprovalRequest, ProofRevocation, ProofEvent,
+];
+export const CUSTOMER_LOOP_ENTITIES = [
+  EndUser, Thread, ThreadMessage, Signal, Feature, FeatureSignalLink, FeatureVote, FeatureFollow, Release,
+  ReleaseReceipt, InboxItem, IntakeLimit,
 ];

@@ -1,5 +1,6 @@
 import { Foundation1763712000000 } from './1763712000000-Foundation';
+import { CustomerLoop1763712100000 } from './1763712100000-CustomerLoop';
 import { Webhooks1763712200000 } from './1763712200000-Webhooks';
 import { ProofCore1763712300000 } from './1763712300000-ProofCore';
 
-export const MIGRATIONS = [Foundation1763712000000, Webhooks1763712200000, ProofCore1763712300000];
+export const MIGRATIONS = [Foundation1763712000000, CustomerLoop1763712100000, Webhooks1763712200000, ProofCore1763712300000];

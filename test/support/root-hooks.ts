@@ -9,6 +9,7 @@ import { openDatabase } from '../../runtime/services';
 import { installTemporalLogger } from '../../runtime/temporal-logging';
 import { startWorker } from '../../worker/main';
 import { startScratchDatabase, startScratchTemporal } from './servers';
+import { FakeAi } from './fake-ai';
 
 export interface TestContext {
   config: Config;
@@ -18,6 +19,8 @@ export interface TestContext {
   nativeConnection: NativeConnection;
   workflowBundle: { code: string };
   app: FastifyInstance;
+  /** The AI provider the worker talks to: a local fake the tests steer. */
+  fakeAi: FakeAi;
   /** A fresh app on the same database and Temporal, for tests that need other settings or routes. */
   buildApp: (overrides?: Partial<Config>, extend?: (app: FastifyInstance) => void) => Promise<FastifyInstance>;
 }
@@ -37,6 +40,9 @@ export const mochaHooks = {
     ]);
     const dataSource = await openDatabase(databaseUrl);
     teardown.push(() => dataSource.destroy());
+    const fakeAi = new FakeAi();
+    const aiBaseUrl = await fakeAi.start();
+    teardown.push(() => fakeAi.stop());
     const config = {
       ...loadConfig({}),
       databaseUrl,
@@ -48,6 +54,12 @@ export const mochaHooks = {
       webhookRetryInitialMs: 100,
       webhookRetryMaxMs: 400,
       relayIdleMs: 50,
+      aiBaseUrl,
+      aiApiKey: 'test-key',
+      aiModel: 'fake-model',
+      aiMaxAttempts: 2,
+      aiRetryInitialMs: 50,
+      signalRelayIdleMs: 100,
     };
     const worker = await startWorker(config, dataSource, { ...temporal, workflowBundle });
     teardown.push(worker.stop);
@@ -61,7 +73,7 @@ export const mochaHooks = {
     };
     Object.assign(ctx, {
       config, databaseUrl, dataSource, temporal: temporal.client, nativeConnection: temporal.nativeConnection,
-      workflowBundle, app: await make(), buildApp: make,
+      workflowBundle, fakeAi, app: await make(), buildApp: make,
     });
   },
 

@@ -1,0 +1,167 @@
+/**
+ * Signal intake benchmark (not a test): drives POST /api/v1/signals over real HTTP against an app
+ * started in this process, and a bare one-row INSERT route on the same database, in alternating
+ * rounds of the same run, then prints requests/s, p50 and p99 of each and the ratios. The bare route
+ * runs twice: without a credential, and behind the same service-key check and rate limit as intake,
+ * so that the second ratio shows what intake itself costs.
+ *
+ *   npm run bench:signals                       # embedded PostgreSQL in a temporary directory
+ *   DATABASE_URL=postgres://... npm run bench:signals
+ *   BENCH_ROUNDS=3 BENCH_ROUND_MS=5000 BENCH_CONCURRENCY=32 BENCH_KEYS=64 npm run bench:signals
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Client } from '@temporalio/client';
+import { FastifyReply, FastifyRequest } from 'fastify';
+import { buildApp } from '../api/app';
+import { newId } from '../db/ids';
+import { createServiceKey } from '../db/service-keys';
+import { createOrganization, createProduct } from '../db/tenancy';
+import { loadConfig } from '../runtime/config';
+import { startEmbeddedPostgres } from '../runtime/embedded-postgres';
+import { openDatabase } from '../runtime/services';
+
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const ROUNDS = env('BENCH_ROUNDS', 3);
+const ROUND_MS = env('BENCH_ROUND_MS', 5_000);
+const CONCURRENCY = env('BENCH_CONCURRENCY', 32);
+const KEYS = env('BENCH_KEYS', 64);
+const BARE_TABLE = `bench_rows_${randomBytes(4).toString('hex')}`;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => undefined };
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sv-bench-pg-'));
+  const pg = await startEmbeddedPostgres({ dir, port: await freePort(), persistent: false });
+  await pg.createDatabase('sv_bench');
+  return {
+    url: pg.url('sv_bench'),
+    stop: async () => {
+      await pg.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+interface Round {
+  count: number;
+  errors: number;
+  latencies: number[];
+  ms: number;
+}
+
+/** Keeps CONCURRENCY requests in flight for ROUND_MS; `request(i)` makes the i-th one. */
+async function round(request: (i: number) => Promise<Response>): Promise<Round> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let next = 0;
+  const started = performance.now();
+  const deadline = started + ROUND_MS;
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (performance.now() < deadline) {
+      const t0 = performance.now();
+      const res = await request(next++);
+      await res.arrayBuffer();
+      if (res.status >= 300) errors += 1;
+      latencies.push(performance.now() - t0);
+    }
+  }));
+  return { count: latencies.length, errors, latencies, ms: performance.now() - started };
+}
+
+function summary(rounds: Round[]) {
+  const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+  const count = rounds.reduce((n, r) => n + r.count, 0);
+  const ms = rounds.reduce((n, r) => n + r.ms, 0);
+  return { requests: count, errors: rounds.reduce((n, r) => n + r.errors, 0), rps: (count * 1000) / ms, p50: at(0.5), p99: at(0.99) };
+}
+
+async function main(): Promise<void> {
+  const db = await database();
+  const ds = await openDatabase(db.url, CONCURRENCY);
+  await ds.query(`CREATE TABLE ${BARE_TABLE} (id text PRIMARY KEY, body text NOT NULL, created_at timestamptz(3) NOT NULL DEFAULT now())`);
+  const config = { ...loadConfig(), databaseUrl: db.url, rateLimitPerMinute: 1_000_000_000, signalDailyCeiling: 1_000_000_000 };
+  // Intake never touches Temporal (the worker's relay starts analyses), so a lazy client suffices.
+  const app = await buildApp({ dataSource: ds, temporal: new Client(), config });
+  const bareInsert = async (request: FastifyRequest<{ Body: { body: string } }>, reply: FastifyReply) => {
+    await ds.query(`INSERT INTO ${BARE_TABLE} (id, body) VALUES ($1, $2)`, [newId('row'), request.body.body]);
+    return reply.code(201).send({ data: { ok: true } });
+  };
+  app.post('/bench/bare-insert', bareInsert);
+  app.post('/api/v1/bench/bare-insert', { config: { auth: 'key', scope: 'service:signals:write' } }, bareInsert);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(app.server.address() as net.AddressInfo).port}`;
+
+  const keys: string[] = [];
+  for (let i = 0; i < KEYS; i++) {
+    const org = await createOrganization(ds, { name: `Bench ${i}`, sponsored: true });
+    const product = await createProduct(ds, { organizationId: org.id, name: 'Bench product' });
+    const issued = await createServiceKey(ds, { organizationId: org.id, productId: product.id, environment: config.environment, scopes: ['service:signals:write'] });
+    keys.push(issued.secret);
+  }
+  const run = randomBytes(4).toString('hex');
+  const body = 'Exports take minutes for big projects; please make them faster.';
+  const intake = (i: number) => fetch(`${base}/api/v1/signals`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${keys[i % keys.length]}` },
+    body: JSON.stringify({ endUserId: `user-${i % 500}`, title: 'Export is slow', body, idempotencyKey: `bench-${run}-${i}`, kind: 'bug' }),
+  });
+  const bare = (i: number) => fetch(`${base}/bench/bare-insert`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ body, n: i }),
+  });
+  const bareKeyed = (i: number) => fetch(`${base}/api/v1/bench/bare-insert`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${keys[i % keys.length]}` },
+    body: JSON.stringify({ body, n: i }),
+  });
+
+  let intakeOffset = 0;
+  const intakeRounds: Round[] = [];
+  const bareRounds: Round[] = [];
+  const keyedRounds: Round[] = [];
+  await round(bare); // warm-up: connections, JIT, buffers
+  for (let r = 0; r < ROUNDS; r++) {
+    bareRounds.push(await round(bare));
+    keyedRounds.push(await round(bareKeyed));
+    const offset = intakeOffset;
+    const result = await round((i) => intake(offset + i));
+    intakeOffset += result.count + CONCURRENCY;
+    intakeRounds.push(result);
+  }
+  const b = summary(bareRounds);
+  const k = summary(keyedRounds);
+  const s = summary(intakeRounds);
+  const fmt = (x: number) => x.toFixed(2);
+  console.log(`concurrency ${CONCURRENCY}, ${KEYS} keys, ${ROUNDS} alternating rounds of ${ROUND_MS} ms each`);
+  console.log('route                   requests  errors   req/s    p50 ms   p99 ms');
+  for (const [name, x] of [['bare one-row INSERT', b], ['bare INSERT + key auth', k], ['POST /api/v1/signals', s]] as const) {
+    console.log(`${name.padEnd(22)} ${String(x.requests).padStart(9)} ${String(x.errors).padStart(7)} ${x.rps.toFixed(0).padStart(7)} ${fmt(x.p50).padStart(9)} ${fmt(x.p99).padStart(8)}`);
+  }
+  for (const [name, x] of [['bare', b], ['bare + key auth', k]] as const) {
+    console.log(`intake vs ${name}: rate ${(100 * s.rps / x.rps).toFixed(1)}% (aim >= 40%), p99 ${fmt(s.p99 / x.p99)}x (aim <= 3x), p50 ${fmt(s.p50 / x.p50)}x`);
+  }
+
+  await app.close();
+  await ds.query(`DROP TABLE ${BARE_TABLE}`);
+  await ds.destroy();
+  await db.stop();
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,35 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** One entry of an end user's in-app inbox: a thread reply or a release of a feature they care about. */
+@Entity('inbox_items')
+export class InboxItem {
+  @PrimaryColumn({ type: 'text' })
+  id!: string;
+
+  @Column({ name: 'organization_id', type: 'text' })
+  organizationId!: string;
+
+  @Column({ name: 'product_id', type: 'text' })
+  productId!: string;
+
+  @Column({ name: 'end_user_id', type: 'text' })
+  endUserId!: string;
+
+  @Column({ name: 'thread_id', type: 'text', nullable: true })
+  threadId!: string | null;
+
+  @Column({ name: 'release_id', type: 'text', nullable: true })
+  releaseId!: string | null;
+
+  @Column({ type: 'text' })
+  subject!: string;
+
+  @Column({ type: 'text' })
+  preview!: string;
+
+  @Column({ name: 'read_at', type: 'timestamptz', nullable: true })
+  readAt!: Date | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+}
