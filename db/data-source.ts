@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { CUSTOMER_LOOP_ENTITIES, ENTITIES } from './entities';
+import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 
 // Any fixed number shared by every process of this service: migrations run under it one at a time.
@@ -9,7 +9,7 @@ export function createDataSource(url: string, poolSize = 10): DataSource {
   return new DataSource({
     type: 'postgres',
     url,
-    entities: [...ENTITIES, ...CUSTOMER_LOOP_ENTITIES],
+    entities: ENTITIES,
     migrations: MIGRATIONS,
     migrationsTransactionMode: 'each',
     synchronize: false,

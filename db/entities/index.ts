@@ -44,8 +44,6 @@ export const ENTITIES = [
   Organization, Product, Environment, Teammate, TeammateSession, ServiceKey, IdempotencyRecord,
   RateLimitWindow, IdentityNonce, OutboxEvent, WebhookEndpoint, WebhookDelivery, WebhookAttempt,
   ProofItem, ProofVersion, ConsentGrant, ProofApprovalRequest, ProofRevocation, ProofEvent,
-];
-export const CUSTOMER_LOOP_ENTITIES = [
   EndUser, Thread, ThreadMessage, Signal, Feature, FeatureSignalLink, FeatureVote, FeatureFollow, Release,
   ReleaseReceipt, InboxItem, IntakeLimit,
 ];
