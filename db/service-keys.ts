@@ -184,29 +184,3 @@ export async function listServiceKeys(
     .where('k.organization_id = :organizationId', { organizationId });
   return pageOf(qb, 'k', page, viewServiceKey);
 }
-
-export interface KeyPrincipal {
-  key: ServiceKey;
-  productActive: boolean | null;
-}
-
-/** Finds the key a bearer secret names, whatever its state; the caller decides what state allows. */
-export async function findKeyBySecret(ds: DataSource, secret: string): Promise<KeyPrincipal | null> {
-  const row = await ds.getRepository(ServiceKey).createQueryBuilder('k')
-    .leftJoin(Product, 'p', 'p.id = k.product_id')
-    .addSelect('p.active', 'product_active')
-    .where('k.digest = :digest', { digest: sha256Hex(secret) })
-    .getRawAndEntities();
-  const key = row.entities[0];
-  if (!key) return null;
-  return { key, productActive: row.raw[0].product_active ?? null };
-}
-
-/** Records use at most once a minute per key, so the hot path does not write on every request. */
-export async function touchServiceKey(ds: DataSource, id: string): Promise<void> {
-  await ds.query(
-    `UPDATE service_keys SET last_used_at = now()
-      WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
-    [id],
-  );
-}
