@@ -6,13 +6,10 @@
  * so that the second ratio shows what intake itself costs.
  *
  *   npm run bench:signals                       # embedded PostgreSQL in a temporary directory
- *   DATABASE_URL=postgres://... npm run bench:signals
+ *   DATABASE_URL=postgres://... npm run bench:signals   # a scratch database on that server
  *   BENCH_ROUNDS=3 BENCH_ROUND_MS=5000 BENCH_CONCURRENCY=32 BENCH_KEYS=64 npm run bench:signals
  */
-import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import { FastifyReply, FastifyRequest } from 'fastify';
@@ -21,8 +18,8 @@ import { newId } from '../db/ids';
 import { createServiceKey } from '../db/service-keys';
 import { createOrganization, createProduct } from '../db/tenancy';
 import { loadConfig } from '../runtime/config';
-import { startEmbeddedPostgres } from '../runtime/embedded-postgres';
 import { openDatabase } from '../runtime/services';
+import { Cleanup, startScratchDatabase } from '../test/support/servers';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const ROUNDS = env('BENCH_ROUNDS', 3);
@@ -30,31 +27,6 @@ const ROUND_MS = env('BENCH_ROUND_MS', 5_000);
 const CONCURRENCY = env('BENCH_CONCURRENCY', 32);
 const KEYS = env('BENCH_KEYS', 64);
 const BARE_TABLE = `bench_rows_${randomBytes(4).toString('hex')}`;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
-  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => undefined };
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sv-bench-pg-'));
-  const pg = await startEmbeddedPostgres({ dir, port: await freePort(), persistent: false });
-  await pg.createDatabase('sv_bench');
-  return {
-    url: pg.url('sv_bench'),
-    stop: async () => {
-      await pg.stop();
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 interface Round {
   count: number;
@@ -91,10 +63,11 @@ function summary(rounds: Round[]) {
 }
 
 async function main(): Promise<void> {
-  const db = await database();
-  const ds = await openDatabase(db.url, CONCURRENCY);
+  const cleanup: Cleanup = [];
+  const url = await startScratchDatabase(cleanup, 'sv_bench');
+  const ds = await openDatabase(url, CONCURRENCY);
   await ds.query(`CREATE TABLE ${BARE_TABLE} (id text PRIMARY KEY, body text NOT NULL, created_at timestamptz(3) NOT NULL DEFAULT now())`);
-  const config = { ...loadConfig(), databaseUrl: db.url, rateLimitPerMinute: 1_000_000_000, signalDailyCeiling: 1_000_000_000 };
+  const config = { ...loadConfig(), databaseUrl: url, rateLimitPerMinute: 1_000_000_000, signalDailyCeiling: 1_000_000_000 };
   // Intake never touches Temporal (the worker's relay starts analyses), so a lazy client suffices.
   const app = await buildApp({ dataSource: ds, temporal: new Client(), config });
   const bareInsert = async (request: FastifyRequest<{ Body: { body: string } }>, reply: FastifyReply) => {
@@ -156,12 +129,11 @@ async function main(): Promise<void> {
   }
 
   await app.close();
-  await ds.query(`DROP TABLE ${BARE_TABLE}`);
   await ds.destroy();
-  await db.stop();
+  for (const step of cleanup.reverse()) await step();
 }
 
 main().catch((err) => {
-  console.error(err);
+  console.error(`bench:signals failed: ${(err as Error).message}`);
   process.exit(1);
 });
