@@ -346,7 +346,8 @@ describe('webhook delivery (real Temporal, real HTTP receiver)', function () {
     assert.equal(receiver.requests.length, 1);
   });
 
-  it('a worker restarted while a delivery waits to retry loses nothing', async () => {
+  it('a worker restarted while a delivery waits to retry loses nothing', async function () {
+    this.timeout(60_000);
     receiver.answer({ status: 500 }, { status: 200 });
     const { endpoint } = await createEndpoint(tenant, { url: receiver.url, subscriptions: ['*'] });
     const taskQueue = `restart-${randomBytes(4).toString('hex')}`;
@@ -355,11 +356,13 @@ describe('webhook delivery (real Temporal, real HTTP receiver)', function () {
       `INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, event_type, payload, workflow_started)
        VALUES ($1, $2, $3, 'evt_restart', 'signal.created', '{"id":"evt_restart"}', true)`,
       [deliveryId, tenant.organizationId, endpoint.id]);
-    const makeWorker = () => Worker.create({
-      connection: ctx.nativeConnection, taskQueue, workflowBundle: ctx.workflowBundle,
+    // Without a workflow cache the first worker takes no sticky queue, so the resumed timer is not held
+    // for the sticky timeout (10 s) before the second worker may take it.
+    const makeWorker = (maxCachedWorkflows?: number) => Worker.create({
+      connection: ctx.nativeConnection, taskQueue, workflowBundle: ctx.workflowBundle, maxCachedWorkflows,
       activities: createActivities({ dataSource: ctx.dataSource, config: ctx.config }),
     });
-    const first = await makeWorker();
+    const first = await makeWorker(0);
     const firstRun = first.run();
     const handle = await ctx.temporal.workflow.start(webhookDeliveryWorkflow, {
       workflowId: `webhook-delivery/${deliveryId}`, taskQueue,
