@@ -14,6 +14,7 @@ import { registerOpenApi } from './openapi';
 import { proofEventRoutes } from './proof-events';
 import { proofExportRoutes } from './proof-exports';
 import { proofItemRoutes } from './proof-items';
+import { proofPlacementRoutes } from './proof-placements';
 import { proofSubmissionRoutes } from './proof-submissions';
 import { yupValidatorCompiler } from './validation';
 import { whoamiRoutes } from './whoami';
@@ -72,6 +73,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(proofItemRoutes, deps);
   await app.register(proofEventRoutes, deps);
   await app.register(proofExportRoutes, deps);
+  await app.register(proofPlacementRoutes, deps);
   await app.register(workspaceProofRoutes, deps);
   return app;
 }

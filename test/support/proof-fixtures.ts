@@ -107,3 +107,45 @@ export async function rawQuery(sql: string, params: unknown[] = []): Promise<unk
     await client.end();
   }
 }
+
+export interface PlacementTenant extends ProofTenant {
+  /** Same product: read, write and publish. */
+  publishKey: string;
+}
+
+export async function createPlacementTenant(): Promise<PlacementTenant> {
+  const tenant = await createProofTenant();
+  const publish = await createServiceKey(ctx.dataSource, {
+    organizationId: tenant.organizationId, productId: tenant.product.id, environment: 'production',
+    scopes: ['service:proof:read', 'service:proof:write', 'service:proof:publish'],
+  });
+  return { ...tenant, publishKey: publish.secret };
+}
+
+export async function createPlacement(tenant: PlacementTenant, body: object = {}): Promise<{ id: string; [k: string]: unknown }> {
+  const res = await call(withKey(tenant.publishKey, {
+    method: 'POST', url: '/api/v1/proof/placements', payload: { name: 'Home wall', placementType: 'wall', channel: 'website', ...body },
+  }));
+  if (res.statusCode !== 201) throw new Error(`placement failed: ${res.statusCode} ${res.body}`);
+  return res.json().data;
+}
+
+export async function place(tenant: PlacementTenant, placementId: string, body: object) {
+  return call(withKey(tenant.publishKey, { method: 'POST', url: `/api/v1/proof/placements/${placementId}/items`, payload: body }));
+}
+
+export async function publish(tenant: PlacementTenant, placementId: string, query = '') {
+  return call(withKey(tenant.publishKey, { method: 'POST', url: `/api/v1/proof/placements/${placementId}/publish${query}` }));
+}
+
+/** An active placement on `channel` showing the given items, in order. */
+export async function publishedPlacement(tenant: PlacementTenant, itemIds: string[], body: object = {}): Promise<string> {
+  const placement = await createPlacement(tenant, body);
+  for (const proofItemId of itemIds) {
+    const res = await place(tenant, placement.id, { proofItemId });
+    if (res.statusCode !== 201) throw new Error(`place failed: ${res.body}`);
+  }
+  const res = await publish(tenant, placement.id);
+  if (res.statusCode !== 200) throw new Error(`publish failed: ${res.body}`);
+  return placement.id;
+}
