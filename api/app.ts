@@ -11,11 +11,13 @@ import { registerIdempotency } from './idempotency';
 import { installationRoutes } from './installation';
 import { registerJsonBodyParser } from './json-body';
 import { registerOpenApi } from './openapi';
+import { proofAssetRoutes } from './proof-assets';
 import { proofEventRoutes } from './proof-events';
 import { proofExportRoutes } from './proof-exports';
 import { proofItemRoutes } from './proof-items';
 import { proofPlacementRoutes } from './proof-placements';
 import { proofSubmissionRoutes } from './proof-submissions';
+import { publicProofRoutes } from './public-proof';
 import { yupValidatorCompiler } from './validation';
 import { whoamiRoutes } from './whoami';
 import { workspaceKeyRoutes } from './workspace-keys';
@@ -74,6 +76,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(proofEventRoutes, deps);
   await app.register(proofExportRoutes, deps);
   await app.register(proofPlacementRoutes, deps);
+  await app.register(publicProofRoutes, deps);
+  await app.register(proofAssetRoutes, deps);
   await app.register(workspaceProofRoutes, deps);
   return app;
 }

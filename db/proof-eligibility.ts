@@ -74,6 +74,8 @@ export interface EligibilityContext {
   policy?: EligibilityPolicy;
   /** The use is paid (besides the paid_ads channel, which always is). */
   paidUse?: boolean;
+  /** The media the use shows, when the use itself decides it (a quote card shows words). */
+  media?: string;
   now: Date;
 }
 
@@ -130,7 +132,7 @@ function grantReasons(grant: EligibilityGrant, input: EligibilityInput, ctx: Eli
   if (ctx.productId && grant.products && !grant.products.all && !(grant.products.ids ?? []).includes(ctx.productId)) {
     reasons.push('product_not_consented');
   }
-  if (grant.media && !grant.media.includes(mediaNeeded(item.type, ctx.placementType))) reasons.push('media_not_consented');
+  if (grant.media && !grant.media.includes(ctx.media ?? mediaNeeded(item.type, ctx.placementType))) reasons.push('media_not_consented');
   const needed = ctx.policy?.requiredIdentityFields ?? [];
   const shown = grant.displayMode === 'anonymous' ? [] : grant.identityFields;
   if (needed.some((field) => !shown.includes(field))) reasons.push('identity_fields_not_consented');

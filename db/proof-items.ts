@@ -7,6 +7,7 @@ import { ProofContent } from './entities/proof-version';
 import { newId } from './ids';
 import { eligibleChannels, evaluateEligibility } from './proof-eligibility';
 import { Actor, appendProofEvent } from './proof-ledger';
+import { issueReceipt } from './proof-receipts';
 import { semanticDiff } from './proof-semantic-diff';
 import { Page, PageRequest, pageOf } from './pagination';
 
@@ -220,6 +221,7 @@ export async function submitProof(ds: DataSource, ctx: SubmissionContext, body: 
       revokedAt: null,
     });
     const item = await em.getRepository(ProofItem).findOneByOrFail({ id: itemId });
+    await issueReceipt(ds, em, await em.getRepository(ConsentGrant).findOneByOrFail({ id: grantId }), item, hash);
     const ledger = { organizationId: ctx.organizationId, productId: ctx.productId, proofItemId: itemId, actor };
     await appendProofEvent(em, {
       ...ledger, eventType: 'proof.response.submitted', properties: { itemType: body.type, versionId, overLimit: item.overLimit },

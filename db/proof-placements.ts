@@ -377,3 +377,14 @@ export async function publishPlacement(ds: DataSource, scope: Scope, id: string,
     return { placement: viewPlacement(placement), ...counts };
   });
 }
+
+export const ENGAGEMENT_TYPES = ['impression', 'click', 'play'] as const;
+
+/** One beacon hit, counted per placement, item, type and UTC day; nothing about the visitor is kept. */
+export async function recordEngagement(ds: DataSource, placementId: string, proofItemId: string, type: string, now: Date): Promise<void> {
+  await ds.query(
+    `INSERT INTO proof_engagement_counts (placement_id, proof_item_id, event_type, day, count) VALUES ($1, $2, $3, $4, 1)
+     ON CONFLICT (placement_id, proof_item_id, event_type, day) DO UPDATE SET count = proof_engagement_counts.count + 1`,
+    [placementId, proofItemId, type, now.toISOString().slice(0, 10)],
+  );
+}

@@ -37,7 +37,7 @@ export class ProofAsset {
   files!: string[];
 
   @Column({ type: 'jsonb' })
-  content!: Record<string, unknown>;
+  content!: object;
 
   @Column({ name: 'media_type', type: 'text' })
   mediaType!: string;

@@ -67,8 +67,8 @@ export async function approve(tenant: Tenant, itemId: string, versionId: string,
 }
 
 /** Submits and approves the original: an item eligible on the consented channels. */
-export async function approvedItem(tenant: Tenant): Promise<Submitted> {
-  const s = await submit(tenant);
+export async function approvedItem(tenant: Tenant, body: object = submissionBody()): Promise<Submitted> {
+  const s = await submit(tenant, body);
   const requested = await requestApproval(tenant, s.proofItemId, s.originalVersionId);
   if (requested.statusCode !== 200) throw new Error(`request-approval failed: ${requested.body}`);
   const approved = await approve(tenant, s.proofItemId, s.originalVersionId);
