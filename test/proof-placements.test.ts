@@ -80,6 +80,8 @@ describe('proof placements', () => {
     assert.equal(await ledgerCount(), before);
     const real = await publish(tenant, placement.id);
     assert.deepEqual([real.json().data.eligibleCount, real.json().data.excludedCount, real.json().data.placement.state], [1, 1, 'active']);
+    const published = (await as(tenant.readKey, 'GET', '/api/v1/proof/items?status=published')).json().data;
+    assert.equal(published.length, 2, 'published: placed on an active placement');
     const events = await rawQuery(`SELECT id, properties FROM proof_events WHERE placement_id = $1 AND event_type = 'proof.placement.published'`, [placement.id]) as Array<{ id: string }>;
     assert.equal(events.length, 1);
     const outbox = await rawQuery(`SELECT event_type, payload FROM outbox_events WHERE id = $1`, [`evt_${events[0].id}`]) as Array<{ event_type: string; payload: { placementId: string; fetchUrl: string; properties: object } }>;
