@@ -45,23 +45,27 @@ function toKey(row: KeyRow): SigningKey {
   return key;
 }
 
-async function insertKey(em: EntityManager, state: 'active'): Promise<void> {
+async function insertKey(em: EntityManager): Promise<void> {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   await em.query(
-    `INSERT INTO proof_signing_keys (id, state, public_jwk, private_key_pem) VALUES ($1, $2, $3, $4)
+    `INSERT INTO proof_signing_keys (id, state, public_jwk, private_key_pem) VALUES ($1, 'active', $2, $3)
      ON CONFLICT DO NOTHING`,
-    [newId('sk'), state, JSON.stringify(publicKey.export({ format: 'jwk' })), privateKey.export({ format: 'pem', type: 'pkcs8' })],
+    [newId('sk'), JSON.stringify(publicKey.export({ format: 'jwk' })), privateKey.export({ format: 'pem', type: 'pkcs8' })],
   );
 }
 
-/** The key that signs now; the first call on an empty database creates it (racing creators agree on one). */
-export async function activeSigningKey(ds: DataSource, em: EntityManager = ds.manager): Promise<SigningKey> {
+/**
+ * The key that signs now; the first call on an empty database creates it (racing creators agree on
+ * one). Always on its own connection, never in a caller's transaction: a key must never be cached that
+ * a rollback could take back.
+ */
+export async function activeSigningKey(ds: DataSource): Promise<SigningKey> {
   const cached = activeOf.get(ds);
   if (cached && Date.now() - cached.at < ACTIVE_TTL_MS && byKid.has(cached.kid)) return byKid.get(cached.kid)!;
-  let rows: KeyRow[] = await em.query(`SELECT * FROM proof_signing_keys WHERE state = 'active'`);
+  let rows: KeyRow[] = await ds.query(`SELECT * FROM proof_signing_keys WHERE state = 'active'`);
   if (rows.length === 0) {
-    await insertKey(em, 'active');
-    rows = await em.query(`SELECT * FROM proof_signing_keys WHERE state = 'active'`);
+    await insertKey(ds.manager);
+    rows = await ds.query(`SELECT * FROM proof_signing_keys WHERE state = 'active'`);
   }
   const key = toKey(rows[0]);
   activeOf.set(ds, { kid: key.kid, at: Date.now() });
@@ -72,7 +76,7 @@ export async function activeSigningKey(ds: DataSource, em: EntityManager = ds.ma
 export async function rotateSigningKey(ds: DataSource): Promise<string> {
   await ds.transaction(async (em) => {
     await em.query(`UPDATE proof_signing_keys SET state = 'retired', retired_at = now() WHERE state = 'active'`);
-    await insertKey(em, 'active');
+    await insertKey(em);
   });
   activeOf.delete(ds);
   return (await activeSigningKey(ds)).kid;

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { createPublicKey, verify } from 'node:crypto';
+import { renderPlacement } from '../db/proof-render';
 import { rotateSigningKey } from '../db/proof-signing';
 import { call, withKey } from './support/fixtures';
 import {
-  PlacementTenant, approvedItem, createPlacement, createPlacementTenant, publishedPlacement, submissionBody, submit,
+  PlacementTenant, approvedItem, countingDataSource, createPlacement, createPlacementTenant, place, publishedPlacement, submissionBody, submit,
 } from './support/proof-fixtures';
 import { ctx } from './support/root-hooks';
 
@@ -49,6 +50,24 @@ describe('public proof delivery', () => {
     assert.equal(again.statusCode, 304);
     assert.equal(again.body, '');
     assert.equal((await render(id, { 'if-none-match': '"other"' })).statusCode, 200);
+  });
+
+  it('a render costs one query however many items the placement holds', async () => {
+    const id = await publishedPlacement(tenant, [(await approvedItem(tenant)).proofItemId]);
+    const { ds, statements } = await countingDataSource();
+    try {
+      await renderPlacement(ds, id); // loads the signing key once per process
+      const perRender = async () => {
+        statements.length = 0;
+        assert.ok(await renderPlacement(ds, id));
+        return statements.length;
+      };
+      assert.equal(await perRender(), 1, statements.join('\n'));
+      for (let i = 0; i < 4; i++) await place(tenant, id, { proofItemId: (await approvedItem(tenant)).proofItemId });
+      assert.equal(await perRender(), 1, statements.join('\n'));
+    } finally {
+      await ds.destroy();
+    }
   });
 
   it('shows only the consented identity, in the display mode; paused and draft placements render nothing (404)', async () => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { FastifyInstance } from 'fastify';
 import { Client as PgClient } from 'pg';
+import { DataSource, DataSourceOptions, Logger } from 'typeorm';
 import { createServiceKey } from '../../db/service-keys';
 import { Tenant, asTeammate, call, createTenant, withKey } from './fixtures';
 import { ctx } from './root-hooks';
@@ -148,4 +149,19 @@ export async function publishedPlacement(tenant: PlacementTenant, itemIds: strin
   const res = await publish(tenant, placement.id);
   if (res.statusCode !== 200) throw new Error(`publish failed: ${res.body}`);
   return placement.id;
+}
+
+/** A second DataSource on the test database that records every statement it runs, for query-count tests. */
+export async function countingDataSource(): Promise<{ ds: DataSource; statements: string[] }> {
+  const statements: string[] = [];
+  const noop = () => undefined;
+  const logger: Logger = {
+    logQuery: (query) => {
+      statements.push(query);
+    },
+    logQueryError: noop, logQuerySlow: noop, logSchemaBuild: noop, logMigration: noop, log: noop,
+  };
+  const ds = new DataSource({ ...ctx.dataSource.options, migrations: [], logging: ['query'], logger } as DataSourceOptions);
+  await ds.initialize();
+  return { ds, statements };
 }
