@@ -91,6 +91,15 @@ describe('proof placements', () => {
     assert.deepEqual(outbox[0].payload.properties, { renderCacheVersion: real.json().data.placement.renderCacheVersion, eligibleCount: 1, excludedCount: 1 });
   });
 
+  it('expand=items carries the first 50 rows and hasMore', async () => {
+    const placement = await createPlacement(tenant);
+    for (let i = 0; i < 51; i++) await place(tenant, placement.id, { proofItemId: (await submit(tenant)).proofItemId, position: i });
+    const items = (await as(tenant.readKey, 'GET', `/api/v1/proof/placements/${placement.id}?expand=items`)).json().data.expanded.items;
+    assert.equal(items.data.length, 50);
+    assert.equal(items.hasMore, true);
+    assert.deepEqual(items.data.slice(0, 2).map((i: { position: number }) => i.position), [0, 1]);
+  });
+
   it('another product\'s placement or item answers 404', async () => {
     const other = await createPlacementTenant();
     const mine = await createPlacement(tenant);
