@@ -3,6 +3,7 @@ import path from 'node:path';
 import { DataSource } from 'typeorm';
 import { signIdentityToken } from '../api/identity-token';
 import { DEFAULT_PAGE_SIZE } from '../db/pagination';
+import { rotateSigningKey } from '../db/proof-signing';
 import { createSession } from '../db/sessions';
 import {
   DEFAULT_KEY_DAYS, createServiceKey, listServiceKeys, revokeServiceKey, rotateServiceKey,
@@ -27,6 +28,7 @@ const USAGE = `usage: sv <command> [options] [--json]
   key list --org ORG_ID [--limit N] [--cursor C]
   identity-secret --product PRODUCT_ID
   identity-token --product PRODUCT_ID --sub END_USER_ID [--ttl SECONDS] [--nonce N]
+  signing-key rotate   (new Ed25519 key for manifests and receipts; old keys keep verifying)
 
 Uses the server's configuration: DATABASE_URL, or the embedded PostgreSQL under SV_DATA_DIR.`;
 
@@ -122,6 +124,10 @@ async function run(ds: DataSource, config: Config, words: string[], values: Valu
       const product = await getProduct(ds, need(values, 'product'));
       const json = { productId: product.id, algorithm: 'HS256', keyId: product.identityKeyId, secret: product.identitySecret };
       return { json, text: `kid: ${json.keyId}\nsecret: ${json.secret}\nalgorithm: HS256` };
+    }
+    case 'signing-key rotate': {
+      const kid = await rotateSigningKey(ds);
+      return { json: { kid }, text: `signing key ${kid} is active; retired keys stay in the key set for verification` };
     }
     case 'identity-token': {
       const product = await getProduct(ds, need(values, 'product'));

@@ -1,8 +1,9 @@
 import { DataSource, In } from 'typeorm';
 import { sha256OfCanonical } from './canonical-json';
 import { notFound } from '../runtime/service-error';
-import { ConsentGrant, Product, ProofItem, ProofVersion } from './entities';
+import { ConsentGrant, Product, ProofItem, ProofPlacement, ProofVersion } from './entities';
 import { consentStatus, viewGrant, viewItem, viewVersion } from './proof-items';
+import { viewPlacement } from './proof-placements';
 
 export const EXPORT_FORMAT = 'service-proof-export-v1';
 export const RAW_EXPORT_FORMAT = 'service-proof-raw-export-v1';
@@ -23,8 +24,8 @@ async function consentsOf(ds: DataSource, items: ProofItem[]) {
 
 /**
  * Approved-only bundle of a product: items with an approved public version that are not revoked,
- * on hold for a revocation, or deleted; their approved versions and consent summaries. Placements
- * are empty until the placement issue lands.
+ * on hold for a revocation, or deleted; their approved versions, consent summaries and the product's
+ * placements.
  */
 export async function exportApproved(ds: DataSource, productId: string) {
   const items = await ds.getRepository(ProofItem).createQueryBuilder('i')
@@ -43,7 +44,7 @@ export async function exportApproved(ds: DataSource, productId: string) {
     items: items.map(viewItem),
     versions: versions.map(viewVersion),
     consents: await consentsOf(ds, items),
-    placements: [],
+    placements: (await ds.getRepository(ProofPlacement).find({ where: { productId }, order: { createdAt: 'ASC', id: 'ASC' } })).map(viewPlacement),
   });
 }
 

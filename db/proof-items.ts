@@ -7,6 +7,7 @@ import { ProofContent } from './entities/proof-version';
 import { newId } from './ids';
 import { eligibleChannels, evaluateEligibility } from './proof-eligibility';
 import { Actor, appendProofEvent } from './proof-ledger';
+import { issueReceipt } from './proof-receipts';
 import { semanticDiff } from './proof-semantic-diff';
 import { Page, PageRequest, pageOf } from './pagination';
 
@@ -220,6 +221,7 @@ export async function submitProof(ds: DataSource, ctx: SubmissionContext, body: 
       revokedAt: null,
     });
     const item = await em.getRepository(ProofItem).findOneByOrFail({ id: itemId });
+    await issueReceipt(ds, em, await em.getRepository(ConsentGrant).findOneByOrFail({ id: grantId }), item, hash);
     const ledger = { organizationId: ctx.organizationId, productId: ctx.productId, proofItemId: itemId, actor };
     await appendProofEvent(em, {
       ...ledger, eventType: 'proof.response.submitted', properties: { itemType: body.type, versionId, overLimit: item.overLimit },
@@ -303,7 +305,14 @@ export async function listItems(
   const qb = ds.getRepository(ProofItem).createQueryBuilder('i')
     .where('i.product_id = :productId', { productId })
     .andWhere(`NOT (i.status = 'deleted' AND (i.recovery_closed_at IS NOT NULL OR i.recovery_closes_at <= now()))`);
-  if (filter.statuses.length > 0) qb.andWhere('i.status IN (:...statuses)', { statuses: filter.statuses });
+  const statuses = filter.statuses.filter((st) => st !== 'published');
+  // `published`: placed on an active placement (whether it renders is decided per render).
+  const published = `EXISTS (SELECT 1 FROM proof_placement_items pi JOIN proof_placements p ON p.id = pi.placement_id
+    WHERE pi.proof_item_id = i.id AND pi.state = 'active' AND p.state = 'active')`;
+  if (statuses.length > 0 && statuses.length < filter.statuses.length) {
+    qb.andWhere(`(i.status IN (:...statuses) OR ${published})`, { statuses });
+  } else if (statuses.length > 0) qb.andWhere('i.status IN (:...statuses)', { statuses });
+  else if (filter.statuses.length > 0) qb.andWhere(`i.status <> 'deleted' AND ${published}`);
   else qb.andWhere(`i.status <> 'deleted'`);
   if (filter.type) qb.andWhere('i.type = :type', { type: filter.type });
   const result: Page<ProofItem> = await pageOf(qb, 'i', page, (row) => row);

@@ -14,7 +14,7 @@ export const SYSTEM_ACTOR: Actor = { type: 'system', id: null };
 /** Ledger types that go out as webhooks with envelope id `evt_<ledger id>`: the spec's proof event types. */
 const PUBLISHED = new Set([
   'proof.response.submitted', 'proof.consent.granted', 'proof.consent.revoked', 'proof.item.approved',
-  'proof.health.warning',
+  'proof.health.warning', 'proof.placement.published', 'proof.asset.ready',
 ]);
 
 /**
@@ -29,6 +29,8 @@ const ALLOWED_PROPERTIES: Record<string, string[]> = {
   'proof.item.rejected': ['versionId'],
   'proof.revocation.completed': ['revocationId'],
   'proof.health.warning': ['check', 'revocationId'],
+  'proof.placement.published': ['renderCacheVersion', 'eligibleCount', 'excludedCount'],
+  'proof.asset.ready': ['assetType', 'format', 'sourceVersionIds'],
 };
 
 export function allowListed(type: string, properties: Record<string, unknown>): Record<string, unknown> {
@@ -41,9 +43,18 @@ export interface LedgerEntry {
   productId: string | null;
   eventType: string;
   proofItemId: string | null;
+  placementId?: string;
+  assetId?: string;
   actor: Actor;
   /** Ids and enums only; the ledger is readable with proof:read and feeds webhooks. */
   properties?: Record<string, unknown>;
+}
+
+function fetchUrlOf(event: ProofEvent): string {
+  if (event.placementId) return `/api/v1/proof/placements/${event.placementId}`;
+  if (event.assetId) return `/api/v1/proof/assets/${event.assetId}`;
+  if (event.proofItemId) return `/api/v1/proof/items/${event.proofItemId}`;
+  return `/api/v1/proof/events?eventId=${event.id}`;
 }
 
 export function webhookData(event: ProofEvent): Record<string, unknown> {
@@ -58,7 +69,7 @@ export function webhookData(event: ProofEvent): Record<string, unknown> {
     proofItemId: event.proofItemId,
     placementId: event.placementId,
     assetId: event.assetId,
-    fetchUrl: event.proofItemId ? `/api/v1/proof/items/${event.proofItemId}` : `/api/v1/proof/events?eventId=${event.id}`,
+    fetchUrl: fetchUrlOf(event),
     properties: allowListed(event.eventType, event.properties),
   };
 }
@@ -75,8 +86,8 @@ export async function appendProofEvent(em: EntityManager, entry: LedgerEntry): P
     productId: entry.productId,
     eventType: entry.eventType,
     proofItemId: entry.proofItemId,
-    placementId: null,
-    assetId: null,
+    placementId: entry.placementId ?? null,
+    assetId: entry.assetId ?? null,
     actorType: entry.actor.type,
     actorId: entry.actor.id,
     properties: entry.properties ?? {},

@@ -64,6 +64,11 @@ describe('sv operator CLI', function () {
     const minted = await json('identity-token', '--product', product.id, '--sub', 'user-42');
     const install = await call({ method: 'GET', url: '/api/v1/installation', headers: { authorization: `Bearer ${minted.token}` } });
     assert.equal(install.json().data.endUserId, 'user-42');
+
+    const { kid } = await json('signing-key', 'rotate');
+    const keys = (await call({ method: 'GET', url: '/api/public/proof/receipts/keys' })).json().keys;
+    assert.equal(keys[0].kid, kid);
+    assert.ok(keys.slice(1).every((k: { status: string }) => k.status === 'retired'));
   });
 
   const failures: Array<[string, string[], number, RegExp]> = [

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { DataSource, DataSourceOptions, Logger } from 'typeorm';
 import { listItems } from '../db/proof-items';
 import { call, createTenant, errorCode, withKey } from './support/fixtures';
 import {
-  ProofTenant, approvedItem, createProofTenant, getItem, rawQuery, requestApproval, submissionBody, submit,
+  ProofTenant, approvedItem, countingDataSource, createProofTenant, getItem, rawQuery, requestApproval, submissionBody, submit,
 } from './support/proof-fixtures';
 import { ctx } from './support/root-hooks';
 
@@ -266,16 +265,7 @@ describe('proof expand query count', () => {
   it('costs one query per relation for the whole page, however many items it holds', async () => {
     const tenant = await createProofTenant();
     for (let i = 0; i < 5; i++) await submit(tenant);
-    const statements: string[] = [];
-    const noop = () => undefined;
-    const logger: Logger = {
-      logQuery: (query) => {
-        statements.push(query);
-      },
-      logQueryError: noop, logQuerySlow: noop, logSchemaBuild: noop, logMigration: noop, log: noop,
-    };
-    const counting = new DataSource({ ...ctx.dataSource.options, migrations: [], logging: ['query'], logger } as DataSourceOptions);
-    await counting.initialize();
+    const { ds: counting, statements } = await countingDataSource();
     try {
       const page = await listItems(counting, tenant.product.id, { statuses: [] }, { limit: 50 }, ['versions', 'consent'], true);
       assert.equal(page.data.length, 5);

@@ -14,7 +14,10 @@ import { OutboxEvent } from './outbox-event';
 import { Product } from './product';
 import { ProofApprovalRequest } from './proof-approval-request';
 import { ProofEvent } from './proof-event';
+import { ProofAsset } from './proof-asset';
 import { ProofItem } from './proof-item';
+import { ProofPlacement } from './proof-placement';
+import { ProofPlacementItem } from './proof-placement-item';
 import { ProofRevocation } from './proof-revocation';
 import { ProofVersion } from './proof-version';
 import { RateLimitWindow } from './rate-limit-window';
@@ -39,6 +42,7 @@ export {
   EndUser, Feature, FeatureFollow, FeatureSignalLink, FeatureVote, InboxItem, IntakeLimit, Release, ReleaseReceipt,
   Signal, Thread, ThreadMessage,
 };
+export { ProofAsset, ProofPlacement, ProofPlacementItem };
 
 export const ENTITIES = [
   Organization, Product, Environment, Teammate, TeammateSession, ServiceKey, IdempotencyRecord,
@@ -46,4 +50,5 @@ export const ENTITIES = [
   ProofItem, ProofVersion, ConsentGrant, ProofApprovalRequest, ProofRevocation, ProofEvent,
   EndUser, Thread, ThreadMessage, Signal, Feature, FeatureSignalLink, FeatureVote, FeatureFollow, Release,
   ReleaseReceipt, InboxItem, IntakeLimit,
+  ProofPlacement, ProofPlacementItem, ProofAsset,
 ];

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { FastifyInstance } from 'fastify';
 import { Client as PgClient } from 'pg';
+import { DataSource, DataSourceOptions, Logger } from 'typeorm';
 import { createServiceKey } from '../../db/service-keys';
 import { Tenant, asTeammate, call, createTenant, withKey } from './fixtures';
 import { ctx } from './root-hooks';
@@ -67,8 +68,8 @@ export async function approve(tenant: Tenant, itemId: string, versionId: string,
 }
 
 /** Submits and approves the original: an item eligible on the consented channels. */
-export async function approvedItem(tenant: Tenant): Promise<Submitted> {
-  const s = await submit(tenant);
+export async function approvedItem(tenant: Tenant, body: object = submissionBody()): Promise<Submitted> {
+  const s = await submit(tenant, body);
   const requested = await requestApproval(tenant, s.proofItemId, s.originalVersionId);
   if (requested.statusCode !== 200) throw new Error(`request-approval failed: ${requested.body}`);
   const approved = await approve(tenant, s.proofItemId, s.originalVersionId);
@@ -106,4 +107,61 @@ export async function rawQuery(sql: string, params: unknown[] = []): Promise<unk
   } finally {
     await client.end();
   }
+}
+
+export interface PlacementTenant extends ProofTenant {
+  /** Same product: read, write and publish. */
+  publishKey: string;
+}
+
+export async function createPlacementTenant(): Promise<PlacementTenant> {
+  const tenant = await createProofTenant();
+  const publish = await createServiceKey(ctx.dataSource, {
+    organizationId: tenant.organizationId, productId: tenant.product.id, environment: 'production',
+    scopes: ['service:proof:read', 'service:proof:write', 'service:proof:publish'],
+  });
+  return { ...tenant, publishKey: publish.secret };
+}
+
+export async function createPlacement(tenant: PlacementTenant, body: object = {}): Promise<{ id: string; [k: string]: unknown }> {
+  const res = await call(withKey(tenant.publishKey, {
+    method: 'POST', url: '/api/v1/proof/placements', payload: { name: 'Home wall', placementType: 'wall', channel: 'website', ...body },
+  }));
+  if (res.statusCode !== 201) throw new Error(`placement failed: ${res.statusCode} ${res.body}`);
+  return res.json().data;
+}
+
+export async function place(tenant: PlacementTenant, placementId: string, body: object) {
+  return call(withKey(tenant.publishKey, { method: 'POST', url: `/api/v1/proof/placements/${placementId}/items`, payload: body }));
+}
+
+export async function publish(tenant: PlacementTenant, placementId: string, query = '') {
+  return call(withKey(tenant.publishKey, { method: 'POST', url: `/api/v1/proof/placements/${placementId}/publish${query}` }));
+}
+
+/** An active placement on `channel` showing the given items, in order. */
+export async function publishedPlacement(tenant: PlacementTenant, itemIds: string[], body: object = {}): Promise<string> {
+  const placement = await createPlacement(tenant, body);
+  for (const proofItemId of itemIds) {
+    const res = await place(tenant, placement.id, { proofItemId });
+    if (res.statusCode !== 201) throw new Error(`place failed: ${res.body}`);
+  }
+  const res = await publish(tenant, placement.id);
+  if (res.statusCode !== 200) throw new Error(`publish failed: ${res.body}`);
+  return placement.id;
+}
+
+/** A second DataSource on the test database that records every statement it runs, for query-count tests. */
+export async function countingDataSource(): Promise<{ ds: DataSource; statements: string[] }> {
+  const statements: string[] = [];
+  const noop = () => undefined;
+  const logger: Logger = {
+    logQuery: (query) => {
+      statements.push(query);
+    },
+    logQueryError: noop, logQuerySlow: noop, logSchemaBuild: noop, logMigration: noop, log: noop,
+  };
+  const ds = new DataSource({ ...ctx.dataSource.options, migrations: [], logging: ['query'], logger } as DataSourceOptions);
+  await ds.initialize();
+  return { ds, statements };
 }
