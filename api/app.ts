@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import Fastify, { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { DataSource } from 'typeorm';
-import { createBookkeepingPool } from '../db/key-authentication';
 import { Config } from '../runtime/config';
 import { validationFailed } from '../runtime/service-error';
 import { registerAuth } from './auth';
@@ -71,9 +70,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (route.url.startsWith('/api/v1/proof')) route.bodyLimit = PROOF_BODY_LIMIT;
   });
   registerOpenApi(app, API_VERSION);
-  const bookkeeping = createBookkeepingPool(deps.dataSource);
-  app.addHook('onClose', async () => bookkeeping.end());
-  registerAuth(app, deps.dataSource, bookkeeping, deps.config);
+  registerAuth(app, deps.dataSource, deps.config);
   registerIdempotency(app, deps.dataSource);
 
   await app.register(healthRoutes, deps);

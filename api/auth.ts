@@ -1,7 +1,6 @@
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DataSource } from 'typeorm';
 import { TeammateRole } from '../db/entities/teammate';
-import { Pool } from 'pg';
 import { checkServiceKey, touchServiceKey } from '../db/key-authentication';
 import {
   SERVICE_KEY_PATTERN, ServiceKeyView, viewServiceKey,
@@ -71,7 +70,7 @@ export function sessionPrincipal(request: FastifyRequest): { kind: 'session' } &
 }
 
 async function authenticateKey(
-  bookkeeping: Pool, config: Config, request: FastifyRequest, reply: FastifyReply, secret: string | null,
+  ds: DataSource, config: Config, request: FastifyRequest, reply: FastifyReply, secret: string | null,
 ): Promise<KeyPrincipal> {
   if (secret === null) {
     throw invalidCredential(request.headers.cookie
@@ -79,7 +78,7 @@ async function authenticateKey(
       : 'missing Authorization: Bearer svk_... header');
   }
   if (!SERVICE_KEY_PATTERN.test(secret)) throw invalidCredential('the service key is malformed');
-  const found = await checkServiceKey(bookkeeping, secret, config.rateLimitPerMinute);
+  const found = await checkServiceKey(ds, secret, config.rateLimitPerMinute);
   if (!found) throw invalidCredential('the service key is not recognised');
   const { key, productActive, rate } = found;
   if (key.revokedAt) throw invalidCredential('the service key has been revoked');
@@ -103,7 +102,7 @@ async function authenticateKey(
   if (cfg.scope && !key.scopes.includes(cfg.scope)) {
     throw new ServiceError('INSUFFICIENT_SCOPE', 403, `the key lacks the scope ${cfg.scope}`, { requiredScope: cfg.scope });
   }
-  if (!key.lastUsedAt || Date.now() - key.lastUsedAt.getTime() > 60_000) await touchServiceKey(bookkeeping, key.id);
+  if (!key.lastUsedAt || Date.now() - key.lastUsedAt.getTime() > 60_000) await touchServiceKey(ds, key.id);
   return { kind: 'key', ...viewServiceKey(key) };
 }
 
@@ -135,7 +134,7 @@ async function authenticateSession(ds: DataSource, request: FastifyRequest): Pro
 }
 
 /** Authenticates every request by its route's `auth` mode before the body is read. */
-export function registerAuth(app: FastifyInstance, ds: DataSource, bookkeeping: Pool, config: Config): void {
+export function registerAuth(app: FastifyInstance, ds: DataSource, config: Config): void {
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request, reply) => {
     const mode = request.routeOptions.config.auth ?? 'public';
@@ -147,7 +146,7 @@ export function registerAuth(app: FastifyInstance, ds: DataSource, bookkeeping: 
     const secret = bearer(request);
     const isKey = secret !== null && secret.startsWith('svk_');
     if (mode === 'key' || (mode === 'key-or-identity' && (isKey || secret === null))) {
-      request.principal = await authenticateKey(bookkeeping, config, request, reply, secret);
+      request.principal = await authenticateKey(ds, config, request, reply, secret);
       return;
     }
     if (isKey) throw new ServiceError('KEY_AUDIENCE_MISMATCH', 403, 'this endpoint takes a signed end-user token, not a service key');

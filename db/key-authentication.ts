@@ -1,18 +1,6 @@
-import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { ServiceKey } from './entities';
 import { sha256Hex } from './secrets';
-
-/**
- * A small pool for the bookkeeping of every key request (rate-limit counts, last use). Its commits do
- * not wait for the disk (synchronous_commit off): a crash may forget a few counts, which is harmless,
- * and concurrent requests of one key no longer queue behind each other's flush on the counter row.
- * Everything that must not be lost keeps using the DataSource.
- */
-export function createBookkeepingPool(ds: DataSource, size = 10): Pool {
-  const { url } = ds.options as { url?: string };
-  return new Pool({ connectionString: url, max: size, options: '-c synchronous_commit=off' });
-}
 
 export interface RateLimitState {
   limit: number;
@@ -31,10 +19,10 @@ export interface KeyCheck {
 
 /**
  * Finds the key a bearer secret names and, when it is live, counts the request in the key's current
- * one-minute window (shared by every API process), in one statement.
+ * one-minute window (kept in PostgreSQL, so shared by every API process): one statement, one round trip.
  */
-export async function checkServiceKey(pool: Pool, secret: string, limit: number): Promise<KeyCheck | null> {
-  const { rows } = await pool.query(
+export async function checkServiceKey(ds: DataSource, secret: string, limit: number): Promise<KeyCheck | null> {
+  const rows: Array<Record<string, any>> = await ds.query(
     `WITH k AS (
        SELECT k.*, p.active AS product_active
          FROM service_keys k LEFT JOIN products p ON p.id = k.product_id
@@ -77,8 +65,8 @@ export async function checkServiceKey(pool: Pool, secret: string, limit: number)
 }
 
 /** Records use at most once a minute per key, so the hot path does not write it on every request. */
-export async function touchServiceKey(pool: Pool, id: string): Promise<void> {
-  await pool.query(
+export async function touchServiceKey(ds: DataSource, id: string): Promise<void> {
+  await ds.query(
     `UPDATE service_keys SET last_used_at = now()
       WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`,
     [id],
