@@ -3,7 +3,6 @@ import { ServiceError, notFound } from '../runtime/service-error';
 import { Feature, Signal } from './entities';
 import { SignalCategory } from './entities/signal';
 import { newId } from './ids';
-import { enqueueEvent } from './outbox';
 import { Page, PageRequest, pageOf } from './pagination';
 
 export interface ProductTenant {
@@ -85,21 +84,20 @@ async function findReceipt(ds: DataSource | EntityManager, productId: string, id
   return rows[0] ? { id: rows[0].id, threadId: rows[0].thread_id, state: rows[0].state, replayed: true } : null;
 }
 
-class DuplicateIntake extends Error {}
-
-interface CounterRow {
-  period: string;
-  count: number;
-  allowance: number | null;
-  ceiling: number | null;
+interface IntakeOutcome {
+  fresh: number;
+  counted: number;
+  stored: number;
 }
 
 /**
  * Stores a signal with its end user, thread and first message, counts it against the workspace's
- * daily ceiling and monthly allowance, and queues signal.created: one transaction of two statements.
- * The unique (product, idempotencyKey) constraint decides between concurrent duplicates: the loser's
- * insert does nothing (nor do the inserts and counts that hang off it) and it answers the winner's
- * receipt. Replays are the rare path, so they are not looked up before trying.
+ * daily ceiling and monthly allowance, and queues signal.created, all in one statement (atomic on its
+ * own, one round trip). The day's count only moves while it is under the ceiling: the conditional
+ * upsert re-checks the locked row, so the ceiling holds exactly under concurrency, and a refused
+ * signal writes nothing. The unique (product, idempotencyKey) constraint decides between concurrent
+ * duplicates; the loser answers the winner's receipt (its day and month counts stay one too high,
+ * which only errs towards caution).
  */
 export async function createSignal(
   ds: DataSource, tenant: ProductTenant, input: CreateSignalInput, limits: IntakeLimits, now = new Date(),
@@ -108,77 +106,74 @@ export async function createSignal(
   const threadId = newId('thr');
   const category = input.kind ?? 'support';
   const iso = now.toISOString();
-  try {
-    return await ds.transaction(async (em) => {
-      const counters: CounterRow[] = await em.query(
-        `WITH s AS (
-           INSERT INTO signals (id, organization_id, product_id, thread_id, end_user_id, category, title, body, context,
-                                idempotency_key, analysis_state, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $13, $13)
-           ON CONFLICT (product_id, idempotency_key) DO NOTHING
-           RETURNING id
-         ), u AS (
-           INSERT INTO end_users (product_id, end_user_id, organization_id, email, name, created_at, updated_at)
-           SELECT $3, $5, $2, $11, $12, $13, $13 FROM s
-           ON CONFLICT (product_id, end_user_id) DO UPDATE
-             SET email = COALESCE(EXCLUDED.email, end_users.email), name = COALESCE(EXCLUDED.name, end_users.name),
-                 updated_at = EXCLUDED.updated_at
-         ), t AS (
-           INSERT INTO threads (id, organization_id, product_id, end_user_id, subject, state, created_at, updated_at)
-           SELECT $4, $2, $3, $5, $7, 'open', $13, $13 FROM s
-           RETURNING id
-         ), m AS (
-           INSERT INTO thread_messages (id, thread_id, author_type, author_id, visibility, body, created_at)
-           SELECT $14, t.id, 'end_user', $5, 'customer', $8, $13 FROM t
-         ), c AS (
-           INSERT INTO intake_counters AS c (organization_id, period, count)
-           SELECT $2, p.period, 1 FROM s, (VALUES ($15), ($16)) AS p(period)
-           ON CONFLICT (organization_id, period) DO UPDATE SET count = c.count + 1
-           RETURNING period, count
-         )
-         SELECT c.period, c.count, l.monthly_signal_allowance AS allowance, l.daily_safety_ceiling AS ceiling
-           FROM c LEFT JOIN intake_limits l ON l.organization_id = $2`,
-        [
-          signalId, tenant.organizationId, tenant.productId, threadId, input.endUserId, category, input.title,
-          input.body, input.context === undefined ? null : JSON.stringify(input.context), input.idempotencyKey,
-          input.email ?? null, input.name ?? null, now, newId('msg'), `day:${iso.slice(0, 10)}`, `month:${monthPeriod(now)}`,
-        ],
-      );
-      if (counters.length === 0) throw new DuplicateIntake();
-      checkIntakeLimits(counters, limits, now);
-      await enqueueEvent(em, {
-        organizationId: tenant.organizationId,
-        productId: tenant.productId,
-        type: 'signal.created',
-        data: { signalId, threadId, endUserId: input.endUserId, category },
-      });
-      if (overAllowance(counters, limits)) {
-        await em.query(`UPDATE signals SET over_allowance = true, analysis_state = 'waiting' WHERE id = $1`, [signalId]);
-      }
-      return { id: signalId, threadId, state: 'open', replayed: false };
-    });
-  } catch (err) {
-    if (!(err instanceof DuplicateIntake)) throw err;
-    const winner = await findReceipt(ds, tenant.productId, input.idempotencyKey);
-    if (!winner) throw err;
-    return winner;
-  }
-}
-
-/** Past the day's safety ceiling the whole intake rolls back, counts included. */
-function checkIntakeLimits(counters: CounterRow[], limits: IntakeLimits, now: Date): void {
-  const day = counters.find((r) => r.period.startsWith('day:'))!;
-  const ceiling = day.ceiling ?? limits.dailyCeiling;
-  if (day.count > ceiling) {
+  const [outcome]: IntakeOutcome[] = await ds.query(
+    `WITH lim AS (
+       SELECT coalesce(l.daily_safety_ceiling, $17::int) AS ceiling, coalesce(l.monthly_signal_allowance, $18::int) AS allowance
+         FROM (SELECT 1) AS one LEFT JOIN intake_limits l ON l.organization_id = $2
+     ), fresh AS (
+       SELECT 1 FROM lim WHERE NOT EXISTS (SELECT 1 FROM signals WHERE product_id = $3 AND idempotency_key = $10)
+     ), d AS (
+       INSERT INTO intake_counters AS c (organization_id, period, count)
+       SELECT $2, $15, 1 FROM fresh, lim WHERE lim.ceiling >= 1
+       ON CONFLICT (organization_id, period) DO UPDATE SET count = c.count + 1
+         WHERE c.count < coalesce((SELECT daily_safety_ceiling FROM intake_limits WHERE organization_id = $2), $17::int)
+       RETURNING count
+     ), m AS (
+       INSERT INTO intake_counters AS c (organization_id, period, count)
+       SELECT $2, $16, 1 FROM d
+       ON CONFLICT (organization_id, period) DO UPDATE SET count = c.count + 1
+       RETURNING count
+     ), s AS (
+       INSERT INTO signals (id, organization_id, product_id, thread_id, end_user_id, category, title, body, context,
+                            idempotency_key, analysis_state, over_allowance, created_at, updated_at)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+              CASE WHEN m.count > lim.allowance THEN 'waiting' ELSE 'pending' END, m.count > lim.allowance, $13, $13
+         FROM m, lim
+       ON CONFLICT (product_id, idempotency_key) DO NOTHING
+       RETURNING id
+     ), u AS (
+       INSERT INTO end_users (product_id, end_user_id, organization_id, email, name, created_at, updated_at)
+       SELECT $3, $5, $2, $11, $12, $13, $13 FROM s
+       ON CONFLICT (product_id, end_user_id) DO UPDATE
+         SET email = COALESCE(EXCLUDED.email, end_users.email), name = COALESCE(EXCLUDED.name, end_users.name),
+             updated_at = EXCLUDED.updated_at
+     ), t AS (
+       INSERT INTO threads (id, organization_id, product_id, end_user_id, subject, state, created_at, updated_at)
+       SELECT $4, $2, $3, $5, $7, 'open', $13, $13 FROM s
+       RETURNING id
+     ), msg AS (
+       INSERT INTO thread_messages (id, thread_id, author_type, author_id, visibility, body, created_at)
+       SELECT $14, t.id, 'end_user', $5, 'customer', $8, $13 FROM t
+     ), o AS (
+       INSERT INTO outbox_events (id, organization_id, product_id, event_type, payload)
+       SELECT $19, $2, $3, 'signal.created', $20::jsonb FROM s
+     )
+     SELECT (SELECT count(*) FROM fresh)::int AS fresh, (SELECT count(*) FROM d)::int AS counted,
+            (SELECT count(*) FROM s)::int AS stored`,
+    [
+      signalId, tenant.organizationId, tenant.productId, threadId, input.endUserId, category, input.title,
+      input.body, input.context === undefined ? null : JSON.stringify(input.context), input.idempotencyKey,
+      input.email ?? null, input.name ?? null, now, newId('msg'), `day:${iso.slice(0, 10)}`, `month:${monthPeriod(now)}`,
+      limits.dailyCeiling, limits.monthlyAllowance, newId('evt'),
+      JSON.stringify({ signalId, threadId, endUserId: input.endUserId, category }),
+    ],
+  );
+  if (outcome.stored === 1) return { id: signalId, threadId, state: 'open', replayed: false };
+  if (outcome.fresh === 1 && outcome.counted === 0) {
+    const ceiling = await dailyCeiling(ds, tenant.organizationId, limits);
     const wait = secondsToNextUtcDay(now);
     throw new ServiceError('INTAKE_SAFETY_CEILING', 429, `the workspace reached its daily safety ceiling of ${ceiling} signals; intake reopens at the next UTC day`,
       { ceiling, retryAfterSeconds: wait }, { 'retry-after': String(wait) });
   }
+  const winner = await findReceipt(ds, tenant.productId, input.idempotencyKey);
+  if (!winner) throw new Error('signal intake stored nothing and found no earlier signal with its key');
+  return winner;
 }
 
-function overAllowance(counters: CounterRow[], limits: IntakeLimits): boolean {
-  const month = counters.find((r) => r.period.startsWith('month:'))!;
-  return month.count > (month.allowance ?? limits.monthlyAllowance);
+async function dailyCeiling(ds: DataSource, organizationId: string, limits: IntakeLimits): Promise<number> {
+  const rows: Array<{ ceiling: number | null }> = await ds.query(
+    'SELECT daily_safety_ceiling AS ceiling FROM intake_limits WHERE organization_id = $1', [organizationId]);
+  return rows[0]?.ceiling ?? limits.dailyCeiling;
 }
 
 export interface SignalFilter {
