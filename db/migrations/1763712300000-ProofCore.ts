@@ -139,6 +139,8 @@ export class ProofCore1763712300000 implements MigrationInterface {
         created_at timestamptz(3) NOT NULL DEFAULT now()
       )`);
     await q.query(`CREATE UNIQUE INDEX proof_revocations_one_open_idx ON proof_revocations (proof_item_id) WHERE resolution_state <> 'completed'`);
+    // Every render reads all of an item's revocations, completed ones included.
+    await q.query(`CREATE INDEX proof_revocations_item_idx ON proof_revocations (proof_item_id)`);
     await q.query(`
       CREATE TABLE proof_events (
         id text PRIMARY KEY,
