@@ -160,6 +160,8 @@ export interface LoadedPlacement {
   entries: LoadedEntry[];
   /** More placed items than were loaded. */
   hasMore: boolean;
+  /** An inactive product publishes nothing. */
+  productActive: boolean;
 }
 
 const asDate = (v: string | null) => (v === null ? null : new Date(v));
@@ -204,7 +206,8 @@ export async function loadPlacement(
              ORDER BY position, created_at, id LIMIT $2) pi
       JOIN proof_items i ON i.id = pi.proof_item_id
     ), '[]') AS entries,
-    (SELECT count(*)::int FROM proof_placement_items WHERE placement_id = p.id AND state = 'active') AS placed
+    (SELECT count(*)::int FROM proof_placement_items WHERE placement_id = p.id AND state = 'active') AS placed,
+    (SELECT active FROM products WHERE id = p.product_id) AS product_active
     FROM proof_placements p
     WHERE p.id = $1 ${opts.scope ? 'AND p.organization_id = $3 AND p.product_id = $4' : ''}`,
   opts.scope ? [id, limit, opts.scope.organizationId, opts.scope.productId] : [id, limit]);
@@ -225,7 +228,7 @@ export async function loadPlacement(
       ...g, validUntil: asDate(g.validUntil as unknown as string | null), createdAt: new Date(g.createdAt as unknown as string),
     })),
   }));
-  return { placement, entries, hasMore: (row.placed as number) > entries.length };
+  return { placement, entries, hasMore: (row.placed as number) > entries.length, productActive: row.product_active === true };
 }
 
 /** The live decision for one placed item in its placement's context. */

@@ -40,7 +40,7 @@ export function eligibleEntries(loaded: LoadedPlacement, now: Date) {
 
 async function loadActive(ds: DataSource, placementId: string): Promise<LoadedPlacement | null> {
   const loaded = await loadPlacement(ds.manager, placementId);
-  return loaded && loaded.placement.state === 'active' ? loaded : null;
+  return loaded && loaded.placement.state === 'active' && loaded.productActive ? loaded : null;
 }
 
 export interface Render {
@@ -51,7 +51,8 @@ export interface Render {
 
 /**
  * The render manifest of an active placement, from a fresh eligibility decision (one query). A
- * draft, paused, archived or unknown placement renders nothing: null (the API answers 404).
+ * draft, paused, archived or unknown placement, or one of an inactive product, renders nothing: null
+ * (the API answers 404).
  */
 export async function renderPlacement(ds: DataSource, placementId: string, now: Date = new Date()): Promise<Render | null> {
   const loaded = await loadActive(ds, placementId);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createPublicKey, verify } from 'node:crypto';
 import { renderPlacement } from '../db/proof-render';
 import { rotateSigningKey } from '../db/proof-signing';
+import { setProductActive } from '../db/tenancy';
 import { call, withKey } from './support/fixtures';
 import {
   PlacementTenant, approvedItem, countingDataSource, createPlacement, createPlacementTenant, place, publishedPlacement, submissionBody, submit,
@@ -70,7 +71,7 @@ describe('public proof delivery', () => {
     }
   });
 
-  it('shows only the consented identity, in the display mode; paused and draft placements render nothing (404)', async () => {
+  it('shows only the consented identity, in the display mode; paused and draft placements, and those of an inactive product, render nothing (404)', async () => {
     const s = await approvedItem(tenant, submissionBody({
       consent: { ...submissionBody().consent, displayMode: 'initials', identityFields: ['name'] },
     }));
@@ -80,6 +81,11 @@ describe('public proof delivery', () => {
     assert.ok(!JSON.stringify(item).includes('ada@example.com') && !JSON.stringify(item).includes('Analytical'));
     await call(withKey(tenant.publishKey, { method: 'PATCH', url: `/api/v1/proof/placements/${id}`, payload: { state: 'paused' } }));
     assert.equal((await render(id)).statusCode, 404);
+    await call(withKey(tenant.publishKey, { method: 'PATCH', url: `/api/v1/proof/placements/${id}`, payload: { state: 'active' } }));
+    assert.equal((await render(id)).statusCode, 200);
+    await setProductActive(ctx.dataSource, tenant.product.id, false);
+    assert.equal((await render(id)).statusCode, 404, 'an inactive product publishes nothing');
+    await setProductActive(ctx.dataSource, tenant.product.id, true);
     assert.equal((await render((await createPlacement(tenant)).id)).statusCode, 404);
     assert.equal((await render('plc_unknown000000000')).statusCode, 404);
   });
