@@ -19,10 +19,27 @@ function fromFastify(error: FastifyError): ServiceError | null {
   return new ServiceError('VALIDATION_FAILED', 400, message, [{ path: '', message }]);
 }
 
-/** PostgreSQL data exceptions (class 22: out of range, invalid characters) come from input values. */
-function isDataException(error: unknown): boolean {
+/**
+ * Database refusals that come from the request, not from a fault: data exceptions (class 22: out of
+ * range, invalid characters), a reference to something that does not exist, a duplicate, and the
+ * losers of a deadlock or serialization conflict, which may simply retry.
+ */
+function fromDatabase(error: unknown): ServiceError | null {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
+  if (typeof code !== 'string') return null;
+  if (/^22[0-9A-Z]{3}$/.test(code)) {
+    return new ServiceError('VALIDATION_FAILED', 400, 'a value cannot be stored: out of range or invalid characters', [{ path: '', message: 'a value is out of range or has invalid characters' }]);
+  }
+  if (code === '23503') return new ServiceError('VALIDATION_FAILED', 400, 'the request refers to something that does not exist', [{ path: '', message: 'unknown reference' }]);
+  if (code === '23505') return new ServiceError('CONFLICT', 409, 'this conflicts with something that already exists');
+  if (code === '40P01' || code === '40001') return new ServiceError('SERVICE_UNAVAILABLE', 503, 'a concurrent change got in the way; retry', null, { 'retry-after': '1' });
+  return null;
+}
+
+/** What may be logged of a failure: never query parameters, which hold customer text. */
+function loggable(error: unknown): Record<string, unknown> {
+  const e = error as { name?: string; message?: string; code?: string; stack?: string };
+  return { name: e?.name, message: e?.message, code: e?.code, stack: e?.stack };
 }
 
 function isDependencyDown(error: unknown): boolean {
@@ -40,12 +57,9 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ServiceError, request: FastifyRequest, reply: FastifyReply) => {
-    let known = error instanceof ServiceError ? error : fromFastify(error as FastifyError);
-    if (!known && isDataException(error)) {
-      known = new ServiceError('VALIDATION_FAILED', 400, 'a value cannot be stored: out of range or invalid characters', [{ path: '', message: 'a value is out of range or has invalid characters' }]);
-    }
+    let known = error instanceof ServiceError ? error : fromFastify(error as FastifyError) ?? fromDatabase(error);
     if (!known) {
-      request.log.error({ err: error }, 'request failed');
+      request.log.error({ err: loggable(error) }, 'request failed');
       known = isDependencyDown(error)
         ? new ServiceError('SERVICE_UNAVAILABLE', 503, 'a dependency is unavailable; try again shortly')
         : new ServiceError('INTERNAL_ERROR', 500, 'internal error');

@@ -15,6 +15,8 @@ const keyOf = (productId: string, endUserId: string) => `${productId}\u0000${end
  */
 export class InboxHub {
   private connection: Promise<PgClient> | null = null;
+  /** The client behind `connection`: events of an earlier, ended client must not drop a newer one. */
+  private current: PgClient | null = null;
   private readonly subscribers = new Map<string, Set<InboxSubscriber>>();
 
   constructor(private readonly databaseUrl: string) {}
@@ -34,6 +36,7 @@ export class InboxHub {
   private connect(): Promise<PgClient> {
     if (!this.connection) {
       const client = new PgClient({ connectionString: this.databaseUrl });
+      this.current = client;
       client.on('notification', (message) => {
         if (message.channel !== INBOX_CHANNEL || !message.payload) return;
         const notice = JSON.parse(message.payload) as InboxNotice;
@@ -54,8 +57,9 @@ export class InboxHub {
   }
 
   private lose(client: PgClient): void {
-    if (!this.connection) return;
+    if (!this.connection || client !== this.current) return;
     this.connection = null;
+    this.current = null;
     client.end().catch(() => undefined);
     const all = [...this.subscribers.values()].flatMap((set) => [...set]);
     this.subscribers.clear();
@@ -65,6 +69,7 @@ export class InboxHub {
   async close(): Promise<void> {
     const connection = this.connection;
     this.connection = null;
+    this.current = null;
     this.subscribers.clear();
     if (connection) await connection.then((c) => c.end()).catch(() => undefined);
   }

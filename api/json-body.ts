@@ -28,8 +28,9 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     const text = body as string;
+    // Many clients send the JSON content type with no body on body-less calls: that is no body.
     if (text.trim() === '') {
-      done(validationFailed([{ path: '', message: 'the body is empty; send a JSON object' }], 'empty JSON body'), undefined);
+      done(null, undefined);
       return;
     }
     let parsed: unknown;

@@ -18,7 +18,7 @@ const listQuery = strictObject({
 
 const patchBody = strictObject({
   state: string().oneOf([...THREAD_STATES]),
-  ownerId: string().max(100).nullable().meta({ description: 'a teammate of the workspace; null unassigns' }),
+  ownerId: string().min(1).max(100).nullable().meta({ description: 'a teammate of the workspace; null unassigns' }),
 }).required();
 
 export async function threadRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {

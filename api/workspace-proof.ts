@@ -4,6 +4,7 @@ import { PageRequest } from '../db/pagination';
 import { decideApproval, reviewQueue } from '../db/proof-approvals';
 import { deleteItem, restoreItem } from '../db/proof-deletions';
 import { exportRaw } from '../db/proof-exports';
+import { placementScope, publishPlacement } from '../db/proof-placements';
 import { completeRevocation } from '../db/proof-revocations';
 import { sessionPrincipal } from './auth';
 import type { AppDeps } from './app';
@@ -48,6 +49,15 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
     const decided = await decideApproval(ds, s.organizationId, request.params.id, { kind: 'reject', reason: request.body.reason }, s.teammateId);
     await workflows.signalApproval(decided.ref, decided.outcome);
     return { data: { item: decided.item, version: decided.version } };
+  });
+
+  app.post<{ Params: { id: string } }>('/api/workspace/proof/placements/:id/publish', {
+    schema: { params: idParams },
+    config: { ...decision, summary: 'Publish a placement as a person: the only way to make paid use live' },
+  }, async (request) => {
+    const s = sessionPrincipal(request);
+    const scope = await placementScope(ds, s.organizationId, request.params.id);
+    return { data: await publishPlacement(ds, scope, request.params.id, false, { type: 'teammate', id: s.teammateId }) };
   });
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/revocations/:id/complete', {

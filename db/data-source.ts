@@ -13,7 +13,9 @@ export function createDataSource(url: string, poolSize = 10): DataSource {
     migrations: MIGRATIONS,
     migrationsTransactionMode: 'each',
     synchronize: false,
-    logging: ['error'],
+    // Failed queries are logged by the API's error handler without their parameters, which hold
+    // customer text and personal data.
+    logging: false,
     extra: { max: poolSize, connectionTimeoutMillis: 5_000 },
   });
 }

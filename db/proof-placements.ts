@@ -1,5 +1,5 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { conflict, notFound, validationFailed } from '../runtime/service-error';
+import { ServiceError, conflict, notFound, validationFailed } from '../runtime/service-error';
 import { ProofItem, ProofPlacement, ProofPlacementItem, ProofVersion } from './entities';
 import { PlacementState } from './entities/proof-placement';
 import { ProofContent } from './entities/proof-version';
@@ -104,8 +104,28 @@ export async function listPlacements(ds: DataSource, productId: string, state: P
 }
 
 /** Every change of what or how a placement renders moves renderCacheVersion, so caches keyed on it turn over. */
-async function changePlacementIn(em: EntityManager, scope: Scope, id: string, patch: Partial<ProofPlacement>): Promise<ProofPlacement> {
+/** Paid use: the paid_ads channel, or a policy that asks for paid use. */
+function isPaidUse(p: Pick<ProofPlacement, 'channel' | 'eligibilityPolicy'>): boolean {
+  return p.channel === 'paid_ads' || (p.eligibilityPolicy as EligibilityPolicy | null)?.paidUse === true;
+}
+
+/**
+ * Publishing paid use is human-only (spec principle 1): a key may prepare a paid placement, but only
+ * a person in the workspace makes it live.
+ */
+function guardPaidUse(before: ProofPlacement, patch: Partial<ProofPlacement>, actor: Actor): void {
+  const after = { ...before, ...patch };
+  const liveBefore = before.state === 'active' && isPaidUse(before);
+  if (actor.type === 'service_key' && after.state === 'active' && isPaidUse(after) && !liveBefore) {
+    throw new ServiceError('HUMAN_APPROVAL_REQUIRED', 403, 'only a person in the workspace may publish paid use: POST /api/workspace/proof/placements/{id}/publish');
+  }
+}
+
+async function changePlacementIn(
+  em: EntityManager, scope: Scope, id: string, patch: Partial<ProofPlacement>, actor: Actor,
+): Promise<ProofPlacement> {
   const placement = await findPlacement(em, scope, id, true);
+  guardPaidUse(placement, patch, actor);
   await bumpCacheVersion(em, placement, patch);
   return em.getRepository(ProofPlacement).findOneByOrFail({ id });
 }
@@ -121,7 +141,7 @@ async function changePlacement(
   properties: Record<string, unknown> = {},
 ) {
   return ds.transaction(async (em) => {
-    const changed = await changePlacementIn(em, scope, id, patch);
+    const changed = await changePlacementIn(em, scope, id, patch, actor);
     await appendProofEvent(em, {
       ...ledgerOf(changed, actor), eventType, properties: { state: changed.state, renderCacheVersion: changed.renderCacheVersion, ...properties },
     });
@@ -359,6 +379,13 @@ export async function removePlacementItem(ds: DataSource, scope: Scope, id: stri
  * A dry run answers the same counts and writes nothing; the real one activates the placement and
  * records proof.placement.published, announced with envelope id evt_<ledger id>.
  */
+/** The scope of a placement of the workspace, for people, whose session names no product. */
+export async function placementScope(ds: DataSource, organizationId: string, id: string): Promise<Scope> {
+  const placement = await ds.getRepository(ProofPlacement).findOneBy({ id, organizationId });
+  if (!placement) throw notFound('placement');
+  return { organizationId, productId: placement.productId };
+}
+
 export async function publishPlacement(ds: DataSource, scope: Scope, id: string, dryRun: boolean, actor: Actor) {
   const count = (loaded: LoadedPlacement) => {
     const now = new Date();
@@ -372,7 +399,7 @@ export async function publishPlacement(ds: DataSource, scope: Scope, id: string,
   return ds.transaction(async (em) => {
     await findPlacement(em, scope, id, true);
     const counts = count(await loadScoped(em, scope, id));
-    const placement = await changePlacementIn(em, scope, id, { state: 'active', publishedAt: new Date() });
+    const placement = await changePlacementIn(em, scope, id, { state: 'active', publishedAt: new Date() }, actor);
     await appendProofEvent(em, {
       ...ledgerOf(placement, actor), eventType: 'proof.placement.published',
       properties: { renderCacheVersion: placement.renderCacheVersion, ...counts },

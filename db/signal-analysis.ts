@@ -69,7 +69,7 @@ export async function claimSignalsForAnalysis(
       }
       await start({ id: row.id, organizationId: row.organization_id, productId: row.product_id });
       await em.query(
-        `UPDATE signals SET analysis_queued_at = now(), analysis_state = 'pending', updated_at = now() WHERE id = $1`, [row.id]);
+        `UPDATE signals SET analysis_queued_at = now(), analysis_state = 'pending', over_allowance = false, updated_at = now() WHERE id = $1`, [row.id]);
     }
     return rows.length;
   });

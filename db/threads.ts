@@ -77,7 +77,7 @@ export async function patchThread(ds: DataSource, tenant: { organizationId: stri
   return ds.transaction(async (em) => {
     const thread = await em.getRepository(Thread).findOne({ where: { id, productId: tenant.productId }, lock: { mode: 'pessimistic_write' } });
     if (!thread) throw notFound('thread');
-    if (patch.ownerId) {
+    if (patch.ownerId !== undefined && patch.ownerId !== null) {
       const teammate = await em.getRepository(Teammate).existsBy({ id: patch.ownerId, organizationId: tenant.organizationId });
       if (!teammate) throw validationFailed([{ path: 'ownerId', message: 'is not a teammate of this workspace' }]);
     }

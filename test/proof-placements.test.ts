@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { call, errorCode, withKey } from './support/fixtures';
+import { asTeammate, call, errorCode, withKey } from './support/fixtures';
 import {
   PlacementTenant, approvedItem, createPlacement, createPlacementTenant, place, publish, rawQuery, submit,
 } from './support/proof-fixtures';
@@ -113,5 +113,30 @@ describe('proof placements', () => {
     }
     assert.equal((await place(tenant, mine.id, { proofItemId: theirs.proofItemId })).statusCode, 404);
     assert.ok(!(await as(other.readKey, 'GET', '/api/v1/proof/placements')).json().data.some((p: { id: string }) => p.id === mine.id));
+  });
+  it('paid use goes live only by a person: a key gets HUMAN_APPROVAL_REQUIRED, the workspace publish works', async () => {
+    const paid = await createPlacement(tenant, { channel: 'paid_ads', placementType: 'campaign' });
+    const keyPublish = await publish(tenant, paid.id);
+    assert.equal(keyPublish.statusCode, 403);
+    assert.equal(errorCode(keyPublish), 'HUMAN_APPROVAL_REQUIRED');
+    assert.equal((await publish(tenant, paid.id, '?dryRun=true')).statusCode, 200, 'a dry run writes nothing and is allowed');
+    const keyActivate = await as(tenant.publishKey, 'PATCH', `/api/v1/proof/placements/${paid.id}`, { state: 'active' });
+    assert.equal(errorCode(keyActivate), 'HUMAN_APPROVAL_REQUIRED');
+    assert.equal((await as(tenant.readKey, 'GET', `/api/v1/proof/placements/${paid.id}`)).json().data.state, 'draft');
+
+    const website = await createPlacement(tenant);
+    assert.equal((await publish(tenant, website.id)).statusCode, 200);
+    const turnPaid = await as(tenant.publishKey, 'PATCH', `/api/v1/proof/placements/${website.id}`, { eligibilityPolicy: { paidUse: true } });
+    assert.equal(errorCode(turnPaid), 'HUMAN_APPROVAL_REQUIRED', 'a live placement cannot be switched to paid use by a key');
+
+    const url = `/api/workspace/proof/placements/${paid.id}/publish`;
+    assert.equal(errorCode(await call(withKey(tenant.publishKey, { method: 'POST', url }))), 'HUMAN_APPROVAL_REQUIRED');
+    const stranger = await createPlacementTenant();
+    assert.equal((await call(asTeammate(stranger.owner, { method: 'POST', url }))).statusCode, 404);
+    const human = await call(asTeammate(tenant.owner, { method: 'POST', url }));
+    assert.equal(human.statusCode, 200, human.body);
+    assert.equal(human.json().data.placement.state, 'active');
+    const ledger = await rawQuery(`SELECT actor_type FROM proof_events WHERE placement_id = $1 AND event_type = 'proof.placement.published'`, [paid.id]) as Array<{ actor_type: string }>;
+    assert.deepEqual(ledger.map((r) => r.actor_type), ['teammate']);
   });
 });
