@@ -3,6 +3,7 @@ import { string } from 'yup';
 import { PageRequest } from '../db/pagination';
 import { decideApproval, reviewQueue } from '../db/proof-approvals';
 import { deleteItem, restoreItem } from '../db/proof-deletions';
+import { approveAsset } from '../db/proof-assets';
 import { exportRaw } from '../db/proof-exports';
 import { placementScope, publishPlacement } from '../db/proof-placements';
 import { completeRevocation } from '../db/proof-revocations';
@@ -58,6 +59,14 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
     const s = sessionPrincipal(request);
     const scope = await placementScope(ds, s.organizationId, request.params.id);
     return { data: await publishPlacement(ds, scope, request.params.id, false, { type: 'teammate', id: s.teammateId }) };
+  });
+
+  app.post<{ Params: { id: string } }>('/api/workspace/proof/assets/:id/approve', {
+    schema: { params: idParams },
+    config: { ...decision, summary: 'Approve a generated asset; only approved assets are served as public media' },
+  }, async (request) => {
+    const s = sessionPrincipal(request);
+    return { data: await approveAsset(ds, s.organizationId, request.params.id, { type: 'teammate', id: s.teammateId }) };
   });
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/revocations/:id/complete', {

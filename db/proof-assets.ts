@@ -109,3 +109,23 @@ export async function readAsset(ds: DataSource, scope: { organizationId: string;
   if (!asset) throw notFound('asset');
   return viewAsset(asset);
 }
+
+/**
+ * A person approves a generated asset; only approved assets are ever served publicly (as media of an
+ * eligible item). Approving again changes nothing.
+ */
+export async function approveAsset(ds: DataSource, organizationId: string, id: string, actor: Actor) {
+  return ds.transaction(async (em) => {
+    const repo = em.getRepository(ProofAsset);
+    const asset = await repo.findOne({ where: { id, organizationId }, lock: { mode: 'pessimistic_write' } });
+    if (!asset) throw notFound('asset');
+    if (asset.approvalState !== 'approved') {
+      await repo.update(id, { approvalState: 'approved' });
+      await appendProofEvent(em, {
+        organizationId, productId: asset.productId, proofItemId: asset.sourceProofIds[0] ?? null, assetId: id, actor,
+        eventType: 'proof.asset.approved', properties: { assetType: asset.assetType },
+      });
+    }
+    return viewAsset(await repo.findOneByOrFail({ id }));
+  });
+}

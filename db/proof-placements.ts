@@ -219,7 +219,8 @@ export async function loadPlacement(
         'revocations', COALESCE((SELECT json_agg(json_build_object('resolutionState', rv.resolution_state))
           FROM proof_revocations rv WHERE rv.proof_item_id = i.id), '[]'),
         'assetIds', COALESCE((SELECT json_agg(a.id ORDER BY a.created_at, a.id) FROM proof_assets a
-          WHERE a.product_id = i.product_id AND a.source_version_ids = ARRAY[COALESCE(pi.version_id, i.approved_public_version_id)]
+          WHERE a.product_id = i.product_id AND a.approval_state = 'approved'
+            AND a.source_version_ids = ARRAY[COALESCE(pi.version_id, i.approved_public_version_id)]
             AND p.channel = ANY(a.channel_eligibility)), '[]')
       ) ORDER BY pi.position, pi.created_at, pi.id)
       FROM (SELECT * FROM proof_placement_items WHERE placement_id = p.id AND state = 'active'

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { escapeXml, quoteCardSvg, wrap } from '../db/proof-quote-card';
-import { call, errorCode, withKey } from './support/fixtures';
+import { asTeammate, call, errorCode, withKey } from './support/fixtures';
 import {
   PlacementTenant, approvedItem, createPlacementTenant, publishedPlacement, submissionBody, submit,
 } from './support/proof-fixtures';
@@ -66,7 +66,14 @@ describe('quote card assets and public media', () => {
     const s = await approvedItem(tenant, submissionBody({ content: { text: 'Quote <b>bold</b> & true.', attribution: { name: 'Ada Lovelace' } } }));
     const asset = (await generate({ proofItemId: s.proofItemId, channel: 'website' })).json().data;
     const id = await publishedPlacement(tenant, [s.proofItemId]);
-    const item = (await call({ method: 'GET', url: `/api/public/proof/render/${id}` })).json().manifest.items[0];
+    const renderItem = async () => (await call({ method: 'GET', url: `/api/public/proof/render/${id}` })).json().manifest.items[0];
+    assert.deepEqual((await renderItem()).media, [], 'a draft asset is never served');
+    assert.equal((await media(`/api/public/proof/media/${id}/${asset.id}`)).statusCode, 404);
+    const approveUrl = `/api/workspace/proof/assets/${asset.id}/approve`;
+    assert.equal(errorCode(await call(withKey(tenant.key, { method: 'POST', url: approveUrl }))), 'HUMAN_APPROVAL_REQUIRED');
+    const approved = await call(asTeammate(tenant.owner, { method: 'POST', url: approveUrl }));
+    assert.equal(approved.json().data.approvalState, 'approved');
+    const item = await renderItem();
     assert.deepEqual(item.media, [{ assetId: asset.id, url: `/api/public/proof/media/${id}/${asset.id}` }]);
     const url = item.media[0].url;
     const whole = await media(url);
