@@ -4,7 +4,7 @@ import { FastifyInstance } from 'fastify';
 import { deletionWorkflowId } from '../workflows/proof-deletion-workflow';
 import { asTeammate, call, errorCode, sessionFor, withKey } from './support/fixtures';
 import {
-  ProofTenant, approvedItem, createProofTenant, getItem, ledgerTypes, rawQuery, requestApproval, submit,
+  ProofTenant, approve, approvedItem, createProofTenant, getItem, ledgerTypes, rawQuery, requestApproval, submissionBody, submit,
 } from './support/proof-fixtures';
 import { ctx } from './support/root-hooks';
 
@@ -76,6 +76,31 @@ describe('proof export', () => {
     assert.equal(digest.algorithm, 'sha256');
     assert.equal(createHash('sha256').update(canonical(bundle), 'utf8').digest('hex'), digest.value);
     assert.ok(!res.body.includes('ada@example.com') && !res.body.includes('evidence'));
+  });
+
+  it('exports only what consent allows now, and only the public version of each item', async () => {
+    const t = await createProofTenant();
+    const expired = await approvedItem(t);
+    await ctx.dataSource.query(`UPDATE consent_grants SET valid_until = now() - interval '1 day' WHERE proof_item_id = $1`, [expired.proofItemId]);
+    const open = await approvedItem(t, submissionBody({ consent: { ...submissionBody().consent, customerApprovedWording: false } }));
+    const bound = await approvedItem(t);
+    const derive = async (itemId: string) => {
+      const res = await call(withKey(t.key, {
+        method: 'POST', url: `/api/v1/proof/items/${itemId}/versions`,
+        payload: { content: { text: 'We cut onboarding to 2 days.' }, changeReason: 'shorter for the wall' },
+      }));
+      assert.equal(res.statusCode, 201, res.body);
+      const versionId = res.json().data.id as string;
+      await requestApproval(t, itemId, versionId);
+      await approve(t, itemId, versionId);
+      return versionId;
+    };
+    const openV2 = await derive(open.proofItemId);
+    await derive(bound.proofItemId);
+    const { bundle } = (await call(withKey(t.key, { method: 'POST', url: '/api/v1/proof/exports' }))).json().data;
+    assert.deepEqual(bundle.items.map((i: { id: string }) => i.id), [open.proofItemId],
+      'an expired grant, and wording the customer did not approve, are not exported');
+    assert.deepEqual(bundle.versions.map((v: { id: string }) => v.id), [openV2], 'only the public version, not the superseded original');
   });
 
   it('needs proof:export; raw originals only for a workspace owner', async () => {
