@@ -14,7 +14,10 @@ import { proofWorkflows } from './proof-workflows';
 import { pageQuery, strictObject } from './validation';
 
 const approveBody = strictObject({ versionId: string().required().max(100) }).required();
-const rejectBody = strictObject({ reason: string().required().min(3).max(2000) }).required();
+const rejectBody = strictObject({
+  reason: string().required().min(3).max(2000),
+  versionId: string().max(100).meta({ description: 'the version reviewed; refused with 409 if a newer request replaced it' }),
+}).required();
 const rawExportBody = strictObject({ productId: string().required().max(100) }).required();
 
 /**
@@ -42,12 +45,12 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
     return { data: { item: decided.item, version: decided.version } };
   });
 
-  app.post<{ Params: { id: string }; Body: { reason: string } }>('/api/workspace/proof/items/:id/reject', {
+  app.post<{ Params: { id: string }; Body: { reason: string; versionId?: string } }>('/api/workspace/proof/items/:id/reject', {
     schema: { params: idParams, body: rejectBody },
     config: { ...decision, summary: 'Reject the queued version with a reason' },
   }, async (request) => {
     const s = sessionPrincipal(request);
-    const decided = await decideApproval(ds, s.organizationId, request.params.id, { kind: 'reject', reason: request.body.reason }, s.teammateId);
+    const decided = await decideApproval(ds, s.organizationId, request.params.id, { kind: 'reject', reason: request.body.reason, versionId: request.body.versionId }, s.teammateId);
     await workflows.signalApproval(decided.ref, decided.outcome);
     return { data: { item: decided.item, version: decided.version } };
   });

@@ -66,7 +66,7 @@ export async function requestApproval(
   });
 }
 
-export type Decision = { kind: 'approve'; versionId: string } | { kind: 'reject'; reason: string };
+export type Decision = { kind: 'approve'; versionId: string } | { kind: 'reject'; reason: string; versionId?: string };
 
 /**
  * A person's decision, made in one transaction under the item's row lock, so of two racing
@@ -85,6 +85,8 @@ export async function decideApproval(ds: DataSource, organizationId: string, ite
       request = await requests.findOneBy({ proofItemId: itemId, versionId: decision.versionId, state: 'pending' });
     } else {
       request = await requests.findOneBy({ proofItemId: itemId, state: 'pending' });
+      // A reviewer who names the version they read is refused when a newer request took its place.
+      if (request && decision.versionId !== undefined && request.versionId !== decision.versionId) request = null;
     }
     if (!request) throw conflict('nothing awaits review here: the request was already decided, superseded or never made');
     const now = new Date();

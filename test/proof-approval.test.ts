@@ -102,6 +102,10 @@ describe('human approval (real Temporal)', () => {
     const stale = await approve(tenant, s.proofItemId, s.originalVersionId, app);
     assert.equal(stale.statusCode, 409);
     assert.equal(errorCode(stale), 'CONFLICT');
+    const staleReject = await call(asTeammate(tenant.owner, {
+      method: 'POST', url: `/api/workspace/proof/items/${s.proofItemId}/reject`, payload: { reason: 'not this one', versionId: s.originalVersionId },
+    }), app);
+    assert.equal(errorCode(staleReject), 'CONFLICT', 'a reject naming the superseded version does not land on the newer one');
     const ok = await approve(tenant, s.proofItemId, v2.id, app);
     assert.equal(ok.statusCode, 200);
     assert.equal(ok.json().data.item.approvedPublicVersionId, v2.id);
