@@ -5,7 +5,7 @@ import { ProofAsset, ProofRevocation, ProofVersion } from './entities';
 import { newId } from './ids';
 import { EligibilityContext, EligibilityInput, PROOF_CHANNELS, decideEligibility } from './proof-eligibility';
 import { Actor, appendProofEvent } from './proof-ledger';
-import { findItem, grantsOf } from './proof-items';
+import { assertChangeable, findItem, grantsOf } from './proof-items';
 import { QuoteCardFormat, QuoteCardTheme, DEFAULT_THEME, quoteCardSvg } from './proof-quote-card';
 import { consentedAttribution } from './proof-render';
 
@@ -104,9 +104,11 @@ export async function generateQuoteCard(
   });
 }
 
+/** An asset quotes its source items, so it answers as they do: revoked, deleted or purged items refuse. */
 export async function readAsset(ds: DataSource, scope: { organizationId: string; productId: string }, id: string) {
   const asset = await ds.getRepository(ProofAsset).findOneBy({ id, organizationId: scope.organizationId, productId: scope.productId });
   if (!asset) throw notFound('asset');
+  for (const itemId of asset.sourceProofIds) assertChangeable(await findItem(ds.manager, scope, itemId));
   return viewAsset(asset);
 }
 

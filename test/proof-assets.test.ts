@@ -60,6 +60,11 @@ describe('quote card assets and public media', () => {
     const other = await createPlacementTenant();
     assert.equal((await call(withKey(other.readKey, { method: 'GET', url: `/api/v1/proof/assets/${asset.id}` }))).statusCode, 404);
     assert.equal(errorCode(await generate({ proofItemId: s.proofItemId }, other.key)), 'NOT_FOUND');
+
+    const removed = await call(asTeammate(tenant.owner, { method: 'DELETE', url: `/api/workspace/proof/items/${s.proofItemId}` }));
+    assert.equal(removed.statusCode, 200, removed.body);
+    const afterDelete = await call(withKey(tenant.readKey, { method: 'GET', url: `/api/v1/proof/assets/${asset.id}` }));
+    assert.equal(afterDelete.statusCode, 409, 'an asset of a deleted item quotes nothing any more');
   });
 
   it('serves media of an item in the current eligible manifest only, with byte ranges', async () => {
