@@ -7,7 +7,7 @@ import {
   EXPANDABLE, NewVersion, createVersion, listItems, listVersions, readConsent, readItem,
 } from '../db/proof-items';
 import { requestRevocation } from '../db/proof-revocations';
-import { ServiceError } from '../runtime/service-error';
+import { ServiceError, forbidden } from '../runtime/service-error';
 import { keyPrincipal } from './auth';
 import type { AppDeps } from './app';
 import { closedList, idParams, proofContentSchema } from './proof-content';
@@ -110,6 +110,19 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
       throw humanOnly();
     });
   }
+
+  // Consent is granted, changed and withdrawn by a person (spec principle 1); a key only files revocations.
+  const consentByKey = () => {
+    throw forbidden('consent is granted, changed and withdrawn by a person in the workspace; a key may only file a revocation request');
+  };
+  app.post<{ Params: { id: string } }>('/api/v1/proof/items/:id/consents', {
+    schema: { params: idParams },
+    config: { auth: 'key', summary: 'Always 403 FORBIDDEN: consent is recorded by a person (POST /api/workspace/proof/items/{id}/consents)' },
+  }, consentByKey);
+  app.patch<{ Params: { id: string } }>('/api/v1/proof/consents/:id', {
+    schema: { params: idParams },
+    config: { auth: 'key', summary: 'Always 403 FORBIDDEN: consent is changed by a person in the workspace' },
+  }, consentByKey);
 
   app.get<{ Params: { id: string } }>('/api/v1/proof/items/:id/consent', {
     schema: { params: idParams },

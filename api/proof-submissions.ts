@@ -13,6 +13,22 @@ export const IDENTITY_FIELDS = ['name', 'company', 'title', 'photo', 'logo', 'lo
 export const CONSENT_MEDIA = ['text', 'audio', 'video', 'image'] as const;
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
 
+/** The terms a customer agreed to; shared by submissions and the workspace's consent records. */
+export const consentTermsSchema = strictObject({
+  displayMode: string().required().oneOf([...DISPLAY_MODES]),
+  identityFields: array(string().required().oneOf([...IDENTITY_FIELDS])).required().max(IDENTITY_FIELDS.length),
+  channels: array(string().required().oneOf([...PROOF_CHANNELS])).required().min(1).max(PROOF_CHANNELS.length),
+  products: strictObject({ all: boolean(), ids: array(string().required().max(100)).min(1).max(100) }).required()
+    .test('all-or-ids', 'products is either {"all": true} or {"ids": [...]}', (v) => v == null || (v.all === true && v.ids === undefined) || (v.all === undefined && v.ids !== undefined)),
+  media: array(string().required().oneOf([...CONSENT_MEDIA])).required().min(1).max(CONSENT_MEDIA.length),
+  paidUseAllowed: boolean().required(),
+  translationAllowed: boolean().required(),
+  geography: array(string().required().matches(/^(\*|[A-Z]{2})$/, 'must be "*" or an ISO 3166-1 alpha-2 code')).required().min(1).max(250),
+  validUntil: string().nullable().matches(ISO_DATE_TIME, 'must be an ISO 8601 date-time')
+    .test('real-date', 'must be a real date-time', (v) => v == null || !Number.isNaN(Date.parse(v))),
+  customerApprovedWording: boolean().required(),
+}).required();
+
 const submissionBody = strictObject({
   type: string().required().oneOf([...PROOF_TYPES]),
   content: proofContentSchema,
@@ -21,20 +37,7 @@ const submissionBody = strictObject({
     email: string().email().max(320),
     name: string().min(1).max(200),
   }).default(undefined),
-  consent: strictObject({
-    displayMode: string().required().oneOf([...DISPLAY_MODES]),
-    identityFields: array(string().required().oneOf([...IDENTITY_FIELDS])).required().max(IDENTITY_FIELDS.length),
-    channels: array(string().required().oneOf([...PROOF_CHANNELS])).required().min(1).max(PROOF_CHANNELS.length),
-    products: strictObject({ all: boolean(), ids: array(string().required().max(100)).min(1).max(100) }).required()
-      .test('all-or-ids', 'products is either {"all": true} or {"ids": [...]}', (v) => v == null || (v.all === true && v.ids === undefined) || (v.all === undefined && v.ids !== undefined)),
-    media: array(string().required().oneOf([...CONSENT_MEDIA])).required().min(1).max(CONSENT_MEDIA.length),
-    paidUseAllowed: boolean().required(),
-    translationAllowed: boolean().required(),
-    geography: array(string().required().matches(/^(\*|[A-Z]{2})$/, 'must be "*" or an ISO 3166-1 alpha-2 code')).required().min(1).max(250),
-    validUntil: string().nullable().matches(ISO_DATE_TIME, 'must be an ISO 8601 date-time')
-      .test('real-date', 'must be a real date-time', (v) => v == null || !Number.isNaN(Date.parse(v))),
-    customerApprovedWording: boolean().required(),
-  }).required(),
+  consent: consentTermsSchema,
   incentive: strictObject({ offered: boolean().required(), description: string().min(1).max(500) }).default(undefined),
   verification: strictObject({ state: string().required().oneOf(['verified_customer', 'unverified']) }).default(undefined),
 }).required();

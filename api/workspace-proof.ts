@@ -6,10 +6,12 @@ import { deleteItem, restoreItem } from '../db/proof-deletions';
 import { approveAsset } from '../db/proof-assets';
 import { exportRaw } from '../db/proof-exports';
 import { placementScope, publishPlacement } from '../db/proof-placements';
+import { ConsentTerms, grantConsent } from '../db/proof-items';
 import { completeRevocation } from '../db/proof-revocations';
 import { sessionPrincipal } from './auth';
 import type { AppDeps } from './app';
 import { idParams } from './proof-content';
+import { consentTermsSchema } from './proof-submissions';
 import { proofWorkflows } from './proof-workflows';
 import { pageQuery, strictObject } from './validation';
 
@@ -18,6 +20,7 @@ const rejectBody = strictObject({
   reason: string().required().min(3).max(2000),
   versionId: string().max(100).meta({ description: 'the version reviewed; refused with 409 if a newer request replaced it' }),
 }).required();
+const consentBody = strictObject({ versionId: string().required().max(100), consent: consentTermsSchema }).required();
 const rawExportBody = strictObject({ productId: string().required().max(100) }).required();
 
 /**
@@ -62,6 +65,14 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
     const s = sessionPrincipal(request);
     const scope = await placementScope(ds, s.organizationId, request.params.id);
     return { data: await publishPlacement(ds, scope, request.params.id, false, { type: 'teammate', id: s.teammateId }) };
+  });
+
+  app.post<{ Params: { id: string }; Body: { versionId: string; consent: ConsentTerms } }>('/api/workspace/proof/items/:id/consents', {
+    schema: { params: idParams, body: consentBody },
+    config: { ...people, summary: 'Record the customer\'s consent for an exact version; it supersedes the item\'s active grants' },
+  }, async (request, reply) => {
+    const s = sessionPrincipal(request);
+    return reply.code(201).send({ data: await grantConsent(ds, s.organizationId, request.params.id, request.body, s.teammateId) });
   });
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/assets/:id/approve', {

@@ -134,6 +134,67 @@ export interface SubmissionBody {
   verification?: { state: string };
 }
 
+export type ConsentTerms = SubmissionBody['consent'];
+
+/**
+ * Records a consent grant for one exact version: the grant, its signed receipt and the ledger's
+ * proof.consent.granted, in the caller's transaction. The receipt hash binds the terms to the wording.
+ */
+async function recordGrant(
+  ds: DataSource, em: EntityManager,
+  g: { item: ProofItem; versionId: string; contentHash: string; terms: ConsentTerms; evidence: Record<string, string>; actor: Actor },
+): Promise<string> {
+  const grantId = newId('cns');
+  const terms = { ...g.terms, validUntil: g.terms.validUntil ?? null };
+  await em.getRepository(ConsentGrant).insert({
+    id: grantId,
+    proofItemId: g.item.id,
+    approvedVersionId: g.versionId,
+    state: 'active',
+    displayMode: terms.displayMode,
+    identityFields: terms.identityFields,
+    channels: terms.channels,
+    products: terms.products,
+    media: terms.media,
+    paidUseAllowed: terms.paidUseAllowed,
+    translationAllowed: terms.translationAllowed,
+    geography: terms.geography,
+    validUntil: terms.validUntil ? new Date(terms.validUntil) : null,
+    customerApprovedWording: terms.customerApprovedWording,
+    receiptHash: `sha256:${sha256OfCanonical({ terms, proofItemId: g.item.id, versionId: g.versionId, contentHash: g.contentHash })}`,
+    evidence: g.evidence,
+    revokedAt: null,
+  });
+  await issueReceipt(ds, em, await em.getRepository(ConsentGrant).findOneByOrFail({ id: grantId }), g.item, g.contentHash);
+  await appendProofEvent(em, {
+    organizationId: g.item.organizationId, productId: g.item.productId, proofItemId: g.item.id, actor: g.actor,
+    eventType: 'proof.consent.granted', properties: { consentGrantId: grantId, versionId: g.versionId, channels: terms.channels },
+  });
+  return grantId;
+}
+
+/**
+ * A person records the customer's consent for an exact version (granted, or changed: the new terms
+ * supersede every active grant of the item at once). Never by a key; never for a revoked item.
+ */
+export async function grantConsent(
+  ds: DataSource, organizationId: string, itemId: string, input: { versionId: string; consent: ConsentTerms }, teammateId: string,
+) {
+  return ds.transaction(async (em) => {
+    const item = await findItem(em, { organizationId }, itemId, true);
+    assertChangeable(item);
+    const version = await em.getRepository(ProofVersion).findOneBy({ id: input.versionId, proofItemId: itemId });
+    if (!version) throw notFound('version');
+    await em.getRepository(ConsentGrant).update({ proofItemId: itemId, state: 'active' }, { state: 'superseded' });
+    const grantId = await recordGrant(ds, em, {
+      item, versionId: version.id, contentHash: version.contentHash, terms: input.consent,
+      actor: { type: 'teammate', id: teammateId },
+      evidence: { capturedVia: 'workspace', teammateId, at: new Date().toISOString() },
+    });
+    return viewGrant(await em.getRepository(ConsentGrant).findOneByOrFail({ id: grantId }));
+  });
+}
+
 export interface SubmissionContext {
   organizationId: string;
   productId: string;
@@ -156,7 +217,6 @@ export async function submitProof(ds: DataSource, ctx: SubmissionContext, body: 
     const overLimitReasons = n >= ctx.monthlyAllowance ? ['monthly_submission_allowance_used_up'] : [];
     const itemId = newId('prf');
     const versionId = newId('pver');
-    const grantId = newId('cns');
     const now = new Date();
     const actor: Actor = { type: 'service_key', id: ctx.keyId };
     await em.getRepository(ProofItem).insert({
@@ -199,35 +259,14 @@ export async function submitProof(ds: DataSource, ctx: SubmissionContext, body: 
       semanticDiff: {},
       approvalState: 'draft',
     }));
-    const terms = { ...body.consent, validUntil: body.consent.validUntil ?? null };
-    await em.getRepository(ConsentGrant).insert({
-      id: grantId,
-      proofItemId: itemId,
-      approvedVersionId: versionId,
-      state: 'active',
-      displayMode: terms.displayMode,
-      identityFields: terms.identityFields,
-      channels: terms.channels,
-      products: terms.products,
-      media: terms.media,
-      paidUseAllowed: terms.paidUseAllowed,
-      translationAllowed: terms.translationAllowed,
-      geography: terms.geography,
-      validUntil: terms.validUntil ? new Date(terms.validUntil) : null,
-      customerApprovedWording: terms.customerApprovedWording,
-      // Binds the terms to the exact wording, so a receipt can be checked against both later.
-      receiptHash: `sha256:${sha256OfCanonical({ terms, proofItemId: itemId, versionId, contentHash: hash })}`,
-      evidence: { capturedVia: 'api_submission', keyId: ctx.keyId, ip: ctx.ip, at: now.toISOString() },
-      revokedAt: null,
-    });
     const item = await em.getRepository(ProofItem).findOneByOrFail({ id: itemId });
-    await issueReceipt(ds, em, await em.getRepository(ConsentGrant).findOneByOrFail({ id: grantId }), item, hash);
+    const grantId = await recordGrant(ds, em, {
+      item, versionId, contentHash: hash, terms: body.consent, actor,
+      evidence: { capturedVia: 'api_submission', keyId: ctx.keyId, ip: ctx.ip, at: now.toISOString() },
+    });
     const ledger = { organizationId: ctx.organizationId, productId: ctx.productId, proofItemId: itemId, actor };
     await appendProofEvent(em, {
       ...ledger, eventType: 'proof.response.submitted', properties: { itemType: body.type, versionId, overLimit: item.overLimit },
-    });
-    await appendProofEvent(em, {
-      ...ledger, eventType: 'proof.consent.granted', properties: { consentGrantId: grantId, versionId, channels: terms.channels },
     });
     return {
       submissionId: item.submissionId,

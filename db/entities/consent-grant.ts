@@ -13,7 +13,7 @@ export class ConsentGrant {
   approvedVersionId!: string;
 
   @Column({ type: 'text' })
-  state!: 'active' | 'revoked';
+  state!: 'active' | 'superseded' | 'revoked';
 
   @Column({ name: 'display_mode', type: 'text' })
   displayMode!: string;

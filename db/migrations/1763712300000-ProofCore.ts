@@ -86,7 +86,7 @@ export class ProofCore1763712300000 implements MigrationInterface {
         id text PRIMARY KEY,
         proof_item_id text NOT NULL REFERENCES proof_items(id),
         approved_version_id text NOT NULL REFERENCES proof_versions(id),
-        state text NOT NULL CHECK (state IN ('active', 'revoked')),
+        state text NOT NULL CHECK (state IN ('active', 'superseded', 'revoked')),
         display_mode text NOT NULL,
         identity_fields text[] NOT NULL,
         channels text[] NOT NULL,
