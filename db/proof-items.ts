@@ -260,13 +260,13 @@ export async function submitProof(ds: DataSource, ctx: SubmissionContext, body: 
       approvalState: 'draft',
     }));
     const item = await em.getRepository(ProofItem).findOneByOrFail({ id: itemId });
+    await appendProofEvent(em, {
+      organizationId: ctx.organizationId, productId: ctx.productId, proofItemId: itemId, actor,
+      eventType: 'proof.response.submitted', properties: { itemType: body.type, versionId, overLimit: item.overLimit },
+    });
     const grantId = await recordGrant(ds, em, {
       item, versionId, contentHash: hash, terms: body.consent, actor,
       evidence: { capturedVia: 'api_submission', keyId: ctx.keyId, ip: ctx.ip, at: now.toISOString() },
-    });
-    const ledger = { organizationId: ctx.organizationId, productId: ctx.productId, proofItemId: itemId, actor };
-    await appendProofEvent(em, {
-      ...ledger, eventType: 'proof.response.submitted', properties: { itemType: body.type, versionId, overLimit: item.overLimit },
     });
     return {
       submissionId: item.submissionId,
