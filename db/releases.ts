@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { notFound } from '../runtime/service-error';
 import { Feature, Product, Release } from './entities';
 import { newId } from './ids';
-import { notifyInbox } from './inbox';
+import { INBOX_CHANNEL } from './inbox';
 import { enqueueEvent } from './outbox';
 import { ProductTenant } from './signals';
 
@@ -33,15 +33,19 @@ export async function publishRelease(ds: DataSource, input: PublishRelease) {
     await em.getRepository(Release).insert(release);
     await em.query(`UPDATE features SET state = 'released', updated_at = now() WHERE id = ANY($1)`, [featureIds]);
     const preview = `Shipped: ${features.map((f) => f.title).join(', ')}`;
-    const recipients: Array<{ id: string; end_user_id: string }> = await em.query(
-      `INSERT INTO inbox_items (id, organization_id, product_id, end_user_id, release_id, subject, preview)
-       SELECT 'inb_' || replace(gen_random_uuid()::text, '-', ''), $2, $3, u.end_user_id, $1, $4, $5
-         FROM (SELECT end_user_id FROM feature_votes WHERE feature_id = ANY($6)
-               UNION SELECT end_user_id FROM feature_follows WHERE feature_id = ANY($6)) u
-       RETURNING id, end_user_id`,
-      [release.id, input.organizationId, input.productId, input.title, preview.slice(0, 160), featureIds],
+    // One statement for any number of recipients: the inbox items, and each recipient's notice
+    // (delivered by PostgreSQL at commit, to every API process holding their stream).
+    const recipients: Array<{ id: string }> = await em.query(
+      `WITH items AS (
+         INSERT INTO inbox_items (id, organization_id, product_id, end_user_id, release_id, subject, preview)
+         SELECT 'inb_' || replace(gen_random_uuid()::text, '-', ''), $2, $3, u.end_user_id, $1, $4, $5
+           FROM (SELECT end_user_id FROM feature_votes WHERE feature_id = ANY($6)
+                 UNION SELECT end_user_id FROM feature_follows WHERE feature_id = ANY($6)) u
+         RETURNING id, end_user_id
+       )
+       SELECT id, pg_notify($7, json_build_object('productId', $3::text, 'endUserId', end_user_id, 'itemId', id)::text) FROM items`,
+      [release.id, input.organizationId, input.productId, input.title, preview.slice(0, 160), featureIds, INBOX_CHANNEL],
     );
-    for (const r of recipients) await notifyInbox(em, { productId: input.productId, endUserId: r.end_user_id, itemId: r.id });
     await enqueueEvent(em, {
       organizationId: input.organizationId, productId: input.productId, type: 'release.published',
       data: { releaseId: release.id, title: release.title, featureIds, recipientCount: recipients.length },

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { Client as PgClient } from 'pg';
 import { Signal } from '../db/entities';
 import { scoreFeature } from '../db/feature-score';
 import { recomputeFeaturesOfSignal } from '../db/features';
+import { INBOX_CHANNEL, InboxNotice } from '../db/inbox';
 import { LOOP_SCOPES, keyFor, outboxEvents, postSignal, teammate } from './support/customer-loop';
 import { Tenant, call, createTenant, endUserToken, errorCode, sessionFor, withKey } from './support/fixtures';
 import { ctx } from './support/root-hooks';
@@ -151,13 +153,29 @@ describe('customer loop: features, votes and releases', () => {
     await voteAs(key, a.id, { endUserId: 'both' });
     await voteAs(key, b.id, { endUserId: 'both' });
     await voteAs(key, b.id, { endUserId: 'voter-only', follow: false });
+    // Every recipient's stream hears of its item: the notices go out on the inbox channel at commit.
+    const listener = new PgClient({ connectionString: ctx.databaseUrl });
+    await listener.connect();
+    const notices: InboxNotice[] = [];
+    listener.on('notification', (m) => {
+      const notice = JSON.parse(m.payload ?? '{}') as InboxNotice;
+      if (notice.productId === t.product.id) notices.push(notice);
+    });
+    await listener.query(`LISTEN ${INBOX_CHANNEL}`);
     const res = await call(teammate(t.owner, 'POST', '/api/workspace/releases', { productId: t.product.id, title: 'Spring release', featureIds: [a.id, b.id] }));
     assert.equal(res.statusCode, 201, res.body);
     const release = res.json().data;
     assert.equal(release.recipientCount, 2);
-    const items: Array<{ end_user_id: string }> = await ctx.dataSource.query(
-      'SELECT end_user_id FROM inbox_items WHERE release_id = $1 ORDER BY end_user_id', [release.id]);
+    const items: Array<{ id: string; end_user_id: string }> = await ctx.dataSource.query(
+      'SELECT id, end_user_id FROM inbox_items WHERE release_id = $1 ORDER BY end_user_id', [release.id]);
     assert.deepEqual(items.map((i) => i.end_user_id), ['both', 'voter-only']);
+    const deadline = Date.now() + 5_000;
+    while (notices.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await listener.end();
+    assert.deepEqual(
+      notices.map((n) => [n.endUserId, n.itemId]).sort(),
+      items.map((i) => [i.end_user_id, i.id]),
+    );
     assert.equal((await outboxEvents(t.organizationId, 'release.published')).length, 1);
     const features = (await call(withKey(key, { method: 'GET', url: '/api/v1/features?state=released' }))).json().data;
     assert.equal(features.length, 2);
