@@ -1,6 +1,7 @@
 import { ServerResponse } from 'node:http';
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import { array, number, string } from 'yup';
+import { InboxItem } from '../db/entities';
 import {
   EndUserRef, InboxNotice, findInboxItem, inboxItemsAfter, inboxPage, markInboxRead, unreadCount, viewInboxItem,
 } from '../db/inbox';
@@ -109,12 +110,15 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     const run = (step: () => Promise<void>) => {
       queue = queue.then(() => (open ? step() : undefined)).catch(fail);
     };
+    const sendLoaded = (item: InboxItem) => {
+      if (sent.has(item.id) || !open) return;
+      sent.add(item.id);
+      sse(raw, 'item', viewInboxItem(item), encodeCursor(item));
+    };
     const sendItem = async (itemId: string) => {
       if (sent.has(itemId)) return;
       const item = await findInboxItem(ds, me, itemId);
-      if (!item || !open) return;
-      sent.add(itemId);
-      sse(raw, 'item', viewInboxItem(item), encodeCursor(item));
+      if (item) sendLoaded(item);
     };
     const sendUnread = async () => {
       const unread = await unreadCount(ds, me);
@@ -138,7 +142,7 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
       sse(raw, 'ready', { endUserId: me.endUserId, unread: await unreadCount(ds, me) });
       if (typeof lastEventId === 'string' && lastEventId.length > 0) {
         const missed = await inboxItemsAfter(ds, me, lastEventId, RESUME_LIMIT);
-        for (const item of missed) await sendItem(item.id);
+        for (const item of missed) sendLoaded(item);
         if (missed.length > 0) await sendUnread();
       }
     } catch (err) {
