@@ -20,6 +20,7 @@ import { createOrganization, createProduct } from '../db/tenancy';
 import { loadConfig } from '../runtime/config';
 import { openDatabase } from '../runtime/services';
 import { Cleanup, startScratchDatabase } from '../test/support/servers';
+import { quantile } from './stats';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const ROUNDS = env('BENCH_ROUNDS', 3);
@@ -56,10 +57,9 @@ async function round(request: (i: number) => Promise<Response>): Promise<Round> 
 
 function summary(rounds: Round[]) {
   const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
   const count = rounds.reduce((n, r) => n + r.count, 0);
   const ms = rounds.reduce((n, r) => n + r.ms, 0);
-  return { requests: count, errors: rounds.reduce((n, r) => n + r.errors, 0), rps: (count * 1000) / ms, p50: at(0.5), p99: at(0.99) };
+  return { requests: count, errors: rounds.reduce((n, r) => n + r.errors, 0), rps: (count * 1000) / ms, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99) };
 }
 
 async function main(): Promise<void> {

@@ -7,6 +7,7 @@ import { createOrganization, createProduct } from '../db/tenancy';
 import { createEndpoint } from '../db/webhooks';
 import { enqueueEvent } from '../db/outbox';
 import { startWorker } from '../worker/main';
+import { quantile } from './stats';
 import { Cleanup, startScratchDatabase, startScratchTemporal } from '../test/support/servers';
 
 /**
@@ -21,13 +22,9 @@ const BASELINE_CONCURRENCY = 32;
 
 interface Run { perSecond: number; p50: number; p99: number }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
 function summarise(latencies: number[], elapsedMs: number): Run {
   const sorted = [...latencies].sort((a, b) => a - b);
-  return { perSecond: (latencies.length / elapsedMs) * 1000, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+  return { perSecond: (latencies.length / elapsedMs) * 1000, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) };
 }
 
 async function main(): Promise<void> {
