@@ -1,9 +1,10 @@
-import { createHash } from 'node:crypto';
 import { FastifyInstance, FastifyRequest } from 'fastify';
+import { canonicalJson } from '../db/canonical-json';
 import { DataSource } from 'typeorm';
 import {
   IDEMPOTENCY_KEY_PATTERN, IdempotencyClaimRef, claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey,
 } from '../db/idempotency';
+import { sha256Hex } from '../db/secrets';
 import { ServiceError, validationFailed } from '../runtime/service-error';
 
 declare module 'fastify' {
@@ -16,17 +17,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     idempotency: IdempotencyClaimRef | null;
   }
-}
-
-/** JSON with sorted keys, so that the same body hashes the same whatever its key order. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value).sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 function credentialOf(request: FastifyRequest): string {
@@ -57,9 +47,8 @@ export function registerIdempotency(app: FastifyInstance, ds: DataSource): void 
       throw validationFailed([{ path: 'Idempotency-Key', message: 'must be 8 to 200 characters of letters, digits, period, underscore, colon or hyphen' }]);
     }
     const credentialId = credentialOf(request);
-    const hash = createHash('sha256')
-      .update(`${request.method} ${request.url}\n${canonical(request.body ?? null)}`)
-      .digest('hex');
+    // Sorted keys: the same body hashes the same whatever its key order.
+    const hash = sha256Hex(`${request.method} ${request.url}\n${canonicalJson(request.body ?? null)}`);
     const claim = await claimIdempotencyKey(ds, credentialId, header, hash);
     switch (claim.kind) {
       case 'claimed':
