@@ -4,6 +4,7 @@ import { QuoteCardRequest, generateQuoteCard, readAsset } from '../db/proof-asse
 import { PROOF_CHANNELS } from '../db/proof-eligibility';
 import { QUOTE_CARD_FORMATS } from '../db/proof-quote-card';
 import { keyPrincipal } from './auth';
+import { productTenant } from './product-tenant';
 import type { AppDeps } from './app';
 import { idParams } from './proof-content';
 import { strictObject } from './validation';
@@ -27,7 +28,7 @@ export async function proofAssetRoutes(app: FastifyInstance, deps: AppDeps): Pro
     },
   }, async (request, reply) => {
     const key = keyPrincipal(request);
-    const scope = { organizationId: key.organizationId, productId: key.productId! };
+    const scope = productTenant(request);
     return reply.code(201).send({ data: await generateQuoteCard(deps.dataSource, scope, request.body, { type: 'service_key', id: key.id }) });
   });
 
@@ -35,7 +36,6 @@ export async function proofAssetRoutes(app: FastifyInstance, deps: AppDeps): Pro
     schema: { params: idParams },
     config: { auth: 'key', scope: 'service:proof:read', summary: 'One asset with its lineage, approval state and file' },
   }, async (request) => {
-    const key = keyPrincipal(request);
-    return { data: await readAsset(deps.dataSource, { organizationId: key.organizationId, productId: key.productId! }, request.params.id) };
+    return { data: await readAsset(deps.dataSource, productTenant(request), request.params.id) };
   });
 }

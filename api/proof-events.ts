@@ -2,7 +2,7 @@ import { FastifyInstance } from 'fastify';
 import { string } from 'yup';
 import { PageRequest } from '../db/pagination';
 import { LedgerFilter, listProofEvents } from '../db/proof-ledger';
-import { keyPrincipal } from './auth';
+import { productTenant } from './product-tenant';
 import type { AppDeps } from './app';
 import { pageQuery, strictObject } from './validation';
 
@@ -19,6 +19,6 @@ export async function proofEventRoutes(app: FastifyInstance, deps: AppDeps): Pro
     config: { auth: 'key', scope: 'service:proof:read', summary: 'The proof ledger, oldest first' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
-    return listProofEvents(deps.dataSource, keyPrincipal(request).productId!, filter, { limit, cursor });
+    return listProofEvents(deps.dataSource, productTenant(request).productId, filter, { limit, cursor });
   });
 }

@@ -1,6 +1,6 @@
 import { FastifyInstance } from 'fastify';
 import { exportApproved } from '../db/proof-exports';
-import { keyPrincipal } from './auth';
+import { productTenant } from './product-tenant';
 import type { AppDeps } from './app';
 
 export async function proofExportRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -9,5 +9,5 @@ export async function proofExportRoutes(app: FastifyInstance, deps: AppDeps): Pr
       auth: 'key', scope: 'service:proof:export', idempotency: 'optional',
       summary: 'Approved-only JSON bundle with a sha256 digest over its canonical bytes',
     },
-  }, async (request, reply) => reply.code(201).send({ data: await exportApproved(deps.dataSource, keyPrincipal(request).productId!) }));
+  }, async (request, reply) => reply.code(201).send({ data: await exportApproved(deps.dataSource, productTenant(request).productId) }));
 }

@@ -9,6 +9,7 @@ import {
 import { requestRevocation } from '../db/proof-revocations';
 import { ServiceError, forbidden } from '../runtime/service-error';
 import { keyPrincipal } from './auth';
+import { productTenant } from './product-tenant';
 import type { AppDeps } from './app';
 import { closedList, idParams, proofContentSchema } from './proof-content';
 import { proofWorkflows } from './proof-workflows';
@@ -42,7 +43,7 @@ const expandOf = (raw: unknown) => closedList('expand', raw, EXPANDABLE, { max: 
 
 function scopeOf(request: FastifyRequest) {
   const key = keyPrincipal(request);
-  return { organizationId: key.organizationId, productId: key.productId!, keyId: key.id, readPrivate: key.scopes.includes('service:proof:read_private') };
+  return { ...productTenant(request), keyId: key.id, readPrivate: key.scopes.includes('service:proof:read_private') };
 }
 
 const humanOnly = () => new ServiceError('HUMAN_APPROVAL_REQUIRED', 403, 'only a person in the workspace may approve or reject proof');

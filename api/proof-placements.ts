@@ -9,6 +9,7 @@ import {
 } from '../db/proof-placements';
 import { Actor } from '../db/proof-ledger';
 import { keyPrincipal } from './auth';
+import { productTenant } from './product-tenant';
 import type { AppDeps } from './app';
 import { closedList, idParams } from './proof-content';
 import { openObject, pageQuery, strictObject } from './validation';
@@ -57,7 +58,7 @@ const itemParams = strictObject({ id: string().required().max(100), itemId: stri
 function scopeOf(request: FastifyRequest) {
   const key = keyPrincipal(request);
   const actor: Actor = { type: 'service_key', id: key.id };
-  return { scope: { organizationId: key.organizationId, productId: key.productId! }, actor };
+  return { scope: productTenant(request), actor };
 }
 
 export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {

@@ -4,6 +4,7 @@ import { PROOF_TYPES } from '../db/entities/proof-item';
 import { PROOF_CHANNELS } from '../db/proof-eligibility';
 import { SubmissionBody, submitProof } from '../db/proof-items';
 import { keyPrincipal } from './auth';
+import { productTenant } from './product-tenant';
 import type { AppDeps } from './app';
 import { proofContentSchema } from './proof-content';
 import { strictObject } from './validation';
@@ -53,7 +54,7 @@ export async function proofSubmissionRoutes(app: FastifyInstance, deps: AppDeps)
   }, async (request, reply) => {
     const key = keyPrincipal(request);
     const data = await submitProof(deps.dataSource, {
-      organizationId: key.organizationId, productId: key.productId!, keyId: key.id, ip: request.ip,
+      ...productTenant(request), keyId: key.id, ip: request.ip,
       monthlyAllowance: deps.config.proofMonthlySubmissionAllowance,
     }, request.body);
     return reply.code(201).send({ data });

@@ -4,7 +4,7 @@ import { ProofItem, ProofPlacement, ProofPlacementItem, ProofVersion } from './e
 import { PlacementState } from './entities/proof-placement';
 import { ProofContent } from './entities/proof-version';
 import { newId } from './ids';
-import { Page, PageRequest, pageOf } from './pagination';
+import { PageRequest, pageOf } from './pagination';
 import {
   ChannelEligibility, EligibilityGrant, EligibilityInput, EligibilityItem, EligibilityPolicy, EligibilityVersion, decideEligibility,
 } from './proof-eligibility';
