@@ -5,7 +5,7 @@ import { scoreFeature } from '../db/feature-score';
 import { recomputeFeaturesOfSignal } from '../db/features';
 import { INBOX_CHANNEL, InboxNotice } from '../db/inbox';
 import { LOOP_SCOPES, keyFor, outboxEvents, postSignal, teammate } from './support/customer-loop';
-import { Tenant, call, createTenant, endUserToken, errorCode, sessionFor, withKey } from './support/fixtures';
+import { Tenant, call, createTenant, endUserToken, errorCode, eventually, sessionFor, withKey } from './support/fixtures';
 import { ctx } from './support/root-hooks';
 
 const SCOPES = [...LOOP_SCOPES.slice(0, 4), 'service:features:read'];
@@ -169,8 +169,7 @@ describe('customer loop: features, votes and releases', () => {
     const items: Array<{ id: string; end_user_id: string }> = await ctx.dataSource.query(
       'SELECT id, end_user_id FROM inbox_items WHERE release_id = $1 ORDER BY end_user_id', [release.id]);
     assert.deepEqual(items.map((i) => i.end_user_id), ['both', 'voter-only']);
-    const deadline = Date.now() + 5_000;
-    while (notices.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await eventually(async () => notices.length >= 2, 5_000);
     await listener.end();
     assert.deepEqual(
       notices.map((n) => [n.endUserId, n.itemId]).sort(),

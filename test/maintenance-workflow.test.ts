@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { maintenanceWorkflow } from '../workflows/maintenance-workflow';
+import { eventually } from './support/fixtures';
 import { ctx } from './support/root-hooks';
 
 describe('maintenance workflow (real Temporal)', () => {
@@ -21,19 +22,15 @@ describe('maintenance workflow (real Temporal)', () => {
       workflowId: `maintenance-test/${tag}`, taskQueue: ctx.config.taskQueue, args: [{ intervalMs: 200 }],
     });
     try {
-      const deadline = Date.now() + 20_000;
-      let left = Infinity;
-      while (Date.now() < deadline) {
+      const purged = await eventually(async () => {
         const rows = await ctx.dataSource.query(
           `SELECT (SELECT count(*) FROM idempotency_records WHERE credential_id = $1 AND idempotency_key = 'expired-key')
                 + (SELECT count(*) FROM identity_nonces WHERE product_id = $2 AND nonce = 'old-nonce')
                 + (SELECT count(*) FROM rate_limit_windows WHERE key_id = $3) AS n`,
           [`cred-${tag}`, `prd-${tag}`, `key-${tag}`]);
-        left = Number(rows[0].n);
-        if (left === 0) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      assert.equal(left, 0, 'expired rows were purged');
+        return Number(rows[0].n) === 0;
+      }, 20_000);
+      assert.equal(purged, true, 'expired rows were purged');
       const live = await ctx.dataSource.query(
         `SELECT (SELECT count(*) FROM idempotency_records WHERE credential_id = $1)
               + (SELECT count(*) FROM identity_nonces WHERE product_id = $2) AS n`, [`cred-${tag}`, `prd-${tag}`]);

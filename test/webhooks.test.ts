@@ -9,7 +9,7 @@ import { enqueueEvent } from '../db/outbox';
 import { isPublicAddress } from '../runtime/webhook-target';
 import { verifyWebhookSignature } from '../runtime/webhook-signature';
 import { WEBHOOK_MAX_ATTEMPTS, webhookDeliveryWorkflow } from '../workflows/webhook-delivery-workflow';
-import { Tenant, asTeammate, call, createTenant, errorCode, sessionFor, withKey } from './support/fixtures';
+import { Tenant, asTeammate, call, createTenant, errorCode, eventually, sessionFor, withKey } from './support/fixtures';
 import { Receiver } from './support/receiver';
 import { ctx } from './support/root-hooks';
 
@@ -27,19 +27,15 @@ async function createEndpoint(tenant: Tenant, body: Record<string, unknown>, app
   return res.json().data as { endpoint: { id: string }; secret: string };
 }
 
-async function settled(tenant: Tenant, eventId: string, endpointId: string, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const rows = await ctx.dataSource.query(
+async function settled(tenant: Tenant, eventId: string, endpointId: string) {
+  const [row] = await eventually(async () => {
+    const rows: Array<{ id: string }> = await ctx.dataSource.query(
       `SELECT id FROM webhook_deliveries WHERE event_id = $1 AND endpoint_id = $2 AND replay_of_id IS NULL AND status <> 'pending'`,
       [eventId, endpointId]);
-    if (rows.length > 0) {
-      const res = await call(asTeammate(tenant.owner, { method: 'GET', url: `/api/workspace/webhooks/deliveries/${rows[0].id}` }));
-      return res.json().data;
-    }
-    if (Date.now() > deadline) throw new Error(`delivery of ${eventId} did not settle`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+    return rows.length > 0 && rows;
+  });
+  const res = await call(asTeammate(tenant.owner, { method: 'GET', url: `/api/workspace/webhooks/deliveries/${row.id}` }));
+  return res.json().data;
 }
 
 function independentSignature(secret: string, header: string, body: string): boolean {
@@ -335,11 +331,8 @@ describe('webhook delivery (real Temporal, real HTTP receiver)', function () {
     const eventId = await emit(tenant, 'signal.created');
     await settled(tenant, eventId, endpoint.id);
     await ctx.dataSource.query('UPDATE outbox_events SET processed_at = NULL WHERE id = $1', [eventId]);
-    const deadline = Date.now() + 5_000;
-    while ((await ctx.dataSource.query('SELECT processed_at FROM outbox_events WHERE id = $1', [eventId]))[0].processed_at === null) {
-      assert.ok(Date.now() < deadline, 'the relay swept the row again');
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    const swept = await eventually(async () => (await ctx.dataSource.query('SELECT processed_at FROM outbox_events WHERE id = $1', [eventId]))[0].processed_at, 5_000);
+    assert.ok(swept, 'the relay swept the row again');
     await new Promise((r) => setTimeout(r, 300));
     const rows = await ctx.dataSource.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = $1', [eventId]);
     assert.equal(rows[0].n, 1);

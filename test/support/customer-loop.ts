@@ -25,16 +25,7 @@ export function teammate(session: { cookie: string; csrfToken: string }, method:
   return asTeammate(session, { method, url, ...(payload ? { payload } : {}) });
 }
 
-/** Polls until `check` answers something truthy; real workflows and relays need a moment. */
-export async function eventually<T>(check: () => Promise<T | null | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+export { eventually } from './fixtures';
 
 export async function outboxEvents(organizationId: string, type: string): Promise<Array<{ payload: Record<string, unknown> }>> {
   return ctx.dataSource.query(

@@ -57,3 +57,14 @@ export async function call(opts: InjectOptions, app: FastifyInstance = ctx.app):
 export function errorCode(res: LightMyRequestResponse): string | undefined {
   return res.json<{ error?: { code: string } }>().error?.code;
 }
+
+/** Polls `check` until it answers a value (anything but undefined, null or false); fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | null | undefined | false>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== null && value !== false) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -87,16 +87,7 @@ export async function ledgerTypes(itemId: string): Promise<string[]> {
   return rows.map((r) => r.event_type);
 }
 
-/** Polls until `check` answers a value (not undefined) or the time runs out. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+export { eventually } from './fixtures';
 
 /** A statement on a connection of its own, outside TypeORM, so an expected refusal is not logged as a failure. */
 export async function rawQuery(sql: string, params: unknown[] = []): Promise<unknown> {
