@@ -14,6 +14,9 @@ export interface OutgoingEvent {
   data: Record<string, unknown>;
 }
 
+/** The outbox row's columns, for a statement that writes an event together with its change. */
+export const OUTBOX_INSERT = 'INSERT INTO outbox_events (id, organization_id, product_id, event_type, payload)';
+
 /**
  * Queues an event for webhook delivery inside the caller's transaction, so that a change that rolls
  * back is never announced. Writing the same id twice is a no-op.
@@ -21,8 +24,7 @@ export interface OutgoingEvent {
 export async function enqueueEvent(em: EntityManager, event: OutgoingEvent): Promise<string> {
   const id = event.id ?? newId('evt');
   await em.query(
-    `INSERT INTO outbox_events (id, organization_id, product_id, event_type, payload)
-     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
+    `${OUTBOX_INSERT} VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
     [id, event.organizationId, event.productId, event.type, JSON.stringify(event.data)],
   );
   return id;

@@ -3,6 +3,7 @@ import { ServiceError, notFound } from '../runtime/service-error';
 import { Feature, Signal } from './entities';
 import { SignalCategory } from './entities/signal';
 import { newId } from './ids';
+import { OUTBOX_INSERT } from './outbox';
 import { Page, PageRequest, pageOf } from './pagination';
 
 export interface ProductTenant {
@@ -145,8 +146,7 @@ export async function createSignal(
        INSERT INTO thread_messages (id, thread_id, author_type, author_id, visibility, body, created_at)
        SELECT $14, t.id, 'end_user', $5, 'customer', $8, $13 FROM t
      ), o AS (
-       INSERT INTO outbox_events (id, organization_id, product_id, event_type, payload)
-       SELECT $19, $2, $3, 'signal.created', $20::jsonb FROM s
+       ${OUTBOX_INSERT} SELECT $19, $2, $3, 'signal.created', $20::jsonb FROM s
      )
      SELECT (SELECT count(*) FROM fresh)::int AS fresh, (SELECT count(*) FROM d)::int AS counted,
             (SELECT count(*) FROM s)::int AS stored`,
