@@ -140,7 +140,20 @@ describe('customer loop: signal intake', () => {
     const expected = secondsToNextUtcDay(new Date());
     assert.ok(Math.abs(retryAfter - expected) <= 2, `${retryAfter} vs ${expected}`);
     assert.equal(await ctx.dataSource.getRepository(Signal).countBy({ organizationId: t.organizationId }), 2);
+    const [{ day }] = await ctx.dataSource.query(
+      `SELECT count AS day FROM intake_counters WHERE organization_id = $1 AND period LIKE 'day:%'`, [t.organizationId]);
+    assert.equal(day, 2, 'a refused signal is not counted');
+    assert.equal((await ctx.dataSource.getRepository(OutboxEvent).countBy({ organizationId: t.organizationId, eventType: 'signal.created' })), 2);
     assert.equal((await post(kept, t)).statusCode, 200, 'a replay is not a new submission');
+  });
+
+  it('the ceiling holds exactly under concurrent intake', async () => {
+    const t = await createTenant(SCOPES);
+    await ctx.dataSource.getRepository(IntakeLimit).insert({ organizationId: t.organizationId, monthlySignalAllowance: null, dailySafetyCeiling: 5 });
+    const results = await Promise.all(Array.from({ length: 12 }, () => post(signalBody(), t)));
+    assert.equal(results.filter((r) => r.statusCode === 201).length, 5);
+    assert.equal(results.filter((r) => r.statusCode === 429).length, 7);
+    assert.equal(await ctx.dataSource.getRepository(Signal).countBy({ organizationId: t.organizationId }), 5);
   });
 
   it('secondsToNextUtcDay counts to midnight UTC', () => {
