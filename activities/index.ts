@@ -1,10 +1,10 @@
 import { DataSource } from 'typeorm';
 import { Config } from '../runtime/config';
-import { createAiActivities } from './ai-activities';
-import { createCustomerLoopActivities } from './customer-loop-activities';
-import { createDatabaseActivities } from './database-activities';
-import { createWebhookActivities } from './webhook-activities';
-import { createProofActivities } from './proof-activities';
+import { createAiActivities } from './ai/ai-activities';
+import { createCustomerLoopActivities } from './customer-loop/customer-loop-activities';
+import { createDatabaseActivities } from './platform/database-activities';
+import { createWebhookActivities } from './webhooks/webhook-activities';
+import { createProofActivities } from './proof/proof-activities';
 
 export interface ActivityDeps {
   dataSource: DataSource;

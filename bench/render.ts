@@ -5,9 +5,9 @@ import { buildApp } from '../api/app';
 import { loadConfig } from '../runtime/config';
 import { openDatabase } from '../runtime/services';
 import { installTemporalLogger } from '../runtime/temporal-logging';
-import { createServiceKey } from '../db/service-keys';
-import { createSession } from '../db/sessions';
-import { createOrganization, createProduct, createTeammate } from '../db/tenancy';
+import { createServiceKey } from '../db/platform/service-keys';
+import { createSession } from '../db/platform/sessions';
+import { createOrganization, createProduct, createTeammate } from '../db/platform/tenancy';
 import { Cleanup, startScratchDatabase, startScratchTemporal } from '../test/support/servers';
 import { submissionBody } from '../test/support/proof-fixtures';
 

@@ -1,16 +1,16 @@
 import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { DataSource } from 'typeorm';
-import { signIdentityToken } from '../api/identity-token';
+import { signIdentityToken } from '../api/plugins/identity-token';
 import { DEFAULT_PAGE_SIZE } from '../db/pagination';
-import { rotateSigningKey } from '../db/proof-signing';
-import { createSession } from '../db/sessions';
+import { rotateSigningKey } from '../db/proof/proof-signing';
+import { createSession } from '../db/platform/sessions';
 import {
   DEFAULT_KEY_DAYS, createServiceKey, listServiceKeys, revokeServiceKey, rotateServiceKey,
-} from '../db/service-keys';
+} from '../db/platform/service-keys';
 import {
   createOrganization, createProduct, createTeammate, getProduct, productEnvironments, setProductActive,
-} from '../db/tenancy';
+} from '../db/platform/tenancy';
 import { Config, ConfigError, loadConfig } from '../runtime/config';
 import { startEmbeddedPostgres } from '../runtime/embedded-postgres';
 import { ServiceError } from '../runtime/service-error';

@@ -1,5 +1,5 @@
 import { EntityManager } from 'typeorm';
-import { newId } from './ids';
+import { newId } from './rules/ids';
 
 export interface OutgoingEvent {
   /**

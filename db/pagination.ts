@@ -1,6 +1,6 @@
 import { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { validationFailed } from '../runtime/service-error';
-import { ID_PATTERN } from './ids';
+import { ID_PATTERN } from './rules/ids';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;

@@ -7,8 +7,8 @@ import { onShutdown } from '../runtime/shutdown';
 import { installTemporalLogger } from '../runtime/temporal-logging';
 import { warnIfPrivateTargetsAllowed } from '../runtime/webhook-target';
 import { RunningRelay, startRelay } from './relay';
-import { webhookRelay } from './webhook-relay';
-import { signalAnalysisRelay } from './signal-analysis-relay';
+import { webhookRelay } from './webhooks/webhook-relay';
+import { signalAnalysisRelay } from './customer-loop/signal-analysis-relay';
 import { createWorker, ensureMaintenance } from './worker';
 
 export interface RunningWorker {

@@ -2,7 +2,7 @@ import { Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client
 import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
 import { DataSource } from 'typeorm';
 import { createActivities } from '../activities';
-import { MAINTENANCE_WORKFLOW_ID, maintenanceWorkflow } from '../workflows/maintenance-workflow';
+import { MAINTENANCE_WORKFLOW_ID, maintenanceWorkflow } from '../workflows/platform/maintenance-workflow';
 import { Config } from '../runtime/config';
 
 export interface WorkerDeps {

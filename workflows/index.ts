@@ -1,7 +1,7 @@
-export { maintenanceWorkflow } from './maintenance-workflow';
-export { webhookDeliveryWorkflow } from './webhook-delivery-workflow';
-export { proofApprovalWorkflow } from './proof-approval-workflow';
-export { proofDeletionWorkflow } from './proof-deletion-workflow';
-export { proofRevocationWorkflow } from './proof-revocation-workflow';
-export { threadSlaWorkflow } from './thread-sla-workflow';
-export { signalAnalysisWorkflow } from './signal-analysis-workflow';
+export { maintenanceWorkflow } from './platform/maintenance-workflow';
+export { webhookDeliveryWorkflow } from './webhooks/webhook-delivery-workflow';
+export { proofApprovalWorkflow } from './proof/proof-approval-workflow';
+export { proofDeletionWorkflow } from './proof/proof-deletion-workflow';
+export { proofRevocationWorkflow } from './proof/proof-revocation-workflow';
+export { threadSlaWorkflow } from './customer-loop/thread-sla-workflow';
+export { signalAnalysisWorkflow } from './customer-loop/signal-analysis-workflow';

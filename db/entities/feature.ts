@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { ScoreBreakdown } from '../feature-score';
+import type { ScoreBreakdown } from '../rules/feature-score';
 
 export const FEATURE_STATES = ['discovery', 'planned', 'building', 'released', 'declined'] as const;
 export type FeatureState = (typeof FEATURE_STATES)[number];

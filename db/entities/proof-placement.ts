@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
-import type { EligibilityPolicy } from '../proof-eligibility';
+import type { EligibilityPolicy } from '../rules/proof-eligibility';
 
 export const PLACEMENT_STATES = ['draft', 'active', 'paused', 'archived'] as const;
 export type PlacementState = (typeof PLACEMENT_STATES)[number];

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { FastifyInstance } from 'fastify';
-import { createServiceKey } from '../../db/service-keys';
+import { createServiceKey } from '../../db/platform/service-keys';
 import { Tenant, asTeammate, call, withKey } from './fixtures';
 import { ctx } from './root-hooks';
 

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { signIdentityToken } from '../../api/identity-token';
+import { signIdentityToken } from '../../api/plugins/identity-token';
 import { Product } from '../../db/entities';
-import { createServiceKey } from '../../db/service-keys';
-import { createSession } from '../../db/sessions';
-import { createOrganization, createProduct, createTeammate } from '../../db/tenancy';
+import { createServiceKey } from '../../db/platform/service-keys';
+import { createSession } from '../../db/platform/sessions';
+import { createOrganization, createProduct, createTeammate } from '../../db/platform/tenancy';
 import { ctx } from './root-hooks';
 
 export interface Tenant {

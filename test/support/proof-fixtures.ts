@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { FastifyInstance } from 'fastify';
 import { Client as PgClient } from 'pg';
 import { DataSource, DataSourceOptions, Logger } from 'typeorm';
-import { createServiceKey } from '../../db/service-keys';
+import { createServiceKey } from '../../db/platform/service-keys';
 import { Tenant, asTeammate, call, createTenant, withKey } from './fixtures';
 import { ctx } from './root-hooks';
 

@@ -1,0 +1,52 @@
+import { FastifyInstance } from 'fastify';
+import { boolean, number, string } from 'yup';
+import { FEATURE_STATES } from '../../db/entities/feature';
+import { FeatureFilter, getFeature, listFeatures, vote, withdrawVote } from '../../db/customer-loop/features';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../db/pagination';
+import type { AppDeps } from '../app';
+import { productTenant } from '../plugins/product-tenant';
+import { idParams } from '../plugins/path-params';
+import { strictObject } from '../plugins/validation';
+
+const listQuery = strictObject({
+  limit: number().integer().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+  state: string().oneOf([...FEATURE_STATES]),
+  publicBoard: string().oneOf(['true', 'false']),
+});
+
+const voteBody = strictObject({
+  endUserId: string().required().min(1).max(200),
+  follow: boolean(),
+}).required();
+
+type VoteBody = { endUserId: string; follow?: boolean };
+
+export async function featureRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+
+  app.get<{ Querystring: FeatureFilter }>('/api/v1/features', {
+    schema: { querystring: listQuery },
+    config: { auth: 'key', scope: 'service:features:read', summary: 'Features of the product by score, highest first' },
+  }, async (request) => ({ data: await listFeatures(ds, productTenant(request).productId, request.query), nextCursor: null }));
+
+  app.get<{ Params: { id: string } }>('/api/v1/features/:id', {
+    schema: { params: idParams },
+    config: { auth: 'key', scope: 'service:features:read', summary: 'One feature with its linked evidence' },
+  }, async (request) => ({ data: await getFeature(ds, productTenant(request).productId, request.params.id) }));
+
+  app.post<{ Params: { id: string }; Body: VoteBody }>('/api/v1/features/:id/votes', {
+    schema: { params: idParams, body: voteBody },
+    config: { auth: 'key', scope: 'service:features:write', summary: 'Vote (idempotent per end user); follows unless follow is false' },
+  }, async (request) => {
+    const { endUserId, follow } = request.body;
+    return { data: await vote(ds, productTenant(request), request.params.id, endUserId, follow !== false) };
+  });
+
+  app.delete<{ Params: { id: string }; Body: VoteBody }>('/api/v1/features/:id/votes', {
+    schema: { params: idParams, body: voteBody },
+    config: { auth: 'key', scope: 'service:features:write', summary: 'Withdraw a vote; follow:false also stops following' },
+  }, async (request) => {
+    const { endUserId, follow } = request.body;
+    return { data: await withdrawVote(ds, productTenant(request), request.params.id, endUserId, follow) };
+  });
+}

@@ -1,0 +1,161 @@
+import { ServerResponse } from 'node:http';
+import { FastifyInstance, FastifyRequest } from 'fastify';
+import { array, number, string } from 'yup';
+import { InboxItem } from '../../db/entities';
+import {
+  EndUserRef, InboxNotice, findInboxItem, inboxItemsAfter, inboxPage, markInboxRead, unreadCount, viewInboxItem,
+} from '../../db/customer-loop/inbox';
+import { encodeCursor } from '../../db/pagination';
+import { validationFailed } from '../../runtime/service-error';
+import type { AppDeps } from '../app';
+import { InboxHub } from './inbox-hub';
+import { endUserOf, productTenant } from '../plugins/product-tenant';
+import { strictObject } from '../plugins/validation';
+
+export const MAX_INBOX_READ_IDS = 200;
+
+const pageQuery = strictObject({
+  endUserId: string().min(1).max(200).meta({ description: 'required with a key; with a token it is the token\'s end user' }),
+  limit: number().integer().min(1).max(100).default(50),
+  before: string().max(200),
+});
+
+// No body at all (Fastify hands over null) marks everything read, as does a body without ids.
+const readBody = strictObject({ ids: array(string().required().max(100)).max(MAX_INBOX_READ_IDS) }).nullable();
+
+const RESUME_LIMIT = 100;
+const RECONNECT_MS = 3_000;
+
+/** Whose inbox: a key names the end user in the query; a token is the end user. */
+function inboxOwner(request: FastifyRequest, endUserId: string | undefined): EndUserRef {
+  const tenant = productTenant(request);
+  if (request.principal?.kind === 'identity') {
+    const own = request.principal.endUserId;
+    if (endUserId !== undefined && endUserId !== own) {
+      throw validationFailed([{ path: 'endUserId', message: 'must be the token\'s own end user, or left out' }]);
+    }
+    return { productId: tenant.productId, endUserId: own };
+  }
+  if (endUserId === undefined) throw validationFailed([{ path: 'endUserId', message: 'is required with a service key' }]);
+  return { productId: tenant.productId, endUserId };
+}
+
+function sse(raw: ServerResponse, event: string, data: unknown, id?: string): void {
+  raw.write(`${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+/** The in-app inbox: a page by polling, marking read, and a live stream fed by PostgreSQL LISTEN/NOTIFY. */
+export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  const hub = new InboxHub((ds.options as { url: string }).url);
+  const streams = new Set<() => void>();
+  app.addHook('preClose', async () => {
+    for (const end of [...streams]) end();
+  });
+  app.addHook('onClose', async () => hub.close());
+
+  app.get<{ Querystring: { endUserId?: string; limit: number; before?: string } }>('/api/v1/inbox', {
+    schema: { querystring: pageQuery },
+    config: { auth: 'key-or-identity', scope: 'service:inbox:read', summary: 'An end user\'s inbox, newest first, with the unread count' },
+  }, async (request) => {
+    const { endUserId, limit, before } = request.query;
+    return { data: await inboxPage(ds, inboxOwner(request, endUserId), { limit, before }) };
+  });
+
+  app.post<{ Body: { ids?: string[] } | null }>('/api/v1/inbox/read', {
+    schema: { body: readBody },
+    config: { auth: 'identity', summary: 'Mark the given items (or everything) read' },
+  }, async (request) => {
+    const me = endUserOf(request);
+    return { data: await markInboxRead(ds, me, request.body?.ids) };
+  });
+
+  app.get('/api/v1/inbox/stream', {
+    config: { auth: 'identity', summary: 'Server-sent events: ready, item, unread; resumes from Last-Event-ID' },
+  }, async (request, reply) => {
+    const me = endUserOf(request);
+    const lastEventId = request.headers['last-event-id'];
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+      'x-request-id': request.id,
+    });
+    const sent = new Set<string>();
+    // Notices wait behind this gate until `ready` and the missed items are out, keeping the order.
+    let openGate = () => {};
+    let queue = new Promise<void>((resolve) => {
+      openGate = resolve;
+    });
+    let open = true;
+    const timers: NodeJS.Timeout[] = [];
+    let unsubscribe = () => {};
+    const end = () => {
+      if (!open) return;
+      open = false;
+      streams.delete(end);
+      unsubscribe();
+      for (const timer of timers) clearTimeout(timer);
+      raw.end();
+    };
+    streams.add(end);
+    raw.on('close', end);
+    const fail = (err: unknown) => {
+      request.log.warn({ err }, 'inbox stream ended');
+      end();
+    };
+    const run = (step: () => Promise<void>) => {
+      queue = queue.then(() => (open ? step() : undefined)).catch(fail);
+    };
+    const sendLoaded = (item: InboxItem) => {
+      if (sent.has(item.id) || !open) return;
+      sent.add(item.id);
+      sse(raw, 'item', viewInboxItem(item), encodeCursor(item));
+    };
+    const sendItem = async (itemId: string) => {
+      if (sent.has(itemId)) return;
+      const item = await findInboxItem(ds, me, itemId);
+      if (item) sendLoaded(item);
+    };
+    const sendUnread = async () => {
+      const unread = await unreadCount(ds, me);
+      if (open) sse(raw, 'unread', { unread });
+    };
+    try {
+      // Subscribe before reading the backlog so that nothing committed in between is missed.
+      const stop = await hub.subscribe(me.productId, me.endUserId, {
+        onNotice: (notice: InboxNotice) => run(async () => {
+          if (notice.itemId) await sendItem(notice.itemId);
+          await sendUnread();
+        }),
+        onLost: end,
+      });
+      unsubscribe = stop;
+      if (!open) {
+        stop();
+        return;
+      }
+      raw.write(`retry: ${RECONNECT_MS}\n\n`);
+      sse(raw, 'ready', { endUserId: me.endUserId, unread: await unreadCount(ds, me) });
+      if (typeof lastEventId === 'string' && lastEventId.length > 0) {
+        const missed = await inboxItemsAfter(ds, me, lastEventId, RESUME_LIMIT);
+        for (const item of missed) sendLoaded(item);
+        if (missed.length > 0) await sendUnread();
+      }
+    } catch (err) {
+      fail(err);
+      return;
+    } finally {
+      openGate();
+    }
+    if (!open) return;
+    timers.push(setInterval(() => {
+      if (open) raw.write(': heartbeat\n\n');
+    }, deps.config.inboxHeartbeatMs));
+    // The token's lifetime bounds the stream; the client reconnects with a fresh token and Last-Event-ID.
+    timers.push(setTimeout(end, Math.max(0, me.expiresAt.getTime() - Date.now())));
+  });
+}

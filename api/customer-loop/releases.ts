@@ -1,0 +1,40 @@
+import { FastifyInstance } from 'fastify';
+import { array, boolean, string } from 'yup';
+import { publishRelease, recordReceipt } from '../../db/customer-loop/releases';
+import { sessionPrincipal } from '../plugins/auth';
+import type { AppDeps } from '../app';
+import { endUserOf } from '../plugins/product-tenant';
+import { idParams } from '../plugins/path-params';
+import { strictObject } from '../plugins/validation';
+import { MANAGERS } from './workspace-features';
+
+const releaseBody = strictObject({
+  productId: string().required().max(100),
+  title: string().required().min(1).max(200),
+  featureIds: array(string().required().max(100)).required().min(1).max(50),
+}).required();
+
+const confirmationBody = strictObject({
+  fixed: boolean().required(),
+  comment: string().max(2_000),
+}).required();
+
+/** Releases: teammates publish them; end users confirm whether a release fixed their problem. */
+export async function releaseRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+
+  app.post<{ Body: { productId: string; title: string; featureIds: string[] } }>('/api/workspace/releases', {
+    schema: { body: releaseBody },
+    config: { ...MANAGERS, summary: 'Publish a release; voters and followers hear of it in their inbox' },
+  }, async (request, reply) => {
+    const s = sessionPrincipal(request);
+    return reply.code(201).send({ data: await publishRelease(ds, { ...request.body, organizationId: s.organizationId, teammateId: s.teammateId }) });
+  });
+
+  app.post<{ Params: { id: string }; Body: { fixed: boolean; comment?: string } }>('/api/v1/releases/:id/confirmation', {
+    schema: { params: idParams, body: confirmationBody },
+    config: { auth: 'identity', summary: 'The signed end user says whether the release fixed their problem' },
+  }, async (request) => {
+    return { data: await recordReceipt(ds, endUserOf(request), request.params.id, request.body) };
+  });
+}

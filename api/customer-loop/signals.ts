@@ -1,0 +1,82 @@
+import { FastifyInstance } from 'fastify';
+import { array, boolean, date, number, object, string } from 'yup';
+import { SIGNAL_CATEGORIES } from '../../db/entities/signal';
+import { PageRequest } from '../../db/pagination';
+import { CreateSignalInput, SignalFilter, createSignal, getSignal, listSignals } from '../../db/customer-loop/signals';
+import type { AppDeps } from '../app';
+import { idParams } from '../plugins/path-params';
+import { productTenant } from '../plugins/product-tenant';
+import { dataOf, pageOf, timestamp } from '../plugins/responses';
+import { openObject, pageQuery, strictObject } from '../plugins/validation';
+
+export const createSignalBody = strictObject({
+  endUserId: string().required().min(1).max(200),
+  email: string().email().max(320),
+  name: string().max(200),
+  kind: string().oneOf([...SIGNAL_CATEGORIES]),
+  title: string().required().min(3).max(180),
+  body: string().required().min(3).max(10_000),
+  idempotencyKey: string().required().min(8).max(180),
+  context: openObject(),
+}).required();
+
+const signalReceipt = object({
+  id: string().required(), threadId: string().required(), state: string().required(), replayed: boolean().required(),
+});
+
+export const signalSchema = object({
+  id: string().required(),
+  threadId: string().required(),
+  endUserId: string().required(),
+  category: string().oneOf([...SIGNAL_CATEGORIES]).required(),
+  title: string().required(),
+  body: string().required(),
+  urgency: string().required(),
+  sentiment: string().nullable().defined(),
+  summary: string().nullable().defined(),
+  analysisState: string().required(),
+  overAllowance: boolean().required(),
+  createdAt: timestamp().required(),
+  updatedAt: timestamp().required(),
+});
+
+const signalWithFeatures = signalSchema.shape({
+  candidateFeatureIds: array(string().defined()).defined(),
+  features: array(object({
+    id: string().required(), title: string().required(), state: string().required(), score: number().required(),
+  })).defined(),
+});
+
+const listQuery = strictObject({
+  ...pageQuery,
+  category: string().oneOf([...SIGNAL_CATEGORIES]),
+  since: date(),
+  endUserId: string().max(200),
+});
+
+/** Signal intake and reads. Intake only commits rows; analysis is started later by the worker's relay. */
+export async function signalRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  const limits = { monthlyAllowance: deps.config.signalMonthlyAllowance, dailyCeiling: deps.config.signalDailyCeiling };
+
+  app.post<{ Body: CreateSignalInput }>('/api/v1/signals', {
+    schema: { body: createSignalBody, response: { 200: dataOf(signalReceipt), 201: dataOf(signalReceipt) } },
+    config: { auth: 'key', scope: 'service:signals:write', operationId: 'createSignal', summary: 'Capture a signal; the same idempotencyKey replays' },
+  }, async (request, reply) => {
+    const receipt = await createSignal(ds, productTenant(request), request.body, limits);
+    return reply.code(receipt.replayed ? 200 : 201).send({ data: receipt });
+  });
+
+  app.get<{ Querystring: PageRequest & SignalFilter }>('/api/v1/signals', {
+    schema: { querystring: listQuery, response: { 200: pageOf(signalSchema) } },
+    config: { auth: 'key', scope: 'service:signals:read', operationId: 'listSignals', summary: 'Signals of the product, newest first' },
+  }, async (request) => {
+    const { limit, cursor, ...filter } = request.query;
+    return listSignals(ds, productTenant(request).productId, filter, { limit, cursor });
+  });
+
+  app.get<{ Params: { id: string } }>('/api/v1/signals/:id', {
+    schema: { params: idParams, response: { 200: dataOf(signalWithFeatures) } },
+    config: { auth: 'key', scope: 'service:signals:read', operationId: 'getSignal', summary: 'One signal with the features it is linked to' },
+  }, async (request) => ({ data: await getSignal(ds, productTenant(request).productId, request.params.id) }));
+}

@@ -1,0 +1,49 @@
+import { FastifyInstance } from 'fastify';
+import { string } from 'yup';
+import { THREAD_STATES } from '../../db/entities/thread';
+import { PageRequest } from '../../db/pagination';
+import { ThreadFilter, ThreadPatch, getThread, listThreads, patchThread } from '../../db/customer-loop/threads';
+import { validationFailed } from '../../runtime/service-error';
+import type { AppDeps } from '../app';
+import { productTenant } from '../plugins/product-tenant';
+import { idParams } from '../plugins/path-params';
+import { pageQuery, strictObject } from '../plugins/validation';
+
+const listQuery = strictObject({
+  ...pageQuery,
+  state: string().oneOf([...THREAD_STATES]),
+  owner: string().max(100).meta({ description: 'a teammate id, or the word unassigned' }),
+  endUserId: string().max(200),
+});
+
+const patchBody = strictObject({
+  state: string().oneOf([...THREAD_STATES]),
+  ownerId: string().min(1).max(100).nullable().meta({ description: 'a teammate of the workspace; null unassigns' }),
+}).required();
+
+export async function threadRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+
+  app.get<{ Querystring: PageRequest & ThreadFilter }>('/api/v1/threads', {
+    schema: { querystring: listQuery },
+    config: { auth: 'key', scope: 'service:threads:read', summary: 'Threads of the product, newest first' },
+  }, async (request) => {
+    const { limit, cursor, ...filter } = request.query;
+    return listThreads(ds, productTenant(request).productId, filter, { limit, cursor });
+  });
+
+  app.get<{ Params: { id: string } }>('/api/v1/threads/:id', {
+    schema: { params: idParams },
+    config: { auth: 'key', scope: 'service:threads:read', summary: 'One thread with its customer-visible messages' },
+  }, async (request) => ({ data: await getThread(ds, productTenant(request).productId, request.params.id) }));
+
+  app.patch<{ Params: { id: string }; Body: ThreadPatch }>('/api/v1/threads/:id', {
+    schema: { params: idParams, body: patchBody },
+    config: { auth: 'key', scope: 'service:threads:write', summary: 'Change the state and/or owner of a thread' },
+  }, async (request) => {
+    if (request.body.state === undefined && request.body.ownerId === undefined) {
+      throw validationFailed([{ path: '', message: 'send state and/or ownerId' }]);
+    }
+    return { data: await patchThread(ds, productTenant(request), request.params.id, request.body) };
+  });
+}

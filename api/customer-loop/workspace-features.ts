@@ -1,0 +1,63 @@
+import { FastifyInstance } from 'fastify';
+import { boolean, string } from 'yup';
+import { FEATURE_STATES } from '../../db/entities/feature';
+import { FeatureInput, createFeature, linkSignal, unlinkSignal, updateFeature } from '../../db/customer-loop/features';
+import { validationFailed } from '../../runtime/service-error';
+import { sessionPrincipal } from '../plugins/auth';
+import type { AppDeps } from '../app';
+import { idParams, pathParams } from '../plugins/path-params';
+import { strictObject } from '../plugins/validation';
+
+const title = string().min(1).max(200);
+const problem = string().min(1).max(5_000);
+const state = string().oneOf([...FEATURE_STATES]);
+
+const createBody = strictObject({
+  productId: string().required().max(100),
+  title: title.required(),
+  problem: problem.required(),
+  state,
+  publicBoard: boolean(),
+}).required();
+
+const patchBody = strictObject({ title, problem, state, publicBoard: boolean() }).required();
+const linkBody = strictObject({ signalId: string().required().max(100) }).required();
+const linkParams = pathParams('id', 'signalId');
+
+export const MANAGERS = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
+
+/** Teammates shape the feature board: features and the signals that are their evidence. */
+export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+
+  app.post<{ Body: FeatureInput & { productId: string } }>('/api/workspace/features', {
+    schema: { body: createBody },
+    config: { ...MANAGERS, summary: 'Create a feature candidate' },
+  }, async (request, reply) => {
+    const { productId, ...input } = request.body;
+    return reply.code(201).send({ data: await createFeature(ds, sessionPrincipal(request).organizationId, productId, input) });
+  });
+
+  app.patch<{ Params: { id: string }; Body: Partial<FeatureInput> }>('/api/workspace/features/:id', {
+    schema: { params: idParams, body: patchBody },
+    config: { ...MANAGERS, summary: 'Edit a feature or move its state' },
+  }, async (request) => {
+    if (Object.keys(request.body).length === 0) throw validationFailed([{ path: '', message: 'send at least one property' }]);
+    return { data: await updateFeature(ds, sessionPrincipal(request).organizationId, request.params.id, request.body) };
+  });
+
+  app.post<{ Params: { id: string }; Body: { signalId: string } }>('/api/workspace/features/:id/signals', {
+    schema: { params: idParams, body: linkBody },
+    config: { ...MANAGERS, summary: 'Link a signal as evidence; the score is recomputed' },
+  }, async (request) => {
+    const s = sessionPrincipal(request);
+    return { data: await linkSignal(ds, s.organizationId, request.params.id, request.body.signalId, s.teammateId) };
+  });
+
+  app.delete<{ Params: { id: string; signalId: string } }>('/api/workspace/features/:id/signals/:signalId', {
+    schema: { params: linkParams },
+    config: { ...MANAGERS, summary: 'Unlink a signal; the score is recomputed' },
+  }, async (request) => ({
+    data: await unlinkSignal(ds, sessionPrincipal(request).organizationId, request.params.id, request.params.signalId),
+  }));
+}

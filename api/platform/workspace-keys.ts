@@ -1,0 +1,57 @@
+import { FastifyInstance } from 'fastify';
+import { array, number, string } from 'yup';
+import { PageRequest } from '../../db/pagination';
+import {
+  DEFAULT_KEY_DAYS, KEY_SCOPES, MAX_KEY_DAYS, MAX_SCOPES, createServiceKey, listServiceKeys,
+  revokeServiceKey, rotateServiceKey,
+} from '../../db/platform/service-keys';
+import { sessionPrincipal } from '../plugins/auth';
+import type { AppDeps } from '../app';
+import { idParams } from '../plugins/path-params';
+import { pageQuery, strictObject } from '../plugins/validation';
+
+const createKeyBody = strictObject({
+  productId: string().nullable().defined().meta({ description: 'null issues a key without a product (whoami only)' }),
+  environment: string().required().max(32),
+  scopes: array(string().required().oneOf([...KEY_SCOPES])).required().min(1).max(MAX_SCOPES),
+  expiresInDays: number().integer().min(1).max(MAX_KEY_DAYS).default(DEFAULT_KEY_DAYS),
+}).required();
+
+
+type CreateKeyBody = { productId: string | null; environment: string; scopes: string[]; expiresInDays?: number };
+
+/** Key management is human-only: the owner creates, rotates and revokes; admins may list. */
+export async function workspaceKeyRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+
+  app.get<{ Querystring: PageRequest }>('/api/workspace/keys', {
+    schema: { querystring: strictObject(pageQuery) },
+    config: { auth: 'session', roles: ['owner', 'admin'], summary: 'Service keys of the workspace, newest first' },
+  }, async (request) => listServiceKeys(ds, sessionPrincipal(request).organizationId, request.query));
+
+  app.post<{ Body: CreateKeyBody }>('/api/workspace/keys', {
+    schema: { body: createKeyBody },
+    config: { auth: 'session', roles: ['owner'], summary: 'Issue a service key; the key is in the answer this once' },
+  }, async (request, reply) => {
+    const s = sessionPrincipal(request);
+    const issued = await createServiceKey(ds, { ...request.body, organizationId: s.organizationId, createdBy: s.teammateId });
+    return reply.code(201).send({ data: issued });
+  });
+
+  app.post<{ Params: { id: string } }>('/api/workspace/keys/:id/rotate', {
+    schema: { params: idParams },
+    config: { auth: 'session', roles: ['owner'], summary: 'Replace a key (same scopes); the old key stops at once' },
+  }, async (request, reply) => {
+    const s = sessionPrincipal(request);
+    const issued = await rotateServiceKey(ds, request.params.id, { organizationId: s.organizationId, actor: s.teammateId });
+    return reply.code(201).send({ data: issued });
+  });
+
+  app.post<{ Params: { id: string } }>('/api/workspace/keys/:id/revoke', {
+    schema: { params: idParams },
+    config: { auth: 'session', roles: ['owner'], summary: 'Revoke a key at once' },
+  }, async (request) => {
+    const s = sessionPrincipal(request);
+    return { data: await revokeServiceKey(ds, request.params.id, { organizationId: s.organizationId }) };
+  });
+}

@@ -1,0 +1,81 @@
+import { FastifyInstance, FastifyRequest } from 'fastify';
+import { canonicalJson } from '../../db/rules/canonical-json';
+import { DataSource } from 'typeorm';
+import {
+  IDEMPOTENCY_KEY_PATTERN, IdempotencyClaimRef, claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey,
+} from '../../db/platform/idempotency';
+import { sha256Hex } from '../../db/rules/secrets';
+import { ServiceError, validationFailed } from '../../runtime/service-error';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Proof writes take an Idempotency-Key header; `required` for submissions. */
+    idempotency?: 'optional' | 'required';
+    /** The code for the same key with a different request (CONFLICT on submissions, by the spec). */
+    idempotencyReuseCode?: 'IDEMPOTENCY_KEY_REUSED' | 'CONFLICT';
+  }
+  interface FastifyRequest {
+    idempotency: IdempotencyClaimRef | null;
+  }
+}
+
+function credentialOf(request: FastifyRequest): string {
+  const p = request.principal;
+  if (p?.kind === 'key') return p.id;
+  if (p?.kind === 'session') return p.teammateId;
+  if (p?.kind === 'identity') return `${p.productId}:${p.endUserId}`;
+  throw new Error('idempotent routes need an authenticated principal');
+}
+
+/**
+ * The spec's four rules: a repeat replays the stored success with `idempotent-replayed: true`; a
+ * different request under the same key is refused; a repeat while the first runs is refused; only
+ * successes are stored (for 24 hours), so after an error the key is free again.
+ */
+export function registerIdempotency(app: FastifyInstance, ds: DataSource): void {
+  app.decorateRequest('idempotency', null);
+
+  app.addHook('preHandler', async (request, reply) => {
+    const mode = request.routeOptions.config.idempotency;
+    if (!mode) return;
+    const header = request.headers['idempotency-key'];
+    if (header === undefined) {
+      if (mode === 'required') throw validationFailed([{ path: 'Idempotency-Key', message: 'this endpoint requires an Idempotency-Key header' }]);
+      return;
+    }
+    if (typeof header !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(header)) {
+      throw validationFailed([{ path: 'Idempotency-Key', message: 'must be 8 to 200 characters of letters, digits, period, underscore, colon or hyphen' }]);
+    }
+    const credentialId = credentialOf(request);
+    // Sorted keys: the same body hashes the same whatever its key order.
+    const hash = sha256Hex(`${request.method} ${request.url}\n${canonicalJson(request.body ?? null)}`);
+    const claim = await claimIdempotencyKey(ds, credentialId, header, hash);
+    switch (claim.kind) {
+      case 'claimed':
+        request.idempotency = { credentialId, key: header, token: claim.token };
+        return;
+      case 'replay':
+        return reply.code(claim.statusCode).header('idempotent-replayed', 'true')
+          .type('application/json').send(claim.body);
+      case 'in_progress':
+        throw new ServiceError('IDEMPOTENCY_IN_PROGRESS', 409, 'a request with this Idempotency-Key is still running; retry shortly', null, { 'retry-after': '1' });
+      case 'mismatch': {
+        const code = request.routeOptions.config.idempotencyReuseCode ?? 'IDEMPOTENCY_KEY_REUSED';
+        throw new ServiceError(code, 409, 'this Idempotency-Key was used for a different request');
+      }
+    }
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const claim = request.idempotency;
+    if (!claim) return payload;
+    request.idempotency = null;
+    const storable = typeof payload === 'string' || payload === undefined || payload === null;
+    if (reply.statusCode >= 200 && reply.statusCode < 300 && storable) {
+      await completeIdempotencyKey(ds, claim, reply.statusCode, (payload as string | null | undefined) ?? '');
+    } else {
+      await releaseIdempotencyKey(ds, claim);
+    }
+    return payload;
+  });
+}

@@ -1,0 +1,51 @@
+import { FastifyInstance } from 'fastify';
+import secureJson from 'secure-json-parse';
+import { validationFailed } from '../../runtime/service-error';
+
+export const MAX_JSON_DEPTH = 32;
+
+/** What no handler should see: nesting beyond `max`, or a NUL character (PostgreSQL text refuses it). */
+function problemIn(root: unknown, max: number): string | null {
+  const stack: Array<[unknown, number]> = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value === 'string' && value.includes('\u0000')) return 'strings must not contain NUL (\\u0000)';
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > max) return `nesting deeper than ${max} levels`;
+    for (const [key, child] of Object.entries(value)) {
+      if (key.includes('\u0000')) return 'property names must not contain NUL (\\u0000)';
+      stack.push([child, depth + 1]);
+    }
+  }
+  return null;
+}
+
+/**
+ * JSON bodies: prototype-poisoning keys, NUL characters and nesting deeper than MAX_JSON_DEPTH are
+ * refused with a 400 before any handler or recursive code sees them.
+ */
+export function registerJsonBodyParser(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = body as string;
+    // Many clients send the JSON content type with no body on body-less calls: that is no body.
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+    } catch (err) {
+      const message = err instanceof SyntaxError ? err.message : 'the body is not valid JSON';
+      done(validationFailed([{ path: '', message }], 'the body is not valid JSON'), undefined);
+      return;
+    }
+    const problem = problemIn(parsed, MAX_JSON_DEPTH);
+    if (problem) {
+      done(validationFailed([{ path: '', message: problem }], `the body is refused: ${problem}`), undefined);
+      return;
+    }
+    done(null, parsed);
+  });
+}

@@ -1,0 +1,61 @@
+import { AnyObject, AnySchema, ObjectShape, ValidationError, number, object, string } from 'yup';
+import { FieldIssue, validationFailed } from '../../runtime/service-error';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../db/pagination';
+
+function joinPath(base: string | undefined, key: string): string {
+  return base ? `${base}.${key}` : key;
+}
+
+/**
+ * An object schema that refuses every property it does not name, reporting each one by path.
+ * Bodies are validated in strict mode, so nothing is coerced ("10" is not an integer).
+ */
+export function strictObject<S extends ObjectShape>(shape: S) {
+  return object(shape).test('no-unknown-properties', function check(value: AnyObject | undefined | null) {
+    if (value === null || value === undefined || typeof value !== 'object') return true;
+    const known = Object.keys(shape);
+    const extra = Object.keys(value).filter((key) => !known.includes(key));
+    if (extra.length === 0) return true;
+    return new ValidationError(extra.map((key) =>
+      this.createError({ path: joinPath(this.path, key), message: `${joinPath(this.path, key)} is not an allowed property` })));
+  });
+}
+
+/** A free-form object (for example a signal's `context`): any properties, but an object. */
+export function openObject() {
+  return object().meta({ open: true });
+}
+
+export const pageQuery = {
+  limit: number().integer().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+  cursor: string().max(200),
+};
+
+function flatten(error: ValidationError): ValidationError[] {
+  return error.inner.length > 0 ? error.inner.flatMap(flatten) : [error];
+}
+
+export function issuesOf(error: ValidationError): FieldIssue[] {
+  return flatten(error).map((e) => ({ path: e.path ?? '', message: e.message }));
+}
+
+/**
+ * Fastify validator compiler for yup schemas. Bodies are checked strictly and passed on unchanged;
+ * query strings and path parameters are cast to their declared types.
+ */
+export function yupValidatorCompiler({ schema, httpPart }: { schema: unknown; httpPart?: string }) {
+  const yupSchema = schema as AnySchema;
+  const strict = httpPart === 'body';
+  return (data: unknown) => {
+    try {
+      const value = yupSchema.validateSync(data, { strict, abortEarly: false });
+      return { value: strict ? data : value };
+    } catch (err) {
+      if (err instanceof ValidationError) {
+        const where = httpPart === 'querystring' ? 'query string' : httpPart === 'params' ? 'path' : 'body';
+        return { error: validationFailed(issuesOf(err), `the ${where} does not match the schema`) };
+      }
+      throw err;
+    }
+  };
+}

@@ -1,0 +1,41 @@
+import { FastifyInstance } from 'fastify';
+import { string } from 'yup';
+import { QuoteCardRequest, generateQuoteCard, readAsset } from '../../db/proof/proof-assets';
+import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
+import { QUOTE_CARD_FORMATS } from '../../db/rules/proof-quote-card';
+import { keyPrincipal } from '../plugins/auth';
+import { productTenant } from '../plugins/product-tenant';
+import type { AppDeps } from '../app';
+import { idParams } from '../plugins/path-params';
+import { strictObject } from '../plugins/validation';
+
+const color = string().matches(/^#[0-9a-fA-F]{6}$/, 'must be a #rrggbb colour');
+const generateBody = strictObject({
+  proofItemId: string().required().max(100),
+  versionId: string().max(100),
+  format: string().oneOf(Object.keys(QUOTE_CARD_FORMATS)),
+  channel: string().oneOf([...PROOF_CHANNELS]),
+  excerpt: string().min(1).max(1000),
+  theme: strictObject({ background: color, foreground: color, accent: color }).default(undefined),
+}).required();
+
+export async function proofAssetRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  app.post<{ Body: QuoteCardRequest }>('/api/v1/proof/assets/generate', {
+    schema: { body: generateBody },
+    config: {
+      auth: 'key', scope: 'service:proof:write', idempotency: 'optional',
+      summary: 'Deterministic SVG quote card saved as a draft asset; 422 NOT_ELIGIBLE with the evaluator\'s reasons',
+    },
+  }, async (request, reply) => {
+    const key = keyPrincipal(request);
+    const scope = productTenant(request);
+    return reply.code(201).send({ data: await generateQuoteCard(deps.dataSource, scope, request.body, { type: 'service_key', id: key.id }) });
+  });
+
+  app.get<{ Params: { id: string } }>('/api/v1/proof/assets/:id', {
+    schema: { params: idParams },
+    config: { auth: 'key', scope: 'service:proof:read', summary: 'One asset with its lineage, approval state and file' },
+  }, async (request) => {
+    return { data: await readAsset(deps.dataSource, productTenant(request), request.params.id) };
+  });
+}

@@ -1,0 +1,24 @@
+import { FastifyInstance } from 'fastify';
+import { string } from 'yup';
+import { PageRequest } from '../../db/pagination';
+import { LedgerFilter, listProofEvents } from '../../db/proof/proof-ledger';
+import { productTenant } from '../plugins/product-tenant';
+import type { AppDeps } from '../app';
+import { pageQuery, strictObject } from '../plugins/validation';
+
+const ledgerQuery = strictObject({
+  ...pageQuery,
+  proofItemId: string().max(100),
+  eventType: string().max(100),
+  eventId: string().max(120),
+});
+
+export async function proofEventRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  app.get<{ Querystring: PageRequest & LedgerFilter }>('/api/v1/proof/events', {
+    schema: { querystring: ledgerQuery },
+    config: { auth: 'key', scope: 'service:proof:read', summary: 'The proof ledger, oldest first' },
+  }, async (request) => {
+    const { limit, cursor, ...filter } = request.query;
+    return listProofEvents(deps.dataSource, productTenant(request).productId, filter, { limit, cursor });
+  });
+}

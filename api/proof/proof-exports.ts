@@ -1,0 +1,13 @@
+import { FastifyInstance } from 'fastify';
+import { exportApproved } from '../../db/proof/proof-exports';
+import { productTenant } from '../plugins/product-tenant';
+import type { AppDeps } from '../app';
+
+export async function proofExportRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  app.post('/api/v1/proof/exports', {
+    config: {
+      auth: 'key', scope: 'service:proof:export', idempotency: 'optional',
+      summary: 'Approved-only JSON bundle with a sha256 digest over its canonical bytes',
+    },
+  }, async (request, reply) => reply.code(201).send({ data: await exportApproved(deps.dataSource, productTenant(request).productId) }));
+}

@@ -1,0 +1,157 @@
+import { FastifyInstance, FastifyRequest } from 'fastify';
+import { mixed, string } from 'yup';
+import { PROOF_ITEM_STATUSES, PROOF_TYPES, ProofType } from '../../db/entities/proof-item';
+import { PageRequest } from '../../db/pagination';
+import { requestApproval } from '../../db/proof/proof-approvals';
+import {
+  EXPANDABLE, NewVersion, createVersion, listItems, listVersions, readConsent, readItem,
+} from '../../db/proof/proof-items';
+import { requestRevocation } from '../../db/proof/proof-revocations';
+import { ServiceError, forbidden } from '../../runtime/service-error';
+import { keyPrincipal } from '../plugins/auth';
+import { productTenant } from '../plugins/product-tenant';
+import type { AppDeps } from '../app';
+import { closedList, proofContentSchema } from './proof-content';
+import { idParams } from '../plugins/path-params';
+import { proofWorkflows } from './proof-workflows';
+import { pageQuery, strictObject } from '../plugins/validation';
+
+const MAX_EXPAND = 2;
+// The spec's own filter example; it names items live on an active placement, which the placement
+// work will fill. Until then it is a valid filter that matches nothing, not a 400.
+const STATUS_FILTERS = [...PROOF_ITEM_STATUSES, 'published'] as const;
+const MAX_PAGE_WITH_EXPAND = 50;
+
+const listQuery = strictObject({
+  ...pageQuery,
+  status: mixed(),
+  type: string().oneOf([...PROOF_TYPES]),
+  expand: mixed(),
+});
+const readQuery = strictObject({ expand: mixed() });
+const versionBody = strictObject({
+  content: proofContentSchema,
+  changeReason: string().required().min(3).max(1000),
+  parentVersionId: string().max(100),
+  modelId: string().min(1).max(200),
+  locale: string().matches(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a BCP 47 language tag'),
+}).required();
+const requestApprovalBody = strictObject({ versionId: string().required().max(100) }).required();
+// The body is optional: Fastify hands a request without one to the validator as null.
+const revokeBody = strictObject({ requestText: string().max(2000) }).nullable().default(undefined);
+
+const expandOf = (raw: unknown) => closedList('expand', raw, EXPANDABLE, { max: MAX_EXPAND, unique: true });
+
+function scopeOf(request: FastifyRequest) {
+  const key = keyPrincipal(request);
+  return { ...productTenant(request), keyId: key.id, readPrivate: key.scopes.includes('service:proof:read_private') };
+}
+
+const humanOnly = () => new ServiceError('HUMAN_APPROVAL_REQUIRED', 403, 'only a person in the workspace may approve or reject proof');
+
+export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  const workflows = proofWorkflows(deps.temporal, deps.config);
+  const read = { auth: 'key' as const, scope: 'service:proof:read' };
+  const write = { auth: 'key' as const, scope: 'service:proof:write', idempotency: 'optional' as const };
+
+  app.get<{ Querystring: PageRequest & { status?: unknown; type?: ProofType; expand?: unknown } }>('/api/v1/proof/items', {
+    schema: { querystring: listQuery },
+    config: { ...read, summary: 'Proof items, newest first; status comma-separated or repeated; optional expand' },
+  }, async (request) => {
+    const s = scopeOf(request);
+    const expand = expandOf(request.query.expand);
+    const statuses = closedList('status', request.query.status, STATUS_FILTERS);
+    const limit = expand.length > 0 ? Math.min(request.query.limit, MAX_PAGE_WITH_EXPAND) : request.query.limit;
+    return listItems(ds, s.productId, { statuses, type: request.query.type }, { limit, cursor: request.query.cursor }, expand, s.readPrivate);
+  });
+
+  app.get<{ Params: { id: string }; Querystring: { expand?: unknown } }>('/api/v1/proof/items/:id', {
+    schema: { params: idParams, querystring: readQuery },
+    config: { ...read, summary: 'One item with its public version and per-channel eligibility' },
+  }, async (request) => {
+    const s = scopeOf(request);
+    return { data: await readItem(ds, s, request.params.id, expandOf(request.query.expand), s.readPrivate) };
+  });
+
+  app.get<{ Params: { id: string } }>('/api/v1/proof/items/:id/versions', {
+    schema: { params: idParams },
+    config: { ...read, summary: 'Versions, oldest first; unapproved ones only with proof:read_private' },
+  }, async (request) => {
+    const s = scopeOf(request);
+    return listVersions(ds, s, request.params.id, s.readPrivate);
+  });
+
+  app.post<{ Params: { id: string }; Body: NewVersion }>('/api/v1/proof/items/:id/versions', {
+    schema: { params: idParams, body: versionBody },
+    config: { ...write, summary: 'Create a draft derivative with a semantic diff against its parent' },
+  }, async (request, reply) => {
+    const s = scopeOf(request);
+    const version = await createVersion(ds, s, request.params.id, request.body, { type: 'service_key', id: s.keyId });
+    return reply.code(201).send({ data: version });
+  });
+
+  app.post<{ Params: { id: string }; Body: { versionId: string } }>('/api/v1/proof/items/:id/request-approval', {
+    schema: { params: idParams, body: requestApprovalBody },
+    config: { ...write, summary: 'Queue a version for a person; requesting is not approving' },
+  }, async (request) => {
+    const s = scopeOf(request);
+    const result = await requestApproval(ds, s, request.params.id, request.body.versionId, { type: 'service_key', id: s.keyId });
+    if (result.superseded) await workflows.signalApproval(result.superseded, 'superseded');
+    if (result.created) await workflows.startApproval(s, result.created, true);
+    if (result.existing) await workflows.startApproval(s, result.existing, false);
+    return { data: { item: result.item, version: result.version, approvalRequestId: result.approvalRequestId } };
+  });
+
+  // No scope on purpose: whatever the key holds, a key never decides.
+  for (const action of ['approve', 'reject']) {
+    app.post<{ Params: { id: string } }>(`/api/v1/proof/items/:id/${action}`, {
+      schema: { params: idParams },
+      config: { auth: 'key', summary: `Always 403 HUMAN_APPROVAL_REQUIRED: ${action} is a person's decision in the workspace` },
+    }, async () => {
+      throw humanOnly();
+    });
+  }
+
+  // Consent is granted, changed and withdrawn by a person (spec principle 1); a key only files revocations.
+  const consentByKey = () => {
+    throw forbidden('consent is granted, changed and withdrawn by a person in the workspace; a key may only file a revocation request');
+  };
+  app.post<{ Params: { id: string } }>('/api/v1/proof/items/:id/consents', {
+    schema: { params: idParams },
+    config: { auth: 'key', summary: 'Always 403 FORBIDDEN: consent is recorded by a person (POST /api/workspace/proof/items/{id}/consents)' },
+  }, consentByKey);
+  app.patch<{ Params: { id: string } }>('/api/v1/proof/consents/:id', {
+    schema: { params: idParams },
+    config: { auth: 'key', summary: 'Always 403 FORBIDDEN: consent is changed by a person in the workspace' },
+  }, consentByKey);
+
+  app.get<{ Params: { id: string } }>('/api/v1/proof/items/:id/consent', {
+    schema: { params: idParams },
+    config: { ...read, summary: 'Consent status with grant summaries; evidence never leaves' },
+  }, async (request) => ({ data: await readConsent(ds, scopeOf(request), request.params.id) }));
+
+  app.post<{ Params: { id: string }; Body: { requestText?: string } | null }>('/api/v1/proof/items/:id/revoke', {
+    schema: { params: idParams, body: revokeBody },
+    config: { ...write, summary: 'File a revocation request (202); new renders stop at once, a person completes it' },
+  }, async (request, reply) => {
+    const s = scopeOf(request);
+    const filed = await requestRevocation(ds, s, { proofItemId: request.params.id }, {
+      requestText: request.body?.requestText, slaMs: deps.config.proofRevocationSlaMs,
+    }, { type: 'service_key', id: s.keyId });
+    if (filed.started) await workflows.startRevocation(s, filed.started.revocationId, filed.started.slaDeadlineAt);
+    return reply.code(202).send({ data: filed.result });
+  });
+
+  app.post<{ Params: { id: string } }>('/api/v1/proof/consents/:id/revoke', {
+    schema: { params: idParams },
+    config: { ...write, summary: 'File a revocation request for the grant\'s item (202)' },
+  }, async (request, reply) => {
+    const s = scopeOf(request);
+    const filed = await requestRevocation(ds, s, { consentGrantId: request.params.id }, {
+      slaMs: deps.config.proofRevocationSlaMs,
+    }, { type: 'service_key', id: s.keyId });
+    if (filed.started) await workflows.startRevocation(s, filed.started.revocationId, filed.started.slaDeadlineAt);
+    return reply.code(202).send({ data: filed.result });
+  });
+}

@@ -1,0 +1,138 @@
+import { FastifyInstance, FastifyRequest } from 'fastify';
+import { array, boolean, mixed, number, string } from 'yup';
+import { HOST_CONTEXTS, PLACEMENT_STATES, PlacementState } from '../../db/entities/proof-placement';
+import { PageRequest } from '../../db/pagination';
+import { PLACEMENT_TYPES, PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
+import {
+  NewPlacement, NewPlacementItem, PlacementPatch, addPlacementItem, archivePlacement, createPlacement, listPlacementItems,
+  listPlacements, publishPlacement, readPlacement, removePlacementItem, updatePlacement,
+} from '../../db/proof/proof-placements';
+import { Actor } from '../../db/proof/proof-ledger';
+import { keyPrincipal } from '../plugins/auth';
+import { productTenant } from '../plugins/product-tenant';
+import type { AppDeps } from '../app';
+import { closedList } from './proof-content';
+import { idParams, pathParams } from '../plugins/path-params';
+import { openObject, pageQuery, strictObject } from '../plugins/validation';
+
+const IDENTITY_FIELDS = ['name', 'company', 'title', 'photo', 'logo', 'location'];
+
+/** A placement's own rules; documented in the README. Unknown rules are refused, not ignored. */
+const policySchema = strictObject({
+  requireVerified: boolean(),
+  excludeIncentivized: boolean(),
+  minRating: number().min(0).max(5),
+  requiredIdentityFields: array(string().required().oneOf(IDENTITY_FIELDS)).max(6),
+  paidUse: boolean(),
+}).default(undefined);
+
+const createBody = strictObject({
+  name: string().required().min(1).max(200),
+  placementType: string().required().oneOf([...PLACEMENT_TYPES]),
+  channel: string().required().oneOf([...PROOF_CHANNELS]),
+  hostContext: string().oneOf([...HOST_CONTEXTS]),
+  locale: string().matches(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a BCP 47 language tag'),
+  geography: string().matches(/^[A-Za-z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code'),
+  eligibilityPolicy: policySchema,
+  renderConfig: openObject().default(undefined),
+}).required();
+
+const patchBody = strictObject({
+  name: string().min(1).max(200),
+  state: string().oneOf(['active', 'paused', 'archived']),
+  renderConfig: openObject().default(undefined),
+  eligibilityPolicy: policySchema,
+}).test('not-empty', 'send at least one of name, state, renderConfig, eligibilityPolicy', (v) => v == null || Object.keys(v).length > 0)
+  .required();
+
+const itemBody = strictObject({
+  proofItemId: string().required().max(100),
+  versionId: string().max(100),
+  position: number().integer().min(0).max(100_000),
+}).required();
+
+const listQuery = strictObject({ ...pageQuery, state: string().oneOf([...PLACEMENT_STATES]) });
+const readQuery = strictObject({ expand: mixed() });
+const publishQuery = strictObject({ dryRun: boolean().default(false) });
+const itemParams = pathParams('id', 'itemId');
+
+function scopeOf(request: FastifyRequest) {
+  const key = keyPrincipal(request);
+  const actor: Actor = { type: 'service_key', id: key.id };
+  return { scope: productTenant(request), actor };
+}
+
+export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  const read = { auth: 'key' as const, scope: 'service:proof:read' };
+  const publish = { auth: 'key' as const, scope: 'service:proof:publish', idempotency: 'optional' as const };
+
+  app.get<{ Querystring: PageRequest & { state?: PlacementState } }>('/api/v1/proof/placements', {
+    schema: { querystring: listQuery },
+    config: { ...read, summary: 'Placements of the key\'s product, newest first; optional state filter' },
+  }, async (request) => {
+    const { limit, cursor, state } = request.query;
+    return listPlacements(ds, scopeOf(request).scope.productId, state, { limit, cursor });
+  });
+
+  app.post<{ Body: NewPlacement }>('/api/v1/proof/placements', {
+    schema: { body: createBody },
+    config: { ...publish, summary: 'Create a placement (state draft); the product comes from the key' },
+  }, async (request, reply) => {
+    const { scope, actor } = scopeOf(request);
+    return reply.code(201).send({ data: await createPlacement(ds, scope, request.body, actor) });
+  });
+
+  app.get<{ Params: { id: string }; Querystring: { expand?: unknown } }>('/api/v1/proof/placements/:id', {
+    schema: { params: idParams, querystring: readQuery },
+    config: { ...read, summary: 'One placement; expand=items adds the first 50 placed items with their live decision' },
+  }, async (request) => {
+    const expand = closedList('expand', request.query.expand, ['items'] as const, { max: 1, unique: true });
+    return { data: await readPlacement(ds, scopeOf(request).scope, request.params.id, expand.length > 0) };
+  });
+
+  app.patch<{ Params: { id: string }; Body: PlacementPatch }>('/api/v1/proof/placements/:id', {
+    schema: { params: idParams, body: patchBody },
+    config: { ...publish, summary: 'Change name, state, renderConfig or eligibilityPolicy; renderCacheVersion increases' },
+  }, async (request) => {
+    const { scope, actor } = scopeOf(request);
+    return { data: await updatePlacement(ds, scope, request.params.id, request.body, actor) };
+  });
+
+  app.delete<{ Params: { id: string } }>('/api/v1/proof/placements/:id', {
+    schema: { params: idParams },
+    config: { ...publish, summary: 'Archive the placement; its history is kept' },
+  }, async (request) => {
+    const { scope, actor } = scopeOf(request);
+    return { data: await archivePlacement(ds, scope, request.params.id, actor) };
+  });
+
+  app.get<{ Params: { id: string } }>('/api/v1/proof/placements/:id/items', {
+    schema: { params: idParams },
+    config: { ...read, summary: 'Placed items in position order, each with its live eligibility decision and engagement counts' },
+  }, async (request) => listPlacementItems(ds, scopeOf(request).scope, request.params.id));
+
+  app.post<{ Params: { id: string }; Body: NewPlacementItem }>('/api/v1/proof/placements/:id/items', {
+    schema: { params: idParams, body: itemBody },
+    config: { ...publish, summary: 'Place an item; the answer carries the current eligibility decision' },
+  }, async (request, reply) => {
+    const { scope, actor } = scopeOf(request);
+    return reply.code(201).send({ data: await addPlacementItem(ds, scope, request.params.id, request.body, actor) });
+  });
+
+  app.delete<{ Params: { id: string; itemId: string } }>('/api/v1/proof/placements/:id/items/:itemId', {
+    schema: { params: itemParams },
+    config: { ...publish, summary: 'Remove a placed item (the row stays as history)' },
+  }, async (request) => {
+    const { scope, actor } = scopeOf(request);
+    return { data: await removePlacementItem(ds, scope, request.params.id, request.params.itemId, actor) };
+  });
+
+  app.post<{ Params: { id: string }; Querystring: { dryRun: boolean } }>('/api/v1/proof/placements/:id/publish', {
+    schema: { params: idParams, querystring: publishQuery },
+    config: { ...publish, summary: 'Publish (state active); ineligible items are excluded and counted; dryRun writes nothing' },
+  }, async (request) => {
+    const { scope, actor } = scopeOf(request);
+    return { data: await publishPlacement(ds, scope, request.params.id, request.query.dryRun, actor) };
+  });
+}

@@ -1,0 +1,62 @@
+import { FastifyInstance } from 'fastify';
+import { array, boolean, string } from 'yup';
+import { PROOF_TYPES } from '../../db/entities/proof-item';
+import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
+import { SubmissionBody, submitProof } from '../../db/proof/proof-items';
+import { keyPrincipal } from '../plugins/auth';
+import { productTenant } from '../plugins/product-tenant';
+import type { AppDeps } from '../app';
+import { proofContentSchema } from './proof-content';
+import { strictObject } from '../plugins/validation';
+
+export const DISPLAY_MODES = ['full_name', 'first_name', 'initials', 'anonymous'] as const;
+export const IDENTITY_FIELDS = ['name', 'company', 'title', 'photo', 'logo', 'location'] as const;
+export const CONSENT_MEDIA = ['text', 'audio', 'video', 'image'] as const;
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** The terms a customer agreed to; shared by submissions and the workspace's consent records. */
+export const consentTermsSchema = strictObject({
+  displayMode: string().required().oneOf([...DISPLAY_MODES]),
+  identityFields: array(string().required().oneOf([...IDENTITY_FIELDS])).required().max(IDENTITY_FIELDS.length),
+  channels: array(string().required().oneOf([...PROOF_CHANNELS])).required().min(1).max(PROOF_CHANNELS.length),
+  products: strictObject({ all: boolean(), ids: array(string().required().max(100)).min(1).max(100) }).required()
+    .test('all-or-ids', 'products is either {"all": true} or {"ids": [...]}', (v) => v == null || (v.all === true && v.ids === undefined) || (v.all === undefined && v.ids !== undefined)),
+  media: array(string().required().oneOf([...CONSENT_MEDIA])).required().min(1).max(CONSENT_MEDIA.length),
+  paidUseAllowed: boolean().required(),
+  translationAllowed: boolean().required(),
+  geography: array(string().required().matches(/^(\*|[A-Z]{2})$/, 'must be "*" or an ISO 3166-1 alpha-2 code')).required().min(1).max(250),
+  validUntil: string().nullable().matches(ISO_DATE_TIME, 'must be an ISO 8601 date-time')
+    .test('real-date', 'must be a real date-time', (v) => v == null || !Number.isNaN(Date.parse(v))),
+  customerApprovedWording: boolean().required(),
+}).required();
+
+const submissionBody = strictObject({
+  type: string().required().oneOf([...PROOF_TYPES]),
+  content: proofContentSchema,
+  customer: strictObject({
+    personRef: string().min(1).max(200),
+    email: string().email().max(320),
+    name: string().min(1).max(200),
+  }).default(undefined),
+  consent: consentTermsSchema,
+  incentive: strictObject({ offered: boolean().required(), description: string().min(1).max(500) }).default(undefined),
+  verification: strictObject({ state: string().required().oneOf(['verified_customer', 'unverified']) }).default(undefined),
+}).required();
+
+/** Headless capture: stored first, always; the Idempotency-Key makes retries create one item. */
+export async function proofSubmissionRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  app.post<{ Body: SubmissionBody }>('/api/v1/proof/submissions', {
+    schema: { body: submissionBody },
+    config: {
+      auth: 'key', scope: 'service:proof:submissions:write', idempotency: 'required', idempotencyReuseCode: 'CONFLICT',
+      summary: 'Store a customer submission with its original version and consent grant',
+    },
+  }, async (request, reply) => {
+    const key = keyPrincipal(request);
+    const data = await submitProof(deps.dataSource, {
+      ...productTenant(request), keyId: key.id, ip: request.ip,
+      monthlyAllowance: deps.config.proofMonthlySubmissionAllowance,
+    }, request.body);
+    return reply.code(201).send({ data });
+  });
+}

@@ -1,0 +1,129 @@
+import { FastifyInstance, FastifyReply } from 'fastify';
+import { string } from 'yup';
+import { ENGAGEMENT_TYPES, recordEngagement } from '../../db/proof/proof-placements';
+import { ReceiptClaim, readReceipt, verifyReceipt } from '../../db/proof/proof-receipts';
+import { placementMedia, renderPlacement } from '../../db/proof/proof-render';
+import { publicKeySet, readEventToken } from '../../db/proof/proof-signing';
+import { ServiceError, notFound, validationFailed } from '../../runtime/service-error';
+import type { AppDeps } from '../app';
+import { idParams } from '../plugins/path-params';
+import { openObject, strictObject } from '../plugins/validation';
+
+const BEACON_BODY_LIMIT = 2048;
+const mediaParams = strictObject({ placementId: string().required().max(100), assetId: string().required().max(100) });
+const beaconBody = strictObject({ token: string().required().max(400), type: string().required().oneOf([...ENGAGEMENT_TYPES]) });
+const verifyBody = strictObject({
+  receipt: openObject().required(),
+  signature: strictObject({ alg: string().required(), kid: string().required().max(100), value: string().required().max(200) }).required(),
+}).required();
+
+/** Embeds on any site fetch these, and nothing here depends on who asks: no credentials, any origin. */
+function publicHeaders(reply: FastifyReply, cacheControl: string): FastifyReply {
+  return reply.header('access-control-allow-origin', '*').header('cache-control', cacheControl);
+}
+
+/** A single `bytes=` range of a file of `size` bytes: the slice, 'unsatisfiable', or null for the whole file. */
+function rangeOf(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
+  const match = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
+  if (!match || (match[1] === '' && match[2] === '')) return null;
+  let start: number;
+  let end: number;
+  if (match[1] === '') {
+    start = Math.max(0, size - Number(match[2]));
+    end = size - 1;
+  } else {
+    start = Number(match[1]);
+    end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
+  }
+  return start > end || start >= size ? 'unsatisfiable' : { start, end };
+}
+
+const matches = (ifNoneMatch: string | undefined, etag: string) =>
+  ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*');
+
+export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+
+  app.get<{ Params: { id: string } }>('/api/public/proof/render/:id', {
+    schema: { params: idParams },
+    config: { summary: 'Signed render manifest (service-proof-render-v1) of the eligible items; strong ETag, 304 on If-None-Match' },
+  }, async (request, reply) => {
+    const render = await renderPlacement(ds, request.params.id);
+    if (!render) throw notFound('placement');
+    // Revalidate every time: a revocation must show in the very next render, and a 304 is cheap.
+    publicHeaders(reply, 'no-cache').header('etag', render.etag);
+    if (matches(request.headers['if-none-match'], render.etag)) return reply.code(304).send();
+    return reply.type('application/json; charset=utf-8').send(render.body());
+  });
+
+  app.get<{ Params: { placementId: string; assetId: string } }>('/api/public/proof/media/:placementId/:assetId', {
+    schema: { params: mediaParams },
+    config: { summary: 'A file of an item in the placement\'s current eligible manifest; byte ranges; anything else 404' },
+  }, async (request, reply) => {
+    const asset = await placementMedia(ds, request.params.placementId, request.params.assetId);
+    if (!asset) throw notFound('media');
+    publicHeaders(reply, 'no-cache')
+      .header('accept-ranges', 'bytes')
+      .header('x-content-type-options', 'nosniff')
+      // An SVG opened directly must not run anything, even if one ever carried script.
+      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
+      .type(asset.mediaType);
+    const size = asset.body.length;
+    const range = rangeOf(request.headers.range, size);
+    if (range === 'unsatisfiable') return reply.code(416).header('content-range', `bytes */${size}`).send();
+    if (range === null) return reply.send(asset.body);
+    return reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${size}`)
+      .send(asset.body.subarray(range.start, range.end + 1));
+  });
+
+  app.post<{ Body: unknown }>('/api/public/proof/events', {
+    bodyLimit: BEACON_BODY_LIMIT,
+    config: { summary: 'Cookie-free engagement beacon (text/plain JSON {token, type}); needs the manifest\'s event token' },
+  }, async (request, reply) => {
+    // navigator.sendBeacon sends text/plain without a preflight; the text is JSON.
+    let parsed: unknown = request.body;
+    if (typeof parsed === 'string') {
+      try {
+        parsed = JSON.parse(parsed);
+      } catch {
+        throw validationFailed([{ path: '', message: 'the body must be JSON text {"token", "type"}' }]);
+      }
+    }
+    let body: { token: string; type: string };
+    try {
+      body = beaconBody.validateSync(parsed, { strict: true }) as { token: string; type: string };
+    } catch {
+      throw validationFailed([{ path: '', message: `send {"token": <eventToken>, "type": ${ENGAGEMENT_TYPES.join('|')}}` }]);
+    }
+    const now = new Date();
+    const claims = await readEventToken(ds, body.token, now);
+    if (!claims) throw new ServiceError('FORBIDDEN', 403, 'the event token is not one this service signed, or it has expired');
+    await recordEngagement(ds, claims.placementId, claims.proofItemId, body.type, now);
+    return publicHeaders(reply, 'no-store').code(204).send();
+  });
+
+  app.get('/api/public/proof/receipts/keys', {
+    config: { summary: 'Public Ed25519 key set (JWKS) for offline verification; retired keys are kept' },
+  }, async (_request, reply) => {
+    publicHeaders(reply, 'public, max-age=300');
+    return publicKeySet(ds);
+  });
+
+  app.get<{ Params: { id: string } }>('/api/public/proof/receipts/:id', {
+    schema: { params: idParams },
+    config: { summary: 'Portable signed receipt: what the customer approved and how it may be used' },
+  }, async (request, reply) => {
+    const receipt = await readReceipt(ds, request.params.id);
+    if (!receipt) throw notFound('receipt');
+    publicHeaders(reply, 'no-cache');
+    return { data: receipt };
+  });
+
+  app.post<{ Body: ReceiptClaim }>('/api/public/proof/receipts/verify', {
+    schema: { body: verifyBody },
+    config: { summary: 'Verify a receipt: the signature first, then its live status; revocation always wins' },
+  }, async (request, reply) => {
+    publicHeaders(reply, 'no-store');
+    return { data: await verifyReceipt(ds, request.body) };
+  });
+}

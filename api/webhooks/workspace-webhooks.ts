@@ -1,0 +1,88 @@
+import { FastifyInstance } from 'fastify';
+import { array, boolean, string } from 'yup';
+import { DeliveryStatus } from '../../db/entities/webhook-delivery';
+import { PageRequest } from '../../db/pagination';
+import {
+  DeliveryFilters, EndpointInput, MAX_SUBSCRIPTIONS, SUBSCRIPTION_PATTERN, createEndpoint, deleteEndpoint,
+  getDelivery, getEndpoint, listDeliveries, listEndpoints, replayDelivery, rotateEndpointSecret, updateEndpoint,
+} from '../../db/webhooks/webhooks';
+import { checkWebhookUrl } from '../../runtime/webhook-target';
+import { sessionPrincipal } from '../plugins/auth';
+import type { AppDeps } from '../app';
+import { idParams } from '../plugins/path-params';
+import { pageQuery, strictObject } from '../plugins/validation';
+
+const fields = {
+  url: string().max(2048),
+  description: string().max(500),
+  subscriptions: array(string().required().max(200).matches(SUBSCRIPTION_PATTERN, 'must be an event name, a prefix such as proof.*, or *'))
+    .min(1).max(MAX_SUBSCRIPTIONS),
+  enabled: boolean(),
+};
+const createBody = strictObject({ ...fields, url: fields.url.required(), subscriptions: fields.subscriptions.required() }).required();
+const updateBody = strictObject(fields).required()
+  .test('not-empty', 'name at least one of url, description, subscriptions, enabled', (v) => Object.keys(v ?? {}).length > 0);
+const deliveryQuery = strictObject({
+  ...pageQuery,
+  endpointId: string().max(100),
+  status: string().oneOf(['pending', 'delivered', 'failed']),
+  eventType: string().max(200),
+});
+
+const config = (summary: string) => ({ auth: 'session' as const, roles: ['owner' as const, 'admin' as const], summary });
+
+/** Webhook endpoints and the delivery log: workspace owners and admins only. */
+export async function workspaceWebhookRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  const allowPrivate = deps.config.webhookAllowPrivateTargets;
+  const org = (request: Parameters<typeof sessionPrincipal>[0]) => sessionPrincipal(request).organizationId;
+
+  app.get('/api/workspace/webhooks/endpoints', { config: config('Webhook endpoints of the workspace (at most 20)') },
+    async (request) => ({ data: await listEndpoints(ds, org(request)), nextCursor: null }));
+
+  app.post<{ Body: EndpointInput }>('/api/workspace/webhooks/endpoints', {
+    schema: { body: createBody },
+    config: config('Create an endpoint; the signing secret is in the answer this once'),
+  }, async (request, reply) => {
+    const url = await checkWebhookUrl(request.body.url, allowPrivate);
+    return reply.code(201).send({ data: await createEndpoint(ds, org(request), { ...request.body, url }) });
+  });
+
+  app.get<{ Params: { id: string } }>('/api/workspace/webhooks/endpoints/:id', {
+    schema: { params: idParams }, config: config('One endpoint'),
+  }, async (request) => ({ data: await getEndpoint(ds, org(request), request.params.id) }));
+
+  app.patch<{ Params: { id: string }; Body: Partial<EndpointInput> }>('/api/workspace/webhooks/endpoints/:id', {
+    schema: { params: idParams, body: updateBody }, config: config('Change url, description, subscriptions or enabled'),
+  }, async (request) => {
+    const patch = { ...request.body };
+    if (patch.url !== undefined) patch.url = await checkWebhookUrl(patch.url, allowPrivate);
+    return { data: await updateEndpoint(ds, org(request), request.params.id, patch) };
+  });
+
+  app.delete<{ Params: { id: string } }>('/api/workspace/webhooks/endpoints/:id', {
+    schema: { params: idParams }, config: config('Delete an endpoint; its delivery log stays'),
+  }, async (request) => {
+    await deleteEndpoint(ds, org(request), request.params.id);
+    return { data: { id: request.params.id, deleted: true } };
+  });
+
+  app.post<{ Params: { id: string } }>('/api/workspace/webhooks/endpoints/:id/rotate-secret', {
+    schema: { params: idParams }, config: config('New signing secret, shown once; the old one stops verifying at once'),
+  }, async (request) => ({ data: await rotateEndpointSecret(ds, org(request), request.params.id) }));
+
+  app.get<{ Querystring: DeliveryFilters & PageRequest }>('/api/workspace/webhooks/deliveries', {
+    schema: { querystring: deliveryQuery }, config: config('Delivery log, newest first'),
+  }, async (request) => {
+    const { limit, cursor, ...filters } = request.query;
+    return listDeliveries(ds, org(request), { ...filters, status: filters.status as DeliveryStatus | undefined }, { limit, cursor });
+  });
+
+  app.get<{ Params: { id: string } }>('/api/workspace/webhooks/deliveries/:id', {
+    schema: { params: idParams }, config: config('One delivery with its body and every attempt'),
+  }, async (request) => ({ data: await getDelivery(ds, org(request), request.params.id) }));
+
+  app.post<{ Params: { id: string } }>('/api/workspace/webhooks/deliveries/:id/replay', {
+    schema: { params: idParams }, config: config('Send again: same event id and body, new delivery id'),
+  }, async (request, reply) => reply.code(201).send({ data: await replayDelivery(ds, org(request), request.params.id) }));
+}

@@ -1,0 +1,214 @@
+import { DataSource, EntityManager } from 'typeorm';
+import { notFound } from '../../runtime/service-error';
+import { Feature, Product, Signal } from '../entities';
+import { FeatureState } from '../entities/feature';
+import { ScoreBreakdown, scoreFeature } from '../rules/feature-score';
+import { newId } from '../rules/ids';
+import { enqueueEvent } from '../outbox';
+import { ProductTenant } from './signals';
+
+export interface FeatureView {
+  id: string;
+  title: string;
+  problem: string;
+  state: FeatureState;
+  score: number;
+  scoreBreakdown: ScoreBreakdown;
+  voteCount: number;
+  followerCount: number;
+  signalCount: number;
+  publicBoard: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function viewFeature(f: Feature): FeatureView {
+  return {
+    id: f.id, title: f.title, problem: f.problem, state: f.state, score: f.score, scoreBreakdown: f.scoreBreakdown,
+    voteCount: f.voteCount, followerCount: f.followerCount, signalCount: f.signalCount, publicBoard: f.publicBoard,
+    createdAt: f.createdAt.toISOString(), updatedAt: f.updatedAt.toISOString(),
+  };
+}
+
+/** Locks the feature row: votes, links and analyses of one feature recompute one after the other. */
+async function lockFeature(em: EntityManager, where: { id: string; productId?: string; organizationId?: string }): Promise<Feature> {
+  const feature = await em.getRepository(Feature).findOne({ where, lock: { mode: 'pessimistic_write' } });
+  if (!feature) throw notFound('feature');
+  return feature;
+}
+
+/** Recomputes counts and score from the stored evidence; the caller holds the feature's lock. */
+export async function recomputeFeature(em: EntityManager, feature: Feature, asOf = new Date()): Promise<Feature> {
+  const voters: Array<{ end_user_id: string }> = await em.query('SELECT end_user_id FROM feature_votes WHERE feature_id = $1', [feature.id]);
+  const followers: Array<{ n: number }> = await em.query('SELECT count(*)::int AS n FROM feature_follows WHERE feature_id = $1', [feature.id]);
+  const signals = await em.getRepository(Signal).createQueryBuilder('s')
+    .innerJoin('feature_signal_links', 'l', 'l.signal_id = s.id')
+    .where('l.feature_id = :id', { id: feature.id })
+    .getMany();
+  const { score, breakdown } = scoreFeature({ asOf, voters: voters.map((v) => v.end_user_id), signals });
+  Object.assign(feature, {
+    score, scoreBreakdown: breakdown, voteCount: voters.length, followerCount: followers[0].n, signalCount: signals.length, updatedAt: asOf,
+  });
+  await em.getRepository(Feature).update(feature.id, {
+    score, scoreBreakdown: breakdown, voteCount: feature.voteCount, followerCount: feature.followerCount,
+    signalCount: feature.signalCount, updatedAt: asOf,
+  });
+  return feature;
+}
+
+/** Locks several features in id order, so that concurrent callers never deadlock on them. */
+export async function lockFeatures(em: EntityManager, featureIds: string[]): Promise<Feature[]> {
+  const locked: Feature[] = [];
+  for (const id of [...new Set(featureIds)].sort()) locked.push(await lockFeature(em, { id }));
+  return locked;
+}
+
+export async function recomputeFeatures(em: EntityManager, featureIds: string[]): Promise<void> {
+  for (const feature of await lockFeatures(em, featureIds)) await recomputeFeature(em, feature);
+}
+
+/** Recomputes every feature a signal is evidence for (after its analysis changed its weights). */
+export async function recomputeFeaturesOfSignal(em: EntityManager, signalId: string): Promise<void> {
+  const links: Array<{ feature_id: string }> = await em.query('SELECT feature_id FROM feature_signal_links WHERE signal_id = $1', [signalId]);
+  await recomputeFeatures(em, links.map((l) => l.feature_id));
+}
+
+export interface FeatureInput {
+  title: string;
+  problem: string;
+  state?: FeatureState;
+  publicBoard?: boolean;
+}
+
+export async function createFeature(ds: DataSource, organizationId: string, productId: string, input: FeatureInput): Promise<FeatureView> {
+  if (!(await ds.getRepository(Product).existsBy({ id: productId, organizationId }))) throw notFound('product');
+  const now = new Date();
+  const feature: Feature = Object.assign(new Feature(), {
+    id: newId('fea'), organizationId, productId, title: input.title, problem: input.problem,
+    state: input.state ?? 'discovery', publicBoard: input.publicBoard ?? false, score: 0,
+    scoreBreakdown: scoreFeature({ asOf: now, voters: [], signals: [] }).breakdown,
+    voteCount: 0, followerCount: 0, signalCount: 0, createdAt: now, updatedAt: now,
+  });
+  await ds.getRepository(Feature).insert(feature);
+  return viewFeature(feature);
+}
+
+export async function updateFeature(ds: DataSource, organizationId: string, id: string, patch: Partial<FeatureInput>): Promise<FeatureView> {
+  return ds.transaction(async (em) => {
+    const feature = await lockFeature(em, { id, organizationId });
+    Object.assign(feature, patch, { updatedAt: new Date() });
+    await em.getRepository(Feature).update(id, { ...patch, updatedAt: feature.updatedAt });
+    return viewFeature(feature);
+  });
+}
+
+export async function linkSignal(ds: DataSource, organizationId: string, featureId: string, signalId: string, teammateId: string) {
+  return ds.transaction(async (em) => {
+    const feature = await lockFeature(em, { id: featureId, organizationId });
+    if (!(await em.getRepository(Signal).existsBy({ id: signalId, productId: feature.productId }))) throw notFound('signal');
+    await em.query(
+      `INSERT INTO feature_signal_links (feature_id, signal_id, linked_by) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+      [featureId, signalId, teammateId],
+    );
+    return viewFeature(await recomputeFeature(em, feature));
+  });
+}
+
+export async function unlinkSignal(ds: DataSource, organizationId: string, featureId: string, signalId: string) {
+  return ds.transaction(async (em) => {
+    const feature = await lockFeature(em, { id: featureId, organizationId });
+    const [, removed]: [unknown, number] = await em.query(
+      'DELETE FROM feature_signal_links WHERE feature_id = $1 AND signal_id = $2', [featureId, signalId]);
+    if (removed === 0) throw notFound('link');
+    return viewFeature(await recomputeFeature(em, feature));
+  });
+}
+
+export interface FeatureFilter {
+  limit: number;
+  state?: FeatureState;
+  publicBoard?: 'true' | 'false';
+}
+
+export async function listFeatures(ds: DataSource, productId: string, filter: FeatureFilter): Promise<FeatureView[]> {
+  const qb = ds.getRepository(Feature).createQueryBuilder('f').where('f.product_id = :productId', { productId });
+  if (filter.state) qb.andWhere('f.state = :state', { state: filter.state });
+  if (filter.publicBoard) qb.andWhere('f.public_board = :pb', { pb: filter.publicBoard === 'true' });
+  const rows = await qb.orderBy('f.score', 'DESC').addOrderBy('f.id', 'ASC').take(filter.limit).getMany();
+  return rows.map(viewFeature);
+}
+
+const EVIDENCE_LIMIT = 100;
+
+/** A feature with its linked evidence (the most recent signals first). */
+export async function getFeature(ds: DataSource, productId: string, id: string) {
+  const feature = await ds.getRepository(Feature).findOneBy({ id, productId });
+  if (!feature) throw notFound('feature');
+  const evidence = await ds.getRepository(Signal).createQueryBuilder('s')
+    .innerJoin('feature_signal_links', 'l', 'l.signal_id = s.id')
+    .where('l.feature_id = :id', { id })
+    .orderBy('s.created_at', 'DESC').addOrderBy('s.id', 'DESC')
+    .limit(EVIDENCE_LIMIT)
+    .getMany();
+  return {
+    ...viewFeature(feature),
+    evidence: evidence.map((s) => ({
+      signalId: s.id, threadId: s.threadId, endUserId: s.endUserId, category: s.category, title: s.title,
+      urgency: s.urgency, sentiment: s.sentiment, summary: s.summary, createdAt: s.createdAt.toISOString(),
+    })),
+  };
+}
+
+async function ensureEndUser(em: EntityManager, tenant: ProductTenant, endUserId: string) {
+  await em.query(
+    `INSERT INTO end_users (product_id, end_user_id, organization_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+    [tenant.productId, endUserId, tenant.organizationId],
+  );
+}
+
+/** Idempotent per end user: a repeated vote changes nothing and emits nothing. */
+export async function vote(ds: DataSource, tenant: ProductTenant, featureId: string, endUserId: string, follow: boolean) {
+  return ds.transaction(async (em) => {
+    const feature = await lockFeature(em, { id: featureId, productId: tenant.productId });
+    await ensureEndUser(em, tenant, endUserId);
+    const inserted: unknown[] = await em.query(
+      `INSERT INTO feature_votes (feature_id, product_id, end_user_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1`,
+      [featureId, tenant.productId, endUserId],
+    );
+    if (follow) {
+      await em.query(
+        `INSERT INTO feature_follows (feature_id, product_id, end_user_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+        [featureId, tenant.productId, endUserId],
+      );
+    } else {
+      await em.query('DELETE FROM feature_follows WHERE feature_id = $1 AND end_user_id = $2', [featureId, endUserId]);
+    }
+    const updated = await recomputeFeature(em, feature);
+    if (inserted.length > 0) {
+      await enqueueEvent(em, {
+        organizationId: tenant.organizationId, productId: tenant.productId, type: 'feature.voted',
+        data: { featureId, endUserId, score: updated.score, voteCount: updated.voteCount },
+      });
+    }
+    return voteResult(updated, endUserId, true, follow);
+  });
+}
+
+/** Withdraws the vote; the end user keeps following unless `follow` is false. */
+export async function withdrawVote(ds: DataSource, tenant: ProductTenant, featureId: string, endUserId: string, follow: boolean | undefined) {
+  return ds.transaction(async (em) => {
+    const feature = await lockFeature(em, { id: featureId, productId: tenant.productId });
+    await em.query('DELETE FROM feature_votes WHERE feature_id = $1 AND end_user_id = $2', [featureId, endUserId]);
+    if (follow === false) await em.query('DELETE FROM feature_follows WHERE feature_id = $1 AND end_user_id = $2', [featureId, endUserId]);
+    const following: unknown[] = await em.query(
+      'SELECT 1 FROM feature_follows WHERE feature_id = $1 AND end_user_id = $2', [featureId, endUserId]);
+    return voteResult(await recomputeFeature(em, feature), endUserId, false, following.length > 0);
+  });
+}
+
+function voteResult(f: Feature, endUserId: string, voted: boolean, following: boolean) {
+  return {
+    featureId: f.id, endUserId, voted, following, score: f.score, scoreBreakdown: f.scoreBreakdown,
+    voteCount: f.voteCount, followerCount: f.followerCount,
+  };
+}

@@ -1,0 +1,110 @@
+import { DataSource } from 'typeorm';
+import { Signal } from '../entities';
+import { recomputeFeaturesOfSignal } from './features';
+import { monthPeriod } from './signals';
+
+export const SENTIMENTS = ['positive', 'mixed', 'neutral', 'negative'] as const;
+export const URGENCIES = ['low', 'medium', 'high', 'critical'] as const;
+
+export interface AnalysisJob {
+  signalId: string;
+  category: string;
+  title: string;
+  body: string;
+  features: Array<{ id: string; title: string; problem: string }>;
+}
+
+export interface AnalysisResult {
+  sentiment: (typeof SENTIMENTS)[number];
+  urgency: (typeof URGENCIES)[number];
+  summary: string;
+  candidateFeatureIds: string[];
+}
+
+export interface ClaimedSignal {
+  id: string;
+  organizationId: string;
+  productId: string;
+}
+
+// The features a model may propose links to; open ones only, best-scored first.
+const CANDIDATE_FEATURES = 50;
+
+/**
+ * Claims signals whose analysis may start and hands each to `start` inside the claiming transaction,
+ * so a crash before commit leaves them for the next tick. Each start takes one unit of the
+ * workspace's monthly analysis allowance; a signal past it waits (its state says so) and is claimed
+ * again once the allowance returns (a new month, or a raised allowance).
+ */
+export async function claimSignalsForAnalysis(
+  ds: DataSource, batchSize: number, defaultAllowance: number, start: (signal: ClaimedSignal) => Promise<void>, now = new Date(),
+): Promise<number> {
+  const period = `analysis:${monthPeriod(now)}`;
+  return ds.transaction(async (em) => {
+    const rows: Array<{ id: string; organization_id: string; product_id: string; analysis_state: string; allowance: number }> = await em.query(
+      `SELECT s.id, s.organization_id, s.product_id, s.analysis_state,
+              COALESCE(l.monthly_signal_allowance, $3) AS allowance
+         FROM signals s LEFT JOIN intake_limits l ON l.organization_id = s.organization_id
+        WHERE s.analysis_queued_at IS NULL
+          AND (s.analysis_state = 'pending'
+               OR (s.analysis_state = 'waiting' AND NOT EXISTS (
+                     SELECT 1 FROM intake_counters c
+                      WHERE c.organization_id = s.organization_id AND c.period = $2
+                        AND c.count >= COALESCE(l.monthly_signal_allowance, $3))))
+        ORDER BY s.created_at, s.id
+        LIMIT $1
+        FOR UPDATE OF s SKIP LOCKED`,
+      [batchSize, period, defaultAllowance],
+    );
+    for (const row of rows) {
+      const granted: unknown[] = await em.query(
+        `INSERT INTO intake_counters AS c (organization_id, period, count) SELECT $1, $2, 1 WHERE $3 > 0
+         ON CONFLICT (organization_id, period) DO UPDATE SET count = c.count + 1 WHERE c.count < $3
+         RETURNING count`,
+        [row.organization_id, period, row.allowance],
+      );
+      if (granted.length === 0) {
+        await em.query(`UPDATE signals SET analysis_state = 'waiting', updated_at = now() WHERE id = $1`, [row.id]);
+        continue;
+      }
+      await start({ id: row.id, organizationId: row.organization_id, productId: row.product_id });
+      await em.query(
+        `UPDATE signals SET analysis_queued_at = now(), analysis_state = 'pending', over_allowance = false, updated_at = now() WHERE id = $1`, [row.id]);
+    }
+    return rows.length;
+  });
+}
+
+/** Moves the signal to analyzing and gathers what the model needs; null when there is nothing to do. */
+export async function beginSignalAnalysis(ds: DataSource, signalId: string): Promise<AnalysisJob | null> {
+  const signal = await ds.getRepository(Signal).findOneBy({ id: signalId });
+  if (!signal || signal.analysisState === 'done') return null;
+  await ds.query(`UPDATE signals SET analysis_state = 'analyzing', analysis_error = NULL, updated_at = now() WHERE id = $1`, [signalId]);
+  const features: Array<{ id: string; title: string; problem: string }> = await ds.query(
+    `SELECT id, title, problem FROM features WHERE product_id = $1 AND state NOT IN ('released', 'declined')
+      ORDER BY score DESC, id LIMIT $2`,
+    [signal.productId, CANDIDATE_FEATURES],
+  );
+  return { signalId, category: signal.category, title: signal.title, body: signal.body, features };
+}
+
+/** Stores a validated result and re-scores the features the signal is already evidence for. */
+export async function completeSignalAnalysis(ds: DataSource, signalId: string, result: AnalysisResult): Promise<void> {
+  await ds.transaction(async (em) => {
+    await em.query(
+      `UPDATE signals SET analysis_state = 'done', sentiment = $2, urgency = $3, summary = $4, candidate_feature_ids = $5,
+              analysis_error = NULL, updated_at = now()
+        WHERE id = $1`,
+      [signalId, result.sentiment, result.urgency, result.summary, result.candidateFeatureIds],
+    );
+    await recomputeFeaturesOfSignal(em, signalId);
+  });
+}
+
+/** Records the failure; sentiment, summary and urgency stay as they were: nothing is made up. */
+export async function failSignalAnalysis(ds: DataSource, signalId: string, reason: string): Promise<void> {
+  await ds.query(
+    `UPDATE signals SET analysis_state = 'failed', analysis_error = $2, updated_at = now() WHERE id = $1 AND analysis_state <> 'done'`,
+    [signalId, reason.slice(0, 500)],
+  );
+}

@@ -1,0 +1,54 @@
+import { DataSource } from 'typeorm';
+import { notFound, validationFailed } from '../../runtime/service-error';
+import { lockFeatures, recomputeFeature } from '../customer-loop/features';
+import { ProductTenant } from '../customer-loop/signals';
+
+// Tables whose rows belong to an end user and move with a merge. Votes, follows and receipts are
+// unique per end user, so a row the signed user already has wins and the anonymous one is dropped.
+const MOVABLE = ['signals', 'threads', 'inbox_items'];
+const UNIQUE_PER_USER: Array<[string, string]> = [
+  ['feature_votes', 'feature_id'], ['feature_follows', 'feature_id'], ['release_receipts', 'release_id'],
+];
+
+/**
+ * Moves an anonymous end user's history (signals, threads, inbox, votes, follows, receipts) onto the
+ * signed end user, inside one product; the anonymous end user is removed.
+ */
+export async function mergeEndUsers(ds: DataSource, tenant: ProductTenant, anonymousId: string, endUserId: string) {
+  if (anonymousId === endUserId) throw validationFailed([{ path: 'anonymousId', message: 'is the signed end user itself' }]);
+  return ds.transaction(async (em) => {
+    const [, removed]: [unknown, number] = await em.query(
+      'DELETE FROM end_users WHERE product_id = $1 AND end_user_id = $2', [tenant.productId, anonymousId]);
+    if (removed === 0) throw notFound('end user');
+    await em.query(
+      `INSERT INTO end_users (product_id, end_user_id, organization_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+      [tenant.productId, endUserId, tenant.organizationId],
+    );
+    const touched: Array<{ feature_id: string }> = await em.query(
+      `SELECT feature_id FROM feature_votes WHERE product_id = $1 AND end_user_id = $2
+       UNION SELECT feature_id FROM feature_follows WHERE product_id = $1 AND end_user_id = $2
+       UNION SELECT l.feature_id FROM feature_signal_links l JOIN signals s ON s.id = l.signal_id
+              WHERE s.product_id = $1 AND s.end_user_id = $2`,
+      [tenant.productId, anonymousId],
+    );
+    // Features first, as votes and links do, before the rows that feed their scores.
+    const features = await lockFeatures(em, touched.map((t) => t.feature_id));
+    const moved: Record<string, number> = {};
+    for (const table of MOVABLE) {
+      const [, count]: [unknown, number] = await em.query(
+        `UPDATE ${table} SET end_user_id = $3 WHERE product_id = $1 AND end_user_id = $2`, [tenant.productId, anonymousId, endUserId]);
+      moved[table] = count;
+    }
+    for (const [table, key] of UNIQUE_PER_USER) {
+      const [, count]: [unknown, number] = await em.query(
+        `UPDATE ${table} a SET end_user_id = $3 WHERE product_id = $1 AND end_user_id = $2
+           AND NOT EXISTS (SELECT 1 FROM ${table} b WHERE b.${key} = a.${key} AND b.end_user_id = $3)`,
+        [tenant.productId, anonymousId, endUserId],
+      );
+      await em.query(`DELETE FROM ${table} WHERE product_id = $1 AND end_user_id = $2`, [tenant.productId, anonymousId]);
+      moved[table] = count;
+    }
+    for (const feature of features) await recomputeFeature(em, feature);
+    return { anonymousId, endUserId, moved };
+  });
+}

@@ -1,0 +1,164 @@
+import { DataSource, In } from 'typeorm';
+import { conflict, notFound } from '../../runtime/service-error';
+import { ProofApprovalRequest, ProofItem, ProofVersion } from '../entities';
+import { newId } from '../rules/ids';
+import { Actor, announceDirectly, appendProofEvent } from './proof-ledger';
+import { assertChangeable, findItem, viewItem, viewVersion } from './proof-items';
+import { PageRequest, pageOf } from '../pagination';
+
+export interface ApprovalRef {
+  requestId: string;
+  proofItemId: string;
+  versionId: string;
+}
+
+/**
+ * Queues a version for a person; requesting is not approving. A newer request supersedes the item's
+ * pending one (answered in `superseded`, so the caller can end its workflow). Asking again for the
+ * version already queued changes nothing, and answers it as `existing` so a workflow whose start was
+ * lost (the API died after the commit) is started then.
+ */
+export async function requestApproval(
+  ds: DataSource, scope: { organizationId: string; productId: string }, itemId: string, versionId: string, actor: Actor,
+) {
+  return ds.transaction(async (em) => {
+    const item = await findItem(em, scope, itemId, true);
+    assertChangeable(item);
+    const versions = em.getRepository(ProofVersion);
+    const requests = em.getRepository(ProofApprovalRequest);
+    const version = await versions.findOneBy({ id: versionId, proofItemId: itemId });
+    if (!version) throw notFound('version');
+    if (version.approvalState === 'approved') throw conflict('this version is already approved');
+    const pending = await requests.findOneBy({ proofItemId: itemId, state: 'pending' });
+    if (pending && pending.versionId === versionId) {
+      const existing: ApprovalRef = { requestId: pending.id, proofItemId: itemId, versionId };
+      return { item: viewItem(item), version: viewVersion(version), approvalRequestId: pending.id, created: null, existing, superseded: null };
+    }
+    const now = new Date();
+    let superseded: ApprovalRef | null = null;
+    if (pending) {
+      await requests.update(pending.id, { state: 'superseded', decidedAt: now });
+      await versions.update(pending.versionId, { approvalState: 'draft' });
+      superseded = { requestId: pending.id, proofItemId: itemId, versionId: pending.versionId };
+    }
+    const request = requests.create({
+      id: newId('apr'), organizationId: item.organizationId, proofItemId: itemId, versionId,
+      state: 'pending', requestedByType: actor.type, requestedById: actor.id, remindersSent: 0,
+    });
+    await requests.insert(request);
+    await versions.update(versionId, { approvalState: 'pending_review' });
+    // An approved item keeps serving its approved version while a newer wording is reviewed.
+    const status = item.status === 'approved' ? 'approved' : 'in_review';
+    await em.getRepository(ProofItem).update(itemId, { status, statusReason: null, updatedAt: now });
+    await appendProofEvent(em, {
+      organizationId: item.organizationId, productId: item.productId, proofItemId: itemId, actor,
+      eventType: 'proof.item.review_requested', properties: { versionId, approvalRequestId: request.id },
+    });
+    const created: ApprovalRef = { requestId: request.id, proofItemId: itemId, versionId };
+    return {
+      item: viewItem(await em.getRepository(ProofItem).findOneByOrFail({ id: itemId })),
+      version: viewVersion(await versions.findOneByOrFail({ id: versionId })),
+      approvalRequestId: request.id,
+      created,
+      existing: null,
+      superseded,
+    };
+  });
+}
+
+export type Decision = { kind: 'approve'; versionId: string } | { kind: 'reject'; reason: string; versionId?: string };
+
+/**
+ * A person's decision, made in one transaction under the item's row lock, so of two racing
+ * decisions exactly one finds the request pending; the other (and any decision on a superseded or
+ * decided request) is a 409 CONFLICT. The caller signals the workflow after the commit.
+ */
+export async function decideApproval(ds: DataSource, organizationId: string, itemId: string, decision: Decision, teammateId: string) {
+  return ds.transaction(async (em) => {
+    const item = await findItem(em, { organizationId }, itemId, true);
+    assertChangeable(item);
+    const requests = em.getRepository(ProofApprovalRequest);
+    const versions = em.getRepository(ProofVersion);
+    let request: ProofApprovalRequest | null;
+    if (decision.kind === 'approve') {
+      if (!(await versions.existsBy({ id: decision.versionId, proofItemId: itemId }))) throw notFound('version');
+      request = await requests.findOneBy({ proofItemId: itemId, versionId: decision.versionId, state: 'pending' });
+    } else {
+      request = await requests.findOneBy({ proofItemId: itemId, state: 'pending' });
+      // A reviewer who names the version they read is refused when a newer request took its place.
+      if (request && decision.versionId !== undefined && request.versionId !== decision.versionId) request = null;
+    }
+    if (!request) throw conflict('nothing awaits review here: the request was already decided, superseded or never made');
+    const now = new Date();
+    const actor: Actor = { type: 'teammate', id: teammateId };
+    const version = await versions.findOneByOrFail({ id: request.versionId });
+    const ledger = { organizationId: item.organizationId, productId: item.productId, proofItemId: itemId, actor };
+    if (decision.kind === 'approve') {
+      await requests.update(request.id, { state: 'approved', decidedBy: teammateId, decidedAt: now });
+      await versions.update(version.id, { approvalState: 'approved' });
+      await em.getRepository(ProofItem).update(itemId, {
+        status: 'approved', statusReason: null, approvedPublicVersionId: version.id, updatedAt: now,
+      });
+      await appendProofEvent(em, {
+        ...ledger, eventType: 'proof.item.approved', properties: { versionId: version.id, versionNumber: version.versionNumber },
+      });
+    } else {
+      await requests.update(request.id, { state: 'rejected', decidedBy: teammateId, decidedAt: now, reason: decision.reason });
+      await versions.update(version.id, { approvalState: 'rejected' });
+      // Rejecting a newer wording leaves an earlier approval standing.
+      const status = item.approvedPublicVersionId ? 'approved' : 'rejected';
+      await em.getRepository(ProofItem).update(itemId, {
+        status, statusReason: status === 'rejected' ? decision.reason : item.statusReason, updatedAt: now,
+      });
+      const event = await appendProofEvent(em, {
+        ...ledger, eventType: 'proof.item.rejected', properties: { versionId: version.id, approvalRequestId: request.id },
+      });
+      await announceDirectly(em, 'proof.item.rejected', event);
+    }
+    return {
+      ref: { requestId: request.id, proofItemId: itemId, versionId: version.id } as ApprovalRef,
+      outcome: decision.kind === 'approve' ? 'approved' as const : 'rejected' as const,
+      item: viewItem(await em.getRepository(ProofItem).findOneByOrFail({ id: itemId })),
+      version: viewVersion(await versions.findOneByOrFail({ id: version.id })),
+    };
+  });
+}
+
+/**
+ * Records the `n`th reminder of a pending request (idempotent for a retried activity) and answers the
+ * request's state, so a workflow whose decision signal was lost still learns the outcome.
+ */
+export async function recordApprovalReminder(ds: DataSource, requestId: string, n: number): Promise<string> {
+  await ds.query(
+    `UPDATE proof_approval_requests SET reminders_sent = GREATEST(reminders_sent, $2), last_reminded_at = now()
+      WHERE id = $1 AND state = 'pending' AND reminders_sent < $2`,
+    [requestId, n],
+  );
+  const request = await ds.getRepository(ProofApprovalRequest).findOneBy({ id: requestId });
+  return request?.state ?? 'cancelled';
+}
+
+/** Versions awaiting a person in the workspace, oldest request first, with the wording to review. */
+export async function reviewQueue(ds: DataSource, organizationId: string, page: PageRequest) {
+  const qb = ds.getRepository(ProofApprovalRequest).createQueryBuilder('r')
+    .where('r.organization_id = :organizationId', { organizationId })
+    .andWhere(`r.state = 'pending'`);
+  const result = await pageOf(qb, 'r', page, (row) => row, 'ASC');
+  const itemIds = result.data.map((r) => r.proofItemId);
+  const versionIds = result.data.map((r) => r.versionId);
+  const items = new Map((itemIds.length ? await ds.getRepository(ProofItem).findBy({ id: In(itemIds) }) : []).map((i) => [i.id, i]));
+  const versions = new Map((versionIds.length ? await ds.getRepository(ProofVersion).findBy({ id: In(versionIds) }) : []).map((v) => [v.id, v]));
+  return {
+    data: result.data.map((r) => ({
+      id: r.id,
+      proofItemId: r.proofItemId,
+      versionId: r.versionId,
+      requestedAt: r.createdAt.toISOString(),
+      requestedBy: { type: r.requestedByType, id: r.requestedById },
+      remindersSent: r.remindersSent,
+      item: viewItem(items.get(r.proofItemId)!),
+      version: viewVersion(versions.get(r.versionId)!),
+    })),
+    nextCursor: result.nextCursor,
+  };
+}

@@ -1,0 +1,69 @@
+import { DataSource } from 'typeorm';
+import { conflict } from '../../runtime/service-error';
+import { ProofItem } from '../entities';
+import { SYSTEM_ACTOR, appendProofEvent } from './proof-ledger';
+import { findItem, viewItem } from './proof-items';
+
+function viewDeletion(item: ProofItem) {
+  return { item: viewItem(item), deletedAt: item.deletedAt?.toISOString() ?? null, recoveryClosesAt: item.recoveryClosesAt?.toISOString() ?? null };
+}
+
+/** A person deletes an item: it leaves every list and render, and may be restored until the window closes. */
+export async function deleteItem(ds: DataSource, organizationId: string, itemId: string, teammateId: string, windowMs: number) {
+  return ds.transaction(async (em) => {
+    const item = await findItem(em, { organizationId }, itemId, true);
+    if (item.status === 'deleted') throw conflict('this item is already deleted');
+    const now = new Date();
+    await em.getRepository(ProofItem).update(itemId, {
+      status: 'deleted', statusBeforeDelete: item.status, deletedAt: now,
+      recoveryClosesAt: new Date(now.getTime() + windowMs), recoveryClosedAt: null, updatedAt: now,
+    });
+    await appendProofEvent(em, {
+      organizationId, productId: item.productId, proofItemId: itemId, actor: { type: 'teammate', id: teammateId },
+      eventType: 'proof.item.deleted', properties: {},
+    });
+    return viewDeletion(await em.getRepository(ProofItem).findOneByOrFail({ id: itemId }));
+  });
+}
+
+export async function restoreItem(ds: DataSource, organizationId: string, itemId: string, teammateId: string) {
+  return ds.transaction(async (em) => {
+    const item = await findItem(em, { organizationId }, itemId, true);
+    if (item.status !== 'deleted') throw conflict('this item is not deleted');
+    await em.getRepository(ProofItem).update(itemId, {
+      status: item.statusBeforeDelete ?? 'submitted', statusBeforeDelete: null, deletedAt: null,
+      recoveryClosesAt: null, updatedAt: new Date(),
+    });
+    await appendProofEvent(em, {
+      organizationId, productId: item.productId, proofItemId: itemId, actor: { type: 'teammate', id: teammateId },
+      eventType: 'proof.item.restored', properties: {},
+    });
+    return viewDeletion(await em.getRepository(ProofItem).findOneByOrFail({ id: itemId }));
+  });
+}
+
+/**
+ * Closes the recovery window of the deletion made at `deletedAt` (a later delete-restore-delete has
+ * its own): the customer's words, contact details and consent evidence are erased; version rows and
+ * their content hashes stay, so the ledger still points at something. Idempotent.
+ */
+export async function closeRecoveryWindow(ds: DataSource, itemId: string, deletedAt: string): Promise<boolean> {
+  return ds.transaction(async (em) => {
+    // TypeORM answers an UPDATE ... RETURNING as [rows, affected].
+    const [rows]: [Array<{ organization_id: string; product_id: string }>, number] = await em.query(
+      `UPDATE proof_items SET recovery_closed_at = now(), customer_email = NULL, customer_name = NULL
+        WHERE id = $1 AND status = 'deleted' AND deleted_at = $2 AND recovery_closed_at IS NULL
+        RETURNING organization_id, product_id`,
+      [itemId, deletedAt],
+    );
+    const row = rows[0];
+    if (!row) return false;
+    await em.query(`UPDATE consent_grants SET evidence = NULL WHERE proof_item_id = $1`, [itemId]);
+    await em.query(`UPDATE proof_versions SET content = '{}', semantic_diff = '{}' WHERE proof_item_id = $1`, [itemId]);
+    await appendProofEvent(em, {
+      organizationId: row.organization_id, productId: row.product_id, proofItemId: itemId, actor: SYSTEM_ACTOR,
+      eventType: 'proof.item.purged', properties: {},
+    });
+    return true;
+  });
+}

@@ -1,0 +1,101 @@
+import { createHash } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { canonicalJson } from '../rules/canonical-json';
+import { ProofAsset } from '../entities';
+import { LoadedEntry, LoadedPlacement, decideEntry, loadPlacement } from './proof-placements';
+import { activeSigningKey, eventToken, signText } from './proof-signing';
+
+export const RENDER_SCHEMA = 'service-proof-render-v1';
+const DAY_MS = 86_400_000;
+
+/** The customer's name as their display mode allows: full, first name, initials; anonymous shows none. */
+function displayName(name: string, displayMode: string): string {
+  const words = name.trim().split(/\s+/);
+  if (displayMode === 'first_name') return words[0];
+  if (displayMode === 'initials') return words.map((w) => `${w[0].toUpperCase()}.`).join(' ');
+  return name;
+}
+
+/** Only the attribution the customer consented to show, in the form their display mode allows. */
+export function consentedAttribution(
+  attribution: Record<string, string> | undefined, identityFields: string[], displayMode = 'full_name',
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const field of identityFields) {
+    const value = attribution?.[field];
+    if (typeof value === 'string' && value.trim()) out[field] = field === 'name' ? displayName(value, displayMode) : value;
+  }
+  return out;
+}
+
+/** Which entries render now: eligible ones only, each with its decision and the grant that allows it. */
+export function eligibleEntries(loaded: LoadedPlacement, now: Date) {
+  return loaded.entries.flatMap((entry) => {
+    const decision = decideEntry(loaded.placement, entry, now);
+    if (!decision.eligible || !entry.version) return [];
+    const grant = entry.grants.find((g) => g.id === decision.grantId)!;
+    return [{ entry: entry as LoadedEntry & { version: NonNullable<LoadedEntry['version']> }, decision, grant }];
+  });
+}
+
+async function loadActive(ds: DataSource, placementId: string): Promise<LoadedPlacement | null> {
+  const loaded = await loadPlacement(ds.manager, placementId);
+  return loaded && loaded.placement.state === 'active' && loaded.productActive ? loaded : null;
+}
+
+export interface Render {
+  etag: string;
+  /** The signed body; built only when the client's copy is stale. */
+  body: () => string;
+}
+
+/**
+ * The render manifest of an active placement, from a fresh eligibility decision (one query). A
+ * draft, paused, archived or unknown placement, or one of an inactive product, renders nothing: null
+ * (the API answers 404).
+ */
+export async function renderPlacement(ds: DataSource, placementId: string, now: Date = new Date()): Promise<Render | null> {
+  const loaded = await loadActive(ds, placementId);
+  if (!loaded) return null;
+  const key = await activeSigningKey(ds);
+  const { placement } = loaded;
+  // Tokens last until the end of the next UTC day, so the manifest (and its ETag) holds for a day.
+  const until = new Date(now.getTime() + DAY_MS).toISOString().slice(0, 10);
+  const manifest = {
+    schema: RENDER_SCHEMA,
+    placement: {
+      id: placement.id, placementType: placement.placementType, channel: placement.channel, locale: placement.locale,
+      renderCacheVersion: placement.renderCacheVersion, renderConfig: placement.renderConfig,
+    },
+    items: eligibleEntries(loaded, now).map(({ entry, decision, grant }) => ({
+      proofItemId: entry.proofItemId,
+      versionId: entry.version.id,
+      position: entry.position,
+      contentHash: entry.version.contentHash,
+      content: {
+        ...(entry.version.content.title !== undefined ? { title: entry.version.content.title } : {}),
+        ...(entry.version.content.text !== undefined ? { text: entry.version.content.text } : {}),
+        ...(entry.version.content.rating !== undefined ? { rating: entry.version.content.rating } : {}),
+      },
+      attribution: consentedAttribution(entry.version.content.attribution, decision.identityFields, grant.displayMode),
+      disclosure: decision.disclosure,
+      labels: decision.labels,
+      receiptId: grant.receiptId,
+      media: entry.assetIds.map((assetId) => ({ assetId, url: `/api/public/proof/media/${placement.id}/${assetId}` })),
+      eventToken: eventToken(key, { placementId: placement.id, proofItemId: entry.proofItemId, until }),
+    })),
+  };
+  const canonical = canonicalJson(manifest);
+  const etag = `"${createHash('sha256').update(key.kid).update('\n').update(canonical).digest('base64url')}"`;
+  return {
+    etag,
+    body: () => `{"manifest":${canonical},"signature":${JSON.stringify(signText(key, canonical))}}`,
+  };
+}
+
+/** A file of an item in the placement's current eligible manifest; anything else is null (404). */
+export async function placementMedia(ds: DataSource, placementId: string, assetId: string, now: Date = new Date()) {
+  const loaded = await loadActive(ds, placementId);
+  if (!loaded || !eligibleEntries(loaded, now).some(({ entry }) => entry.assetIds.includes(assetId))) return null;
+  return ds.getRepository(ProofAsset).findOne({ where: { id: assetId }, select: { id: true, mediaType: true, body: true } });
+}

@@ -1,0 +1,325 @@
+import { DataSource } from 'typeorm';
+import { conflict, notFound } from '../../runtime/service-error';
+import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../entities';
+import { DeliveryStatus } from '../entities/webhook-delivery';
+import { newId } from '../rules/ids';
+import { Page, PageRequest, pageOf } from '../pagination';
+import { newSecret } from '../rules/secrets';
+
+export const MAX_ENDPOINTS = 20;
+export const MAX_SUBSCRIPTIONS = 50;
+/** Exact event names, a prefix such as `proof.*`, or `*`. */
+export const SUBSCRIPTION_PATTERN = /^(\*|[a-z][a-z_]*(\.[a-z][a-z_]*)*(\.\*)?)$/;
+export const RESPONSE_EXCERPT_BYTES = 4096;
+
+export function subscriptionMatches(subscriptions: string[], eventType: string): boolean {
+  return subscriptions.some((s) => s === '*' || s === eventType || (s.endsWith('.*') && eventType.startsWith(s.slice(0, -1))));
+}
+
+export interface EndpointView {
+  id: string;
+  url: string;
+  description: string;
+  subscriptions: string[];
+  enabled: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+function viewEndpoint(e: WebhookEndpoint): EndpointView {
+  return {
+    id: e.id, url: e.url, description: e.description, subscriptions: e.subscriptions, enabled: e.enabled,
+    createdAt: e.createdAt.toISOString(), updatedAt: e.updatedAt.toISOString(),
+  };
+}
+
+export interface EndpointWithSecret {
+  endpoint: EndpointView;
+  /** Shown at creation and rotation only. */
+  secret: string;
+}
+
+export interface EndpointInput {
+  url: string;
+  description?: string;
+  subscriptions: string[];
+  enabled?: boolean;
+}
+
+export async function createEndpoint(ds: DataSource, organizationId: string, input: EndpointInput): Promise<EndpointWithSecret> {
+  return ds.transaction(async (em) => {
+    // Serialises creates per workspace so that two at once cannot both pass the limit.
+    await em.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`webhook-endpoints:${organizationId}`]);
+    const repo = em.getRepository(WebhookEndpoint);
+    const count = await repo.createQueryBuilder('e')
+      .where('e.organization_id = :organizationId AND e.deleted_at IS NULL', { organizationId }).getCount();
+    if (count >= MAX_ENDPOINTS) throw conflict(`a workspace has at most ${MAX_ENDPOINTS} webhook endpoints`);
+    const secret = newSecret('whsec');
+    const endpoint = await repo.save({
+      id: newId('whe'),
+      organizationId,
+      url: input.url,
+      description: input.description ?? '',
+      subscriptions: [...new Set(input.subscriptions)],
+      enabled: input.enabled ?? true,
+      secret,
+      deletedAt: null,
+    });
+    return { endpoint: viewEndpoint(endpoint), secret };
+  });
+}
+
+async function findEndpoint(ds: DataSource, organizationId: string, id: string): Promise<WebhookEndpoint> {
+  const endpoint = await ds.getRepository(WebhookEndpoint).createQueryBuilder('e')
+    .where('e.id = :id AND e.organization_id = :organizationId AND e.deleted_at IS NULL', { id, organizationId })
+    .getOne();
+  if (!endpoint) throw notFound('webhook endpoint');
+  return endpoint;
+}
+
+export async function listEndpoints(ds: DataSource, organizationId: string): Promise<EndpointView[]> {
+  const rows = await ds.getRepository(WebhookEndpoint).createQueryBuilder('e')
+    .where('e.organization_id = :organizationId AND e.deleted_at IS NULL', { organizationId })
+    .orderBy('e.created_at', 'ASC').addOrderBy('e.id', 'ASC')
+    .getMany();
+  return rows.map(viewEndpoint);
+}
+
+export async function getEndpoint(ds: DataSource, organizationId: string, id: string): Promise<EndpointView> {
+  return viewEndpoint(await findEndpoint(ds, organizationId, id));
+}
+
+export async function updateEndpoint(
+  ds: DataSource, organizationId: string, id: string, patch: Partial<EndpointInput>,
+): Promise<EndpointView> {
+  const endpoint = await findEndpoint(ds, organizationId, id);
+  if (patch.url !== undefined) endpoint.url = patch.url;
+  if (patch.description !== undefined) endpoint.description = patch.description;
+  if (patch.subscriptions !== undefined) endpoint.subscriptions = [...new Set(patch.subscriptions)];
+  if (patch.enabled !== undefined) endpoint.enabled = patch.enabled;
+  return viewEndpoint(await ds.getRepository(WebhookEndpoint).save(endpoint));
+}
+
+/** Deletes an endpoint for good; its delivery log stays readable. */
+export async function deleteEndpoint(ds: DataSource, organizationId: string, id: string): Promise<void> {
+  await findEndpoint(ds, organizationId, id);
+  await ds.getRepository(WebhookEndpoint).update(id, { deletedAt: new Date(), enabled: false });
+}
+
+/** A new secret at once: the next attempt of every delivery signs with it, and the old one is gone. */
+export async function rotateEndpointSecret(ds: DataSource, organizationId: string, id: string): Promise<EndpointWithSecret> {
+  const endpoint = await findEndpoint(ds, organizationId, id);
+  endpoint.secret = newSecret('whsec');
+  const saved = await ds.getRepository(WebhookEndpoint).save(endpoint);
+  return { endpoint: viewEndpoint(saved), secret: saved.secret };
+}
+
+export interface DeliveryView {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  status: DeliveryStatus;
+  attemptCount: number;
+  lastError: string | null;
+  replayOfId: string | null;
+  createdAt: string;
+  completedAt: string | null;
+}
+
+function viewDelivery(d: WebhookDelivery): DeliveryView {
+  return {
+    id: d.id, endpointId: d.endpointId, eventId: d.eventId, eventType: d.eventType, status: d.status,
+    attemptCount: d.attemptCount, lastError: d.lastError, replayOfId: d.replayOfId,
+    createdAt: d.createdAt.toISOString(), completedAt: d.completedAt?.toISOString() ?? null,
+  };
+}
+
+export interface DeliveryFilters {
+  endpointId?: string;
+  status?: DeliveryStatus;
+  eventType?: string;
+}
+
+export async function listDeliveries(
+  ds: DataSource, organizationId: string, filters: DeliveryFilters, page: PageRequest,
+): Promise<Page<DeliveryView>> {
+  const qb = ds.getRepository(WebhookDelivery).createQueryBuilder('d')
+    .where('d.organization_id = :organizationId', { organizationId });
+  if (filters.endpointId) qb.andWhere('d.endpoint_id = :endpointId', { endpointId: filters.endpointId });
+  if (filters.status) qb.andWhere('d.status = :status', { status: filters.status });
+  if (filters.eventType) qb.andWhere('d.event_type = :eventType', { eventType: filters.eventType });
+  return pageOf(qb, 'd', page, viewDelivery);
+}
+
+async function findDelivery(ds: DataSource, organizationId: string, id: string): Promise<WebhookDelivery> {
+  const delivery = await ds.getRepository(WebhookDelivery).findOneBy({ id, organizationId });
+  if (!delivery) throw notFound('webhook delivery');
+  return delivery;
+}
+
+export async function getDelivery(ds: DataSource, organizationId: string, id: string) {
+  const delivery = await findDelivery(ds, organizationId, id);
+  const attempts = await ds.getRepository(WebhookAttempt).find({ where: { deliveryId: id }, order: { attempt: 'ASC' } });
+  return {
+    ...viewDelivery(delivery),
+    body: delivery.payload,
+    attempts: attempts.map((a) => ({
+      attempt: a.attempt, startedAt: a.startedAt.toISOString(), durationMs: a.durationMs,
+      statusCode: a.statusCode, error: a.error, responseExcerpt: a.responseExcerpt,
+    })),
+  };
+}
+
+/** A new delivery of the same event id and byte-identical body; the relay starts it. */
+export async function replayDelivery(ds: DataSource, organizationId: string, id: string): Promise<DeliveryView> {
+  const original = await findDelivery(ds, organizationId, id);
+  if (original.status === 'pending') throw conflict('the delivery is still pending; replay it once it has delivered or failed');
+  await findEndpoint(ds, organizationId, original.endpointId);
+  const replay = await ds.getRepository(WebhookDelivery).save({
+    id: newId('whd'),
+    organizationId,
+    endpointId: original.endpointId,
+    productId: original.productId,
+    eventId: original.eventId,
+    eventType: original.eventType,
+    payload: original.payload,
+    status: 'pending' as const,
+    attemptCount: 0,
+    lastError: null,
+    replayOfId: original.id,
+    workflowStarted: false,
+    completedAt: null,
+  });
+  return viewDelivery(replay);
+}
+
+/**
+ * Publisher, first phase: turns committed outbox rows into one delivery per matching endpoint (disabled
+ * ones included: they fail without sending, visibly in the log). The envelope id is the outbox row's
+ * id, so a sweep that runs twice creates nothing twice.
+ */
+export async function publishOutbox(ds: DataSource, batchSize: number): Promise<number> {
+  return ds.transaction(async (em) => {
+    const events: Array<{ id: string; organization_id: string; product_id: string | null; event_type: string; payload: unknown; created_at: Date }> =
+      await em.query(
+        `SELECT id, organization_id, product_id, event_type, payload, created_at FROM outbox_events
+          WHERE processed_at IS NULL AND available_at <= now()
+          ORDER BY available_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        [batchSize],
+      );
+    if (events.length === 0) return 0;
+    const endpoints: Array<{ id: string; organization_id: string; subscriptions: string[] }> = await em.query(
+      `SELECT id, organization_id, subscriptions FROM webhook_endpoints
+        WHERE organization_id = ANY($1) AND deleted_at IS NULL`,
+      [[...new Set(events.map((e) => e.organization_id))]],
+    );
+    const rows: unknown[][] = [];
+    for (const event of events) {
+      const body = JSON.stringify({
+        id: event.id,
+        type: event.event_type,
+        createdAt: new Date(event.created_at).toISOString(),
+        organizationId: event.organization_id,
+        productId: event.product_id,
+        data: event.payload,
+      });
+      for (const endpoint of endpoints) {
+        if (endpoint.organization_id === event.organization_id && subscriptionMatches(endpoint.subscriptions, event.event_type)) {
+          rows.push([newId('whd'), event.organization_id, endpoint.id, event.product_id, event.id, event.event_type, body]);
+        }
+      }
+    }
+    if (rows.length > 0) {
+      const column = (i: number) => rows.map((r) => r[i]);
+      await em.query(
+        `INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, product_id, event_id, event_type, payload)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+         ON CONFLICT (event_id, endpoint_id) WHERE replay_of_id IS NULL DO NOTHING`,
+        [column(0), column(1), column(2), column(3), column(4), column(5), column(6)],
+      );
+    }
+    await em.query(`UPDATE outbox_events SET processed_at = now() WHERE id = ANY($1)`, [events.map((e) => e.id)]);
+    return events.length;
+  });
+}
+
+export interface UnstartedDelivery {
+  id: string;
+  organizationId: string;
+  productId: string | null;
+  endpointId: string;
+}
+
+/**
+ * Publisher, second phase: hands deliveries whose workflow has not started yet to `start`, and marks
+ * the ones it answers as started. Rows stay locked while they are handed over, so several workers never
+ * start the same one at the same time (and the workflow id refuses a second start anyway).
+ */
+export async function dispatchDeliveries(
+  ds: DataSource, batchSize: number, start: (deliveries: UnstartedDelivery[]) => Promise<string[]>,
+): Promise<number> {
+  return ds.transaction(async (em) => {
+    const rows: Array<{ id: string; organization_id: string; product_id: string | null; endpoint_id: string }> = await em.query(
+      `SELECT id, organization_id, product_id, endpoint_id FROM webhook_deliveries
+        WHERE NOT workflow_started ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      [batchSize],
+    );
+    if (rows.length === 0) return 0;
+    const started = await start(rows.map((r) => ({ id: r.id, organizationId: r.organization_id, productId: r.product_id, endpointId: r.endpoint_id })));
+    await em.query(`UPDATE webhook_deliveries SET workflow_started = true WHERE id = ANY($1)`, [started]);
+    return started.length;
+  });
+}
+
+export interface AttemptTarget {
+  delivery: WebhookDelivery;
+  endpoint: WebhookEndpoint;
+}
+
+export async function loadAttemptTarget(ds: DataSource, deliveryId: string): Promise<AttemptTarget | null> {
+  const delivery = await ds.getRepository(WebhookDelivery).findOneBy({ id: deliveryId });
+  if (!delivery) return null;
+  const endpoint = await ds.getRepository(WebhookEndpoint).findOneByOrFail({ id: delivery.endpointId });
+  return { delivery, endpoint };
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  attempt: number;
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  responseExcerpt: string | null;
+  delivered: boolean;
+}
+
+/** Writes one attempt (again, if an activity retry repeats it) and moves the delivery on. */
+export async function recordAttempt(ds: DataSource, record: AttemptRecord): Promise<void> {
+  await ds.transaction(async (em) => {
+    await em.query(
+      `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (delivery_id, attempt) DO UPDATE SET started_at = EXCLUDED.started_at,
+         duration_ms = EXCLUDED.duration_ms, status_code = EXCLUDED.status_code, error = EXCLUDED.error,
+         response_excerpt = EXCLUDED.response_excerpt`,
+      [record.deliveryId, record.attempt, record.startedAt, record.durationMs, record.statusCode, record.error, record.responseExcerpt],
+    );
+    await em.query(
+      `UPDATE webhook_deliveries SET attempt_count = greatest(attempt_count, $2), last_error = $3,
+         status = CASE WHEN $4 THEN 'delivered' ELSE status END,
+         completed_at = CASE WHEN $4 THEN now() ELSE completed_at END
+       WHERE id = $1 AND status = 'pending'`,
+      [record.deliveryId, record.attempt, record.delivered ? null : record.error ?? `HTTP ${record.statusCode}`, record.delivered],
+    );
+  });
+}
+
+export async function failDelivery(ds: DataSource, deliveryId: string, reason: string): Promise<void> {
+  await ds.query(
+    `UPDATE webhook_deliveries SET status = 'failed', last_error = $2, completed_at = now()
+      WHERE id = $1 AND status = 'pending'`,
+    [deliveryId, reason],
+  );
+}

@@ -1,0 +1,200 @@
+import assert from 'node:assert/strict';
+import { IntakeLimit, OutboxEvent, Signal, Thread, ThreadMessage } from '../../db/entities';
+import { secondsToNextUtcDay } from '../../db/customer-loop/signals';
+import { LOOP_SCOPES, signalBody } from '../support/customer-loop';
+import { Tenant, call, createTenant, errorCode, withKey } from '../support/fixtures';
+import { ctx } from '../support/root-hooks';
+
+const SCOPES = LOOP_SCOPES;
+let counter = 0;
+
+describe('customer loop: signal intake', () => {
+  let tenant: Tenant;
+  const post = (payload: unknown, t: Tenant = tenant) =>
+    call(withKey(t.key, { method: 'POST', url: '/api/v1/signals', payload: payload as object }));
+  const get = (url: string, t: Tenant = tenant) => call(withKey(t.key, { method: 'GET', url }));
+
+  before(async () => {
+    tenant = await createTenant(SCOPES);
+  });
+
+  it('stores the signal, its end user, a thread with the body as first customer message, and signal.created', async () => {
+    const res = await post(signalBody({ email: 'ada@example.com', name: 'Ada', kind: 'bug', context: { plan: 'pro' } }));
+    assert.equal(res.statusCode, 201, res.body);
+    const receipt = res.json().data;
+    assert.deepEqual(Object.keys(receipt).sort(), ['id', 'replayed', 'state', 'threadId']);
+    assert.equal(receipt.replayed, false);
+    assert.equal(receipt.state, 'open');
+    const signal = await ctx.dataSource.getRepository(Signal).findOneByOrFail({ id: receipt.id });
+    assert.equal(signal.category, 'bug');
+    assert.deepEqual(signal.context, { plan: 'pro' });
+    const thread = await ctx.dataSource.getRepository(Thread).findOneByOrFail({ id: receipt.threadId });
+    assert.equal(thread.subject, 'Export is slow');
+    const messages = await ctx.dataSource.getRepository(ThreadMessage).findBy({ threadId: thread.id });
+    assert.equal(messages.length, 1);
+    assert.equal(messages[0].visibility, 'customer');
+    assert.equal(messages[0].body, 'Exports take minutes for big projects.');
+    const events = await ctx.dataSource.getRepository(OutboxEvent).findBy({ eventType: 'signal.created', organizationId: tenant.organizationId });
+    assert.ok(events.some((e) => e.payload.signalId === receipt.id));
+    const users: Array<{ email: string; name: string }> = await ctx.dataSource.query(
+      'SELECT email, name FROM end_users WHERE product_id = $1 AND end_user_id = $2', [tenant.product.id, 'user-1']);
+    assert.deepEqual(users, [{ email: 'ada@example.com', name: 'Ada' }]);
+  });
+
+  const valid = signalBody();
+  const bad: Array<[string, Record<string, unknown>]> = [
+    ['title of 2 characters', { title: 'ab' }],
+    ['title of 181 characters', { title: 'x'.repeat(181) }],
+    ['body of 2 characters', { body: 'ab' }],
+    ['body of 10001 characters', { body: 'x'.repeat(10_001) }],
+    ['idempotencyKey of 7 characters', { idempotencyKey: 'x'.repeat(7) }],
+    ['idempotencyKey of 181 characters', { idempotencyKey: 'x'.repeat(181) }],
+    ['an unknown kind', { kind: 'praise' }],
+    ['a malformed email', { email: 'not-an-email' }],
+    ['an unknown property', { priority: 'high' }],
+    ['a number as title', { title: 12345 }],
+    ['context that is an array', { context: [1, 2] }],
+    ['a missing endUserId', { endUserId: undefined }],
+    ['a missing title', { title: undefined }],
+    ['a missing body', { body: undefined }],
+    ['a missing idempotencyKey', { idempotencyKey: undefined }],
+  ];
+  for (const [name, change] of bad) {
+    it(`refuses ${name} with 400 VALIDATION_FAILED and writes nothing`, async () => {
+      const payload = { ...valid, idempotencyKey: `bad-${counter++}-key`, ...change };
+      const res = await post(JSON.parse(JSON.stringify(payload)));
+      assert.equal(res.statusCode, 400, res.body);
+      assert.equal(errorCode(res), 'VALIDATION_FAILED');
+    });
+  }
+
+  it('accepts every bound exactly', async () => {
+    for (const change of [
+      { title: 'abc', body: 'xyz', idempotencyKey: `k${counter++}`.padEnd(8, 'k') },
+      { title: 'x'.repeat(180), body: 'x'.repeat(10_000), idempotencyKey: `k${counter++}`.padEnd(180, 'k') },
+    ]) {
+      const res = await post({ ...valid, ...change });
+      assert.equal(res.statusCode, 201, res.body);
+    }
+    for (const kind of ['support', 'bug', 'feature', 'ux', 'review']) {
+      assert.equal((await post(signalBody({ kind }))).statusCode, 201);
+    }
+  });
+
+  it('replays the same idempotencyKey with 200, replayed:true and the same ids, writing nothing twice', async () => {
+    const body = signalBody();
+    const first = (await post(body)).json().data;
+    const again = await post({ ...body, title: 'A different title' });
+    assert.equal(again.statusCode, 200);
+    assert.deepEqual(again.json().data, { ...first, replayed: true });
+    assert.equal(await ctx.dataSource.getRepository(Signal).countBy({ idempotencyKey: body.idempotencyKey }), 1);
+  });
+
+  it('concurrent duplicates create one signal, one thread and one event', async () => {
+    const body = signalBody({ endUserId: 'racer' });
+    const answers = await Promise.all(Array.from({ length: 12 }, () => post(body)));
+    const ids = new Set(answers.map((a) => a.json().data.id));
+    assert.equal(ids.size, 1);
+    assert.deepEqual(answers.map((a) => a.statusCode).sort(), [200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
+    const [id] = [...ids];
+    assert.equal(await ctx.dataSource.getRepository(Thread).countBy({ endUserId: 'racer', productId: tenant.product.id }), 1);
+    const events: unknown[] = await ctx.dataSource.query(`SELECT 1 FROM outbox_events WHERE payload->>'signalId' = $1`, [id]);
+    assert.equal(events.length, 1);
+  });
+
+  it('the same idempotencyKey in another product is a different signal', async () => {
+    const other = await createTenant(SCOPES);
+    const body = signalBody();
+    const a = await post(body);
+    const b = await post(body, other);
+    assert.equal(a.statusCode, 201);
+    assert.equal(b.statusCode, 201);
+    assert.notEqual(a.json().data.id, b.json().data.id);
+  });
+
+  it('past the monthly allowance stores the signal with overAllowance and analysis waiting', async () => {
+    const t = await createTenant(SCOPES);
+    await ctx.dataSource.getRepository(IntakeLimit).insert({ organizationId: t.organizationId, monthlySignalAllowance: 1, dailySafetyCeiling: null });
+    const first = await post(signalBody(), t);
+    const second = await post(signalBody(), t);
+    assert.equal(first.statusCode, 201);
+    assert.equal(second.statusCode, 201);
+    const list = (await get('/api/v1/signals', t)).json().data;
+    const byId = new Map(list.map((s: { id: string }) => [s.id, s]));
+    assert.equal((byId.get(first.json().data.id) as { overAllowance: boolean }).overAllowance, false);
+    const over = byId.get(second.json().data.id) as { overAllowance: boolean; analysisState: string };
+    assert.equal(over.overAllowance, true);
+    assert.equal(over.analysisState, 'waiting');
+  });
+
+  it('past the daily safety ceiling answers 429 INTAKE_SAFETY_CEILING with retry-after to the next UTC day', async () => {
+    const t = await createTenant(SCOPES);
+    await ctx.dataSource.getRepository(IntakeLimit).insert({ organizationId: t.organizationId, monthlySignalAllowance: null, dailySafetyCeiling: 2 });
+    assert.equal((await post(signalBody(), t)).statusCode, 201);
+    const kept = signalBody();
+    assert.equal((await post(kept, t)).statusCode, 201);
+    const refused = await post(signalBody(), t);
+    assert.equal(refused.statusCode, 429);
+    assert.equal(errorCode(refused), 'INTAKE_SAFETY_CEILING');
+    const retryAfter = Number(refused.headers['retry-after']);
+    const expected = secondsToNextUtcDay(new Date());
+    assert.ok(Math.abs(retryAfter - expected) <= 2, `${retryAfter} vs ${expected}`);
+    assert.equal(await ctx.dataSource.getRepository(Signal).countBy({ organizationId: t.organizationId }), 2);
+    const [{ day }] = await ctx.dataSource.query(
+      `SELECT count AS day FROM intake_counters WHERE organization_id = $1 AND period LIKE 'day:%'`, [t.organizationId]);
+    assert.equal(day, 2, 'a refused signal is not counted');
+    assert.equal((await ctx.dataSource.getRepository(OutboxEvent).countBy({ organizationId: t.organizationId, eventType: 'signal.created' })), 2);
+    assert.equal((await post(kept, t)).statusCode, 200, 'a replay is not a new submission');
+  });
+
+  it('the ceiling holds exactly under concurrent intake', async () => {
+    const t = await createTenant(SCOPES);
+    await ctx.dataSource.getRepository(IntakeLimit).insert({ organizationId: t.organizationId, monthlySignalAllowance: null, dailySafetyCeiling: 5 });
+    const results = await Promise.all(Array.from({ length: 12 }, () => post(signalBody(), t)));
+    assert.equal(results.filter((r) => r.statusCode === 201).length, 5);
+    assert.equal(results.filter((r) => r.statusCode === 429).length, 7);
+    assert.equal(await ctx.dataSource.getRepository(Signal).countBy({ organizationId: t.organizationId }), 5);
+  });
+
+  it('secondsToNextUtcDay counts to midnight UTC', () => {
+    assert.equal(secondsToNextUtcDay(new Date('2026-01-31T23:59:30.000Z')), 30);
+    assert.equal(secondsToNextUtcDay(new Date('2026-02-01T00:00:00.000Z')), 86_400);
+  });
+
+  it('lists newest first with category, since, endUserId filters and a cursor', async () => {
+    const t = await createTenant(SCOPES);
+    const made: string[] = [];
+    for (const [i, kind] of ['bug', 'ux', 'bug'].entries()) {
+      made.push((await post(signalBody({ kind, endUserId: `u${i}` }), t)).json().data.id);
+    }
+    const all = (await get('/api/v1/signals?limit=2', t)).json();
+    assert.deepEqual(all.data.map((s: { id: string }) => s.id), [made[2], made[1]]);
+    const rest = (await get(`/api/v1/signals?limit=2&cursor=${all.nextCursor}`, t)).json();
+    assert.deepEqual(rest.data.map((s: { id: string }) => s.id), [made[0]]);
+    assert.equal(rest.nextCursor, null);
+    const bugs = (await get('/api/v1/signals?category=bug', t)).json().data;
+    assert.deepEqual(bugs.map((s: { id: string }) => s.id), [made[2], made[0]]);
+    assert.equal((await get('/api/v1/signals?endUserId=u1', t)).json().data.length, 1);
+    assert.equal((await get(`/api/v1/signals?since=${new Date(Date.now() + 60_000).toISOString()}`, t)).json().data.length, 0);
+    assert.equal((await get('/api/v1/signals?category=praise', t)).statusCode, 400);
+    assert.equal((await get('/api/v1/signals?limit=101', t)).statusCode, 400);
+  });
+
+  it('reads one signal with linked features; another product\'s signal is 404', async () => {
+    const id = (await post(signalBody())).json().data.id;
+    const one = await get(`/api/v1/signals/${id}`);
+    assert.equal(one.statusCode, 200);
+    assert.equal(one.json().data.id, id);
+    assert.deepEqual(one.json().data.features, []);
+    const other = await createTenant(SCOPES);
+    const res = await get(`/api/v1/signals/${id}`, other);
+    assert.equal(res.statusCode, 404);
+    assert.equal(errorCode(res), 'NOT_FOUND');
+  });
+
+  it('needs the signals scopes', async () => {
+    const t = await createTenant(['service:threads:read']);
+    assert.equal(errorCode(await post(signalBody(), t)), 'INSUFFICIENT_SCOPE');
+    assert.equal(errorCode(await get('/api/v1/signals', t)), 'INSUFFICIENT_SCOPE');
+  });
+});

@@ -1,0 +1,23 @@
+import assert from 'node:assert/strict';
+import { ConfigError, loadConfig } from '../../runtime/config';
+import { WEBHOOK_MAX_ATTEMPTS, backoffMs } from '../../workflows/webhooks/webhook-delivery-workflow';
+
+describe('configuration defaults are the spec\'s values', () => {
+  it('rate limit 120 per minute; webhooks 10 s per attempt, 30 s backoff doubling to a 1 h cap, 8 attempts', () => {
+    const config = loadConfig({});
+    assert.equal(config.rateLimitPerMinute, 120);
+    assert.equal(config.webhookTimeoutMs, 10_000);
+    assert.equal(config.webhookAllowPrivateTargets, false);
+    assert.equal(config.environment, 'production');
+    assert.equal(WEBHOOK_MAX_ATTEMPTS, 8);
+    const input = { deliveryId: 'whd_x', timeoutMs: config.webhookTimeoutMs, retryInitialMs: config.webhookRetryInitialMs, retryMaxMs: config.webhookRetryMaxMs, maxAttempts: WEBHOOK_MAX_ATTEMPTS };
+    const waits = Array.from({ length: WEBHOOK_MAX_ATTEMPTS - 1 }, (_, i) => backoffMs(input, i + 1) / 1000);
+    assert.deepEqual(waits, [30, 60, 120, 240, 480, 960, 1920]);
+    assert.equal(backoffMs(input, 12), 3_600_000, 'capped at one hour');
+  });
+
+  it('refuses a malformed value with a message naming the variable', () => {
+    assert.throws(() => loadConfig({ PORT: 'abc' }), (err: Error) => err instanceof ConfigError && /PORT/.test(err.message));
+    assert.throws(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' }), /WEBHOOK_ALLOW_PRIVATE_TARGETS/);
+  });
+});

@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { FastifyInstance } from 'fastify';
+import { number, string } from 'yup';
+import { strictObject } from '../../api/plugins/validation';
+import { Tenant, call, createTenant, errorCode, withKey } from '../support/fixtures';
+import { ctx } from '../support/root-hooks';
+
+describe('API conventions', () => {
+  let tenant: Tenant;
+  let app: FastifyInstance;
+  const post = (url: string, payload: string | object, headers: Record<string, string> = {}) =>
+    call(withKey(tenant.key, { method: 'POST', url, payload, headers: { 'content-type': 'application/json', ...headers } }), app);
+
+  before(async () => {
+    tenant = await createTenant(['service:proof:write']);
+    const body = strictObject({ text: string().required(), count: number().integer(), nested: strictObject({ a: string() }) }).required();
+    app = await ctx.buildApp({}, (a) => {
+      a.post('/api/v1/proof/echo', { schema: { body }, config: { auth: 'key', scope: 'service:proof:write' } }, async (req) => ({ data: req.body }));
+      a.post('/api/v1/other/echo', { config: { auth: 'key' } }, async (req) => ({ data: req.body }));
+      a.get('/api/v1/proof/boom', { config: { auth: 'key' } }, async () => {
+        throw new Error('secret detail: password=hunter2');
+      });
+    });
+  });
+
+  it('every response carries x-request-id, matching the envelope\'s requestId', async () => {
+    const res = await call({ method: 'GET', url: '/api/v1/auth/whoami' });
+    const id = res.headers['x-request-id'] as string;
+    assert.match(id, /^req_[0-9a-f]{24}$/);
+    assert.equal(res.json().error.requestId, id);
+    assert.ok((await call({ method: 'GET', url: '/healthz' })).headers['x-request-id']);
+  });
+
+  it('echoes a sane incoming x-request-id and replaces an unsafe one', async () => {
+    const sane = await call({ method: 'GET', url: '/nowhere', headers: { 'x-request-id': 'abc-123.def:9' } });
+    assert.equal(sane.headers['x-request-id'], 'abc-123.def:9');
+    const unsafe = await call({ method: 'GET', url: '/nowhere', headers: { 'x-request-id': '<script>alert(1)</script>' } });
+    assert.match(unsafe.headers['x-request-id'] as string, /^req_/);
+    const long = await call({ method: 'GET', url: '/nowhere', headers: { 'x-request-id': 'a'.repeat(129) } });
+    assert.match(long.headers['x-request-id'] as string, /^req_/);
+  });
+
+  it('an unknown route answers 404 NOT_FOUND in the envelope', async () => {
+    const res = await call({ method: 'GET', url: '/api/v1/nothing-here' });
+    assert.equal(res.statusCode, 404);
+    assert.equal(errorCode(res), 'NOT_FOUND');
+  });
+
+  const badBodies: Array<[string, string, Record<string, string>?]> = [
+    ['malformed JSON', '{"text": '],
+    ['an empty body', ''],
+    ['a __proto__ key', '{"text":"x","__proto__":{"admin":true}}'],
+    ['a constructor.prototype key', '{"text":"x","constructor":{"prototype":{"admin":true}}}'],
+    ['nesting 10,000 levels deep', `${'['.repeat(10_000)}${']'.repeat(10_000)}`],
+    ['a JSON array instead of an object', '[1,2,3]'],
+    ['a JSON string instead of an object', '"text"'],
+    ['text/plain', 'text=hello', { 'content-type': 'text/plain' }],
+    ['form encoding', 'text=hello', { 'content-type': 'application/x-www-form-urlencoded' }],
+    ['an unknown property', '{"text":"x","admin":true}'],
+    ['an unknown nested property', '{"text":"x","nested":{"a":"1","b":"2"}}'],
+    ['a string where an integer belongs', '{"text":"x","count":"10"}'],
+    ['a number where a string belongs', '{"text":10}'],
+    ['a NUL character in a string', '{"text":"a\\u0000b"}'],
+    ['a NUL character in a property name', '{"text":"x","nested":{"a\\u0000":"1"}}'],
+  ];
+  for (const [name, payload, headers] of badBodies) {
+    it(`answers 400 VALIDATION_FAILED, never a 500, for ${name}`, async () => {
+      const res = await post('/api/v1/proof/echo', payload, headers);
+      assert.equal(res.statusCode, 400, res.body);
+      assert.equal(errorCode(res), 'VALIDATION_FAILED');
+      assert.ok(Array.isArray(res.json().error.details));
+      for (const d of res.json().error.details) assert.equal(typeof d.path, 'string');
+    });
+  }
+
+  it('reports each unknown property by its path', async () => {
+    const res = await post('/api/v1/proof/echo', '{"text":"x","admin":true,"nested":{"b":"2"}}');
+    const paths = res.json().error.details.map((d: { path: string }) => d.path).sort();
+    assert.deepEqual(paths, ['admin', 'nested.b']);
+  });
+
+  it('a valid body passes unchanged', async () => {
+    const res = await post('/api/v1/proof/echo', { text: 'hello', count: 10, nested: { a: 'b' } });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json().data, { text: 'hello', count: 10, nested: { a: 'b' } });
+  });
+
+  it('proof bodies above 256 KB answer 400 VALIDATION_FAILED; just under passes', async () => {
+    const under = JSON.stringify({ text: 'x'.repeat(256 * 1024 - 20) });
+    assert.ok(under.length <= 256 * 1024);
+    assert.equal((await post('/api/v1/proof/echo', under)).statusCode, 200);
+    const over = await post('/api/v1/proof/echo', JSON.stringify({ text: 'x'.repeat(256 * 1024) }));
+    assert.equal(over.statusCode, 400);
+    assert.equal(errorCode(over), 'VALIDATION_FAILED');
+    const elsewhere = await post('/api/v1/other/echo', JSON.stringify({ text: 'x'.repeat(256 * 1024) }));
+    assert.equal(elsewhere.statusCode, 200, 'the 256 KB limit is for proof bodies');
+  });
+
+  it('answers malformed URLs in the envelope with the request id', async () => {
+    for (const url of ['/api/workspace/webhooks/endpoints/%zz', '/api/workspace/keys?limit=%00', '/api/workspace/webhooks/endpoints/%00', `/api/workspace/webhooks/endpoints/${'a'.repeat(250)}`]) {
+      const res = await call({ method: 'GET', url, headers: { cookie: tenant.owner.cookie } });
+      assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${url}: ${res.statusCode}`);
+      assert.ok(res.json().error.code, url);
+      assert.equal(res.json().error.requestId, res.headers['x-request-id'], url);
+    }
+  });
+
+  it('never turns a prototype name into a file lookup', async () => {
+    for (const file of ['constructor', '__proto__', 'toString']) {
+      assert.equal((await call({ method: 'GET', url: `/docs/assets/${file}` })).statusCode, 404, file);
+    }
+  });
+
+  it('reads the Bearer scheme case-insensitively', async () => {
+    const res = await call({ method: 'GET', url: '/api/v1/auth/whoami', headers: { authorization: `bearer ${tenant.key}` } });
+    assert.equal(res.statusCode, 200);
+  });
+
+  it('masks the detail of an unexpected failure', async () => {
+    const res = await call(withKey(tenant.key, { method: 'GET', url: '/api/v1/proof/boom' }), app);
+    assert.equal(res.statusCode, 500);
+    assert.equal(res.json().error.message, 'internal error');
+    assert.ok(!res.body.includes('hunter2'));
+    assert.ok(res.json().error.requestId);
+  });
+});

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { call, errorCode, withKey } from '../support/fixtures';
+import { ProofTenant, createProofTenant, ledgerTypes, submissionBody, submit } from '../support/proof-fixtures';
+import { ctx } from '../support/root-hooks';
+
+describe('proof submissions', () => {
+  let tenant: ProofTenant;
+  const post = (payload: unknown, key?: string, headers: Record<string, string> = {}) =>
+    call(withKey(key ?? tenant.key, { method: 'POST', url: '/api/v1/proof/submissions', payload: payload as object, headers }));
+
+  before(async () => {
+    tenant = await createProofTenant();
+  });
+
+  it('stores the item, its original and the consent grant; answers the fixed 201 shape', async () => {
+    const res = await post(submissionBody(), undefined, { 'idempotency-key': 'submission-shape-1' });
+    assert.equal(res.statusCode, 201, res.body);
+    const data = res.json().data;
+    assert.deepEqual(Object.keys(data).sort(), ['consentGrantId', 'originalVersionId', 'overLimit', 'overLimitReasons', 'proofItemId', 'submissionId']);
+    assert.equal(data.overLimit, false);
+    assert.deepEqual(data.overLimitReasons, []);
+    const item = await ctx.dataSource.query('SELECT status, product_id, organization_id FROM proof_items WHERE id = $1', [data.proofItemId]);
+    assert.deepEqual(item[0], { status: 'submitted', product_id: tenant.product.id, organization_id: tenant.organizationId });
+    assert.deepEqual(await ledgerTypes(data.proofItemId), ['proof.response.submitted', 'proof.consent.granted']);
+  });
+
+  it('queues webhooks with ProofWebhookData: evt_<ledger id>, fetchUrl, no customer text or personal data', async () => {
+    const s = await submit(tenant);
+    const rows: Array<{ id: string; event_type: string; payload: Record<string, unknown> }> = await ctx.dataSource.query(
+      `SELECT id, event_type, payload FROM outbox_events WHERE payload->>'proofItemId' = $1 ORDER BY created_at`, [s.proofItemId]);
+    assert.deepEqual(rows.map((r) => r.event_type).sort(), ['proof.consent.granted', 'proof.response.submitted']);
+    const ledger: Array<{ id: string }> = await ctx.dataSource.query('SELECT id FROM proof_events WHERE proof_item_id = $1', [s.proofItemId]);
+    for (const row of rows) {
+      assert.ok(ledger.some((l) => row.id === `evt_${l.id}`), 'envelope id is evt_ + ledger id');
+      const data = row.payload;
+      assert.equal(data.eventVersion, 1);
+      assert.equal(data.fetchUrl, `/api/v1/proof/items/${s.proofItemId}`);
+      assert.equal(data.productId, tenant.product.id);
+      assert.ok(String(row.id).endsWith(String(data.proofEventId)));
+      for (const field of ['ledgerEventType', 'occurredAt', 'emittedAt', 'actor', 'placementId', 'assetId', 'properties']) assert.ok(field in data, field);
+      const text = JSON.stringify(data);
+      for (const secret of ['onboarding', 'Ada', 'ada@example.com', 'Analytical', '127.0.0.1']) assert.ok(!text.includes(secret), secret);
+    }
+  });
+
+  it('requires an Idempotency-Key; a retry replays; the same key with another body is 409 CONFLICT', async () => {
+    const missing = await post(submissionBody());
+    assert.equal(missing.statusCode, 400);
+    assert.equal(errorCode(missing), 'VALIDATION_FAILED');
+    const first = await post(submissionBody(), undefined, { 'idempotency-key': 'retry-key-0001' });
+    const again = await post(submissionBody(), undefined, { 'idempotency-key': 'retry-key-0001' });
+    assert.equal(again.statusCode, 201);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(again.json().data.proofItemId, first.json().data.proofItemId);
+    const other = await post(submissionBody({ type: 'review' }), undefined, { 'idempotency-key': 'retry-key-0001' });
+    assert.equal(other.statusCode, 409);
+    assert.equal(errorCode(other), 'CONFLICT');
+  });
+
+  it('concurrent retries with the same key create exactly one item', async () => {
+    const before = await ctx.dataSource.query('SELECT count(*)::int AS n FROM proof_items WHERE product_id = $1', [tenant.product.id]);
+    const results = await Promise.all(Array.from({ length: 8 }, () => post(submissionBody(), undefined, { 'idempotency-key': 'concurrent-key-01' })));
+    for (const r of results) {
+      assert.ok(r.statusCode === 201 || (r.statusCode === 409 && errorCode(r) === 'IDEMPOTENCY_IN_PROGRESS'), r.body);
+    }
+    const after = await ctx.dataSource.query('SELECT count(*)::int AS n FROM proof_items WHERE product_id = $1', [tenant.product.id]);
+    assert.equal(after[0].n, before[0].n + 1);
+    const replay = await post(submissionBody(), undefined, { 'idempotency-key': 'concurrent-key-01' });
+    assert.equal(replay.statusCode, 201);
+    const ids = new Set([replay, ...results].filter((r) => r.statusCode === 201).map((r) => r.json().data.proofItemId));
+    assert.equal(ids.size, 1);
+  });
+
+  const bad: Array<[string, Record<string, unknown>, string]> = [
+    ['an unknown top-level property', { productId: 'prd_x' }, 'productId'],
+    ['an unknown content property', { content: { text: 'Great product, truly.', html: '<b>' } }, 'content.html'],
+    ['an unknown consent property', { consent: { ...submissionBody().consent, ip: '1.2.3.4' } }, 'consent.ip'],
+    ['an unknown customer property', { customer: { personRef: 'c', phone: '1' } }, 'customer.phone'],
+    ['an unknown products property', { consent: { ...submissionBody().consent, products: { all: true, except: [] } } }, 'consent.products.except'],
+    ['an unknown type', { type: 'podcast' }, 'type'],
+    ['an unknown channel', { consent: { ...submissionBody().consent, channels: ['billboard'] } }, 'consent.channels[0]'],
+    ['a bad geography', { consent: { ...submissionBody().consent, geography: ['usa'] } }, 'consent.geography[0]'],
+    ['a missing consent', { consent: undefined }, 'consent'],
+    ['a non-string attribution value', { content: { text: 'Nice', attribution: { name: 5 } } }, 'content.attribution'],
+  ];
+  for (const [name, patch, path] of bad) {
+    it(`refuses ${name} with 400 at ${path}`, async () => {
+      const res = await post({ ...submissionBody(), ...patch }, undefined, { 'idempotency-key': `bad-${path}-${Date.now()}` });
+      assert.equal(res.statusCode, 400, res.body);
+      const paths = res.json().error.details.map((d: { path: string }) => d.path);
+      assert.ok(paths.includes(path), JSON.stringify(paths));
+    });
+  }
+
+  it('needs proof:submissions:write', async () => {
+    const res = await post(submissionBody(), tenant.readKey, { 'idempotency-key': 'scope-check-01' });
+    assert.equal(res.statusCode, 403);
+    assert.equal(errorCode(res), 'INSUFFICIENT_SCOPE');
+  });
+
+  it('a used-up allowance still stores the submission, flagged overLimit', async () => {
+    const app = await ctx.buildApp({ proofMonthlySubmissionAllowance: 0 });
+    const s = await submit(tenant, submissionBody(), app);
+    assert.equal(s.overLimit, true);
+    assert.deepEqual(s.overLimitReasons, ['monthly_submission_allowance_used_up']);
+    const rows = await ctx.dataSource.query('SELECT over_limit FROM proof_items WHERE id = $1', [s.proofItemId]);
+    assert.equal(rows[0].over_limit, true);
+  });
+});

@@ -1,0 +1,43 @@
+import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import type { createAiActivities } from '../../activities/ai/ai-activities';
+import type { createCustomerLoopActivities } from '../../activities/customer-loop/customer-loop-activities';
+
+const db = proxyActivities<ReturnType<typeof createCustomerLoopActivities>>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 10 },
+});
+
+export const signalAnalysisWorkflowId = (signalId: string) => `ai/signal-analysis/${signalId}`;
+
+export interface SignalAnalysisInput {
+  signalId: string;
+  ai: { maxAttempts: number; retryInitialMs: number; timeoutMs: number };
+}
+
+/**
+ * Analyses one signal through the AI provider with bounded retries: sentiment, urgency, summary and
+ * candidate feature links. When the provider keeps failing, the signal is marked failed and the
+ * workflow fails with AI_UNAVAILABLE; no text is ever made up in its place.
+ */
+export async function signalAnalysisWorkflow(input: SignalAnalysisInput): Promise<'done' | 'skipped'> {
+  const { analyzeSignal } = proxyActivities<ReturnType<typeof createAiActivities>>({
+    startToCloseTimeout: input.ai.timeoutMs + 5_000,
+    retry: {
+      maximumAttempts: input.ai.maxAttempts,
+      initialInterval: input.ai.retryInitialMs,
+      backoffCoefficient: 2,
+    },
+  });
+  const job = await db.beginSignalAnalysis(input.signalId);
+  if (!job) return 'skipped';
+  let result;
+  try {
+    result = await analyzeSignal(job);
+  } catch (err) {
+    const reason = err instanceof ActivityFailure && err.cause ? err.cause.message : String((err as Error).message);
+    await db.failSignalAnalysis(input.signalId, reason);
+    throw ApplicationFailure.nonRetryable(reason, 'AI_UNAVAILABLE');
+  }
+  await db.completeSignalAnalysis(input.signalId, result);
+  return 'done';
+}

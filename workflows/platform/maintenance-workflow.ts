@@ -1,0 +1,29 @@
+import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
+import type { createDatabaseActivities } from '../../activities/platform/database-activities';
+
+const { purgeExpiredRecords } = proxyActivities<ReturnType<typeof createDatabaseActivities>>({
+  startToCloseTimeout: '1 minute',
+  // A database outage must not end the purging for good.
+  retry: { initialInterval: '5 seconds', maximumInterval: '5 minutes' },
+});
+
+export const MAINTENANCE_WORKFLOW_ID = 'maintenance/purge-expired';
+
+export interface MaintenanceInput {
+  intervalMs: number;
+}
+
+// Keeps each run's history short; the next run starts where this one stopped.
+const ROUNDS_PER_RUN = 100;
+
+/**
+ * Purges expired idempotency records, consumed nonces, old rate-limit windows, stale sessions and
+ * published outbox rows on a fixed interval, for as long as the service runs.
+ */
+export async function maintenanceWorkflow(input: MaintenanceInput): Promise<void> {
+  for (let round = 0; round < ROUNDS_PER_RUN; round++) {
+    await purgeExpiredRecords();
+    await sleep(input.intervalMs);
+  }
+  await continueAsNew<typeof maintenanceWorkflow>(input);
+}

@@ -1,0 +1,61 @@
+import { ActivityFailure, WorkflowIdReusePolicy, proxyActivities, sleep } from '@temporalio/workflow';
+import type { AttemptResult, createWebhookActivities } from '../../activities/webhooks/webhook-activities';
+
+export const WEBHOOK_MAX_ATTEMPTS = 8;
+
+export const webhookDeliveryWorkflowId = (deliveryId: string) => `webhook-delivery/${deliveryId}`;
+/** Each delivery id runs once; a replay is a new delivery with a new id. */
+export const WEBHOOK_ID_REUSE_POLICY = WorkflowIdReusePolicy.REJECT_DUPLICATE;
+
+export interface WebhookDeliveryInput {
+  deliveryId: string;
+  timeoutMs: number;
+  retryInitialMs: number;
+  retryMaxMs: number;
+  maxAttempts: number;
+}
+
+/** The wait after a failed attempt: initial, doubling, capped (30 s, 1 min, ... 1 h by default). */
+export function backoffMs(input: WebhookDeliveryInput, attempt: number): number {
+  return Math.min(input.retryInitialMs * 2 ** (attempt - 1), input.retryMaxMs);
+}
+
+type Activities = ReturnType<typeof createWebhookActivities>;
+
+/**
+ * Delivers one event to one endpoint: up to `maxAttempts` attempts with backoff, then failed. A worker
+ * that dies mid-attempt loses nothing: the activity runs again on another worker.
+ */
+export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<'delivered' | 'failed'> {
+  // A send may repeat when a worker dies mid-attempt (at least once), but never because recording failed.
+  const { sendWebhookAttempt } = proxyActivities<Activities>({
+    startToCloseTimeout: input.timeoutMs + 30_000,
+    retry: { initialInterval: '1 second', maximumAttempts: 3 },
+  });
+  // Our own database calls: keep trying until it is back.
+  const { recordWebhookAttempt, failWebhookDelivery } = proxyActivities<Activities>({
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+  });
+  for (let attempt = 1; attempt <= input.maxAttempts; attempt++) {
+    let result: AttemptResult;
+    try {
+      result = await sendWebhookAttempt({ deliveryId: input.deliveryId, attempt, timeoutMs: input.timeoutMs });
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      result = {
+        kind: 'sent', startedAt: new Date().toISOString(), durationMs: 0, statusCode: null, excerpt: null,
+        error: `the attempt could not run: ${err.cause?.message ?? err.message}`,
+      };
+    }
+    if (result.kind === 'skipped') {
+      if (result.reason === 'already-delivered') return 'delivered';
+      if (result.reason === 'endpoint-disabled') await failWebhookDelivery({ deliveryId: input.deliveryId, reason: 'endpoint disabled: not sent' });
+      return 'failed';
+    }
+    if (await recordWebhookAttempt({ deliveryId: input.deliveryId, attempt, result })) return 'delivered';
+    if (attempt < input.maxAttempts) await sleep(backoffMs(input, attempt));
+  }
+  await failWebhookDelivery({ deliveryId: input.deliveryId, reason: `no 2xx answer in ${input.maxAttempts} attempts` });
+  return 'failed';
+}
