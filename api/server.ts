@@ -5,6 +5,7 @@ import { databaseUrlOf, openDatabase, temporalAddressOf } from '../runtime/servi
 import { onShutdown } from '../runtime/shutdown';
 import { warnIfPrivateTargetsAllowed } from '../runtime/webhook-target';
 import { buildApp } from './app';
+import { startupFailureLine } from '../runtime/startup-error';
 
 export interface RunningApi {
   url: string;
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((err) => {
-    console.error(`[sv] API failed to start: ${(err as Error).message}`);
+    console.error(`[sv] API: ${startupFailureLine(err)}`);
     process.exit(1);
   });
 }

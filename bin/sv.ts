@@ -151,7 +151,9 @@ async function withDatabase<T>(config: Config, fn: (ds: DataSource) => Promise<T
     ds = await openDatabase(databaseUrlOf(config), 2);
   } catch (err) {
     if (config.databaseUrl || (err as { code?: string }).code !== 'ECONNREFUSED') throw err;
-    const pg = await startEmbeddedPostgres({ dir: path.join(config.dataDir, 'pg'), port: config.embeddedPgPort, persistent: true });
+    const pg = await startEmbeddedPostgres({
+      dir: path.join(config.dataDir, 'pg'), port: config.embeddedPgPort, persistent: true, fixedDir: config.dataDirFromEnv,
+    });
     stopEmbedded = pg.stop;
     await pg.createDatabase(EMBEDDED_DATABASE);
     ds = await openDatabase(pg.url(EMBEDDED_DATABASE), 2);
