@@ -201,4 +201,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then((code) => process.exit(code));
+main(process.argv.slice(2)).then((code) => process.exit(code), (err: unknown) => {
+  console.error(`sv: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});
