@@ -115,7 +115,7 @@ function reachableDataDir(opts: EmbeddedPostgresOptions, home: string, user: Run
   const moved = path.join(home, `pg-${createHash('sha256').update(path.resolve(opts.dir)).digest('hex').slice(0, 12)}`);
   makeDir(home, 'folder for the embedded PostgreSQL');
   fs.chmodSync(home, 0o755);
-  log(`the ${USER} user cannot enter ${parent}, so the PostgreSQL data lives in ${moved}`);
+  log(`the ${USER} user cannot enter ${parent}, so the PostgreSQL data is kept under ${home}`);
   return moved;
 }
 
