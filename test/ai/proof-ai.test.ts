@@ -4,6 +4,7 @@ import { FastifyInstance } from 'fastify';
 import { ProofAiOperation } from '../../db/entities';
 import { aiOperationWorkflowId } from '../../workflows/ai/ai-operation-workflow';
 import { FakeReply } from '../support/fake-ai';
+import { HONEST, budgetUsed, marker, storyS, withReply } from '../support/ai-fixtures';
 import { call, errorCode, withKey } from '../support/fixtures';
 import {
   ProofTenant, approvedItem, createProofTenant, submissionBody, submit,
@@ -11,54 +12,11 @@ import {
 import { createServiceKey } from '../../db/platform/service-keys';
 import { ctx } from '../support/root-hooks';
 
-/** A marker of letters only: it adds no number to the story's pool. */
-const marker = () => `zq${[...randomBytes(8)].map((b) => String.fromCharCode(97 + (b % 26))).join('')}`;
-
-/** Source S of AI.md §10, tagged with a marker the fake provider answers to. */
-export function storyS(m: string, consent: Record<string, unknown> = {}) {
-  return submissionBody({
-    content: {
-      text: 'We cut onboarding from 9 days to 2 and save about $1,200 a month. Support answers within four hours.',
-      title: 'Faster onboarding', rating: 4.5, answers: { teamSize: '12 people', ref: m },
-      attribution: { name: 'Ada Lovelace', company: 'Analytical Ltd', title: 'CTO' },
-    },
-    customer: { personRef: 'cus_ada', email: 'ada@example.com', name: 'Ada Lovelace' },
-    consent: {
-      displayMode: 'first_name', identityFields: ['name'], channels: ['website', 'email'], products: { all: true }, media: ['text'],
-      paidUseAllowed: false, translationAllowed: false, geography: ['*'], validUntil: '2027-06-30T00:00:00.000Z', customerApprovedWording: true,
-      ...consent,
-    },
-    incentive: { offered: true, description: '$25 gift card' },
-    verification: { state: 'unverified' },
-  });
-}
-
-const HONEST = {
-  sentiment: 'positive',
-  sentences: [{ text: 'Onboarding went from nine days to two.' }, { text: 'Ada says support answers within 4 hours.' }, { text: 'Rated 4.5 out of 5.' }, { text: 'A dozen people use it.' }],
-  caveats: [{ text: 'Incentivized: $25 gift card.' }, { text: 'Consent: website and email only; no paid ads.' }, { text: 'Verification: not verified.' }],
-};
-
-async function withReply<T>(m: string, reply: FakeReply, run: () => Promise<T>): Promise<T> {
-  const off = ctx.fakeAi.when(m, reply);
-  try {
-    return await run();
-  } finally {
-    off();
-  }
-}
-
 const summarize = (key: string, itemId: string, app: FastifyInstance = ctx.app, headers: Record<string, string> = {}) =>
   call(withKey(key, { method: 'POST', url: `/api/v1/proof/items/${itemId}/summarize`, headers }), app);
 
 const operationCount = async (organizationId: string) =>
   ctx.dataSource.getRepository(ProofAiOperation).countBy({ organizationId });
-
-async function budgetUsed(organizationId: string): Promise<number> {
-  const rows: Array<{ count: number }> = await ctx.dataSource.query(
-    `SELECT count FROM intake_counters WHERE organization_id = $1 AND period = $2`, [organizationId, `ai:${new Date().toISOString().slice(0, 7)}`]);
-  return rows[0]?.count ?? 0;
-}
 
 describe('ai: proof summaries through Temporal and the fake provider (AI.md §1, §5)', () => {
   let tenant: ProofTenant;
