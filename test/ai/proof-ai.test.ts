@@ -294,6 +294,17 @@ describe('ai: provider outages, no provider, budget (AI.md §1, §2)', () => {
     assert.equal(ctx.fakeAi.requests.length, calls);
   });
 
+  it('concurrent calls never exceed the allowance: the month counter is reserved under its row lock', async () => {
+    const t = await createProofTenant();
+    const mm = marker();
+    const item = (await approvedItem(t, storyS(mm))).proofItemId;
+    await ctx.dataSource.query(`INSERT INTO intake_limits (organization_id, ai_monthly_allowance) VALUES ($1, 2)`, [t.organizationId]);
+    const codes = await withReply(mm, { json: HONEST }, () => Promise.all([1, 2, 3, 4, 5].map(() => summarize(t.key, item))));
+    assert.deepEqual(codes.map((r) => r.statusCode).sort(), [200, 200, 429, 429, 429]);
+    assert.equal(await budgetUsed(t.organizationId), 2);
+    assert.equal(await operationCount(t.organizationId), 2);
+  });
+
   it('a used-up allowance answers 429 with retry-after to the next month; a failed call costs nothing', async () => {
     const t = await createProofTenant();
     const mm = marker();
