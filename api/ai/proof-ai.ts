@@ -80,6 +80,7 @@ const caseStudyAsset = object({
     length: string().required(),
     goal: string().nullable().defined(),
     customerApprovals: array(object({ proofItemId: string().required(), state: string().required() })).defined(),
+    mediaType: string().required(),
   }).required(),
   createdAt: timestamp().required(),
 });
