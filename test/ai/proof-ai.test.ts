@@ -5,7 +5,7 @@ import { ProofAiOperation } from '../../db/entities';
 import { aiOperationWorkflowId } from '../../workflows/ai/ai-operation-workflow';
 import { FakeReply } from '../support/fake-ai';
 import { HONEST, budgetUsed, marker, storyS, withReply } from '../support/ai-fixtures';
-import { call, errorCode, withKey } from '../support/fixtures';
+import { asTeammate, call, errorCode, withKey } from '../support/fixtures';
 import {
   ProofTenant, approvedItem, createProofTenant, submissionBody, submit,
 } from '../support/proof-fixtures';
@@ -202,6 +202,22 @@ describe('ai: proof summaries through Temporal and the fake provider (AI.md §1,
       const pending = await summarize(other.key, s.proofItemId);
       assert.equal(pending.statusCode, 422);
       assert.deepEqual(pending.json().error.details.reasons, ['revocation_pending', 'no_text']);
+    });
+
+    it('deleted 409 CONFLICT, revoked 409 REVOKED_FINAL, before any call', async () => {
+      const t = await createProofTenant();
+      const deleted = await approvedItem(t, storyS(marker()));
+      const del = await call(asTeammate(t.owner, { method: 'DELETE', url: `/api/workspace/proof/items/${deleted.proofItemId}` }));
+      assert.equal(del.statusCode, 200, del.body);
+      const res = await summarize(t.key, deleted.proofItemId);
+      assert.equal(res.statusCode, 409);
+      assert.equal(errorCode(res), 'CONFLICT');
+      const revoked = await approvedItem(t, storyS(marker()));
+      await ctx.dataSource.query(`UPDATE proof_items SET status = 'revoked', revoked_at = now() WHERE id = $1`, [revoked.proofItemId]);
+      const res2 = await summarize(t.key, revoked.proofItemId);
+      assert.equal(res2.statusCode, 409);
+      assert.equal(errorCode(res2), 'REVOKED_FINAL');
+      assert.equal(await operationCount(t.organizationId), 0);
     });
 
     it('the AI operation record of another tenant is 404', async () => {
