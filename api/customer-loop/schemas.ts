@@ -1,6 +1,6 @@
 import { array, boolean, number, object, string } from 'yup';
 import { FEATURE_STATES } from '../../db/entities/feature';
-import { SIGNAL_CATEGORIES } from '../../db/entities/signal';
+import { ANALYSIS_STATES, SIGNAL_CATEGORIES } from '../../db/entities/signal';
 import { THREAD_STATES } from '../../db/entities/thread';
 import { MESSAGE_VISIBILITIES } from '../../db/entities/thread-message';
 import { named, timestamp } from '../plugins/responses';
@@ -24,7 +24,9 @@ const signalFields = {
   urgency: string().required(),
   sentiment: string().nullable().defined(),
   summary: string().nullable().defined(),
-  analysisState: string().required().meta({ description: 'pending, waiting (over the monthly allowance), done, failed, or skipped (no AI provider configured)' }),
+  analysisState: string().required().oneOf([...ANALYSIS_STATES]).meta({
+    description: 'pending, analyzing, done, failed; waiting: over the monthly allowance; skipped: no AI provider was configured at intake, so no analysis runs',
+  }),
   overAllowance: boolean().required(),
   createdAt: timestamp().required(),
   updatedAt: timestamp().required(),

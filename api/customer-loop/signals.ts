@@ -31,7 +31,11 @@ const listQuery = strictObject({
 /** Signal intake and reads. Intake only commits rows; analysis is started later by the worker's relay. */
 export async function signalRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
-  const limits = { monthlyAllowance: deps.config.signalMonthlyAllowance, dailyCeiling: deps.config.signalDailyCeiling };
+  const limits = {
+    monthlyAllowance: deps.config.signalMonthlyAllowance,
+    dailyCeiling: deps.config.signalDailyCeiling,
+    analysisAvailable: Boolean(deps.config.aiBaseUrl && deps.config.aiModel),
+  };
 
   app.post<{ Body: CreateSignalInput }>('/api/v1/signals', {
     schema: { body: createSignalBody, response: {

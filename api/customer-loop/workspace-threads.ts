@@ -4,7 +4,7 @@ import { string } from 'yup';
 import { MESSAGE_VISIBILITIES, MessageVisibility } from '../../db/entities/thread-message';
 import { addTeammateMessage, setNextUpdate, viewThread } from '../../db/customer-loop/threads';
 import { validationFailed } from '../../runtime/service-error';
-import { tenantMemo } from '../../runtime/workflow-memo';
+import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { promiseSignal, repliedSignal, threadSlaWorkflow, threadSlaWorkflowId } from '../../workflows/customer-loop/thread-sla-workflow';
 import { sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';
@@ -65,7 +65,7 @@ export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps)
         args: [{ threadId: thread.id }],
         signal: promiseSignal,
         signalArgs: [due.toISOString()],
-        memo: tenantMemo(thread.organizationId, thread.productId),
+        ...tenantStartOptions(thread.organizationId, thread.productId),
       });
     } else {
       try {
