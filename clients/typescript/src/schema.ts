@@ -2000,8 +2000,11 @@ export interface components {
             urgency: string;
             sentiment: string | null;
             summary: string | null;
-            /** @description pending, waiting (over the monthly allowance), done, failed, or skipped (no AI provider configured) */
-            analysisState: string;
+            /**
+             * @description pending, analyzing, done, failed; waiting: over the monthly allowance; skipped: no AI provider was configured at intake, so no analysis runs
+             * @enum {string}
+             */
+            analysisState: "pending" | "analyzing" | "done" | "failed" | "waiting" | "skipped";
             overAllowance: boolean;
             /** Format: date-time */
             createdAt: string;
@@ -2038,8 +2041,11 @@ export interface components {
             urgency: string;
             sentiment: string | null;
             summary: string | null;
-            /** @description pending, waiting (over the monthly allowance), done, failed, or skipped (no AI provider configured) */
-            analysisState: string;
+            /**
+             * @description pending, analyzing, done, failed; waiting: over the monthly allowance; skipped: no AI provider was configured at intake, so no analysis runs
+             * @enum {string}
+             */
+            analysisState: "pending" | "analyzing" | "done" | "failed" | "waiting" | "skipped";
             overAllowance: boolean;
             /** Format: date-time */
             createdAt: string;
