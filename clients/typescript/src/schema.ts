@@ -815,6 +815,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/proof/items/{id}/summarize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * AI summary of one story, validated so it never states what the story does not; 503 AI_UNAVAILABLE, 429 AI_BUDGET_EXCEEDED
+         * @description Service key scope: `service:proof:write`.
+         */
+        post: operations["summarizeProofItem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/proof/requests/draft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * AI draft of a story request; never sent; a draft failing the ask policy is discarded with 422 ASK_POLICY_FAILED
+         * @description Service key scope: `service:proof:write`.
+         */
+        post: operations["draftProofRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/proof/case-studies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * AI case study from approved stories: cited statements and exact quotes only; a draft asset needing a person and each customer
+         * @description Service key scope: `service:proof:write`.
+         */
+        post: operations["compileCaseStudy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/proof/ai-operations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One AI operation record; its result needs proof:read_private when a source version is not approved public
+         * @description Service key scope: `service:proof:read`.
+         */
+        get: operations["getAiOperation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspace/proof/review-queue": {
         parameters: {
             query?: never;
@@ -6141,6 +6221,547 @@ export interface operations {
             };
             /** @description CONFLICT: the asset's source is no longer usable */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    summarizeProofItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a repeat replays the stored success with `idempotent-replayed: true` (24 hours) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            summary: string;
+                            /** @enum {string} */
+                            sentiment: "positive" | "mixed" | "neutral" | "negative";
+                            caveats: string[];
+                            sourceVersionId: string;
+                            label: string;
+                            /** @enum {string} */
+                            actionLevel: "read";
+                            validation: {
+                                /** @enum {string} */
+                                status: "passed" | "revised" | "fallback";
+                                issues: {
+                                    location: string;
+                                    code: string;
+                                    detail: string;
+                                    text: string;
+                                }[];
+                                rejected: string[];
+                                added: string[];
+                            };
+                            needsHumanReview: boolean;
+                            reviewMessage: string | null;
+                            program: {
+                                id: string;
+                                version: string;
+                            };
+                            model: {
+                                provider: string;
+                                name: string;
+                                resolved: string | null;
+                                evaluated: boolean;
+                                needsHumanReview: boolean;
+                                /** @enum {string|null} */
+                                reviewReason: "model_unevaluated" | "resolved_model_unknown" | null;
+                                reviewMessage: string | null;
+                            };
+                            operationId: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INSUFFICIENT_SCOPE (needs service:proof:write), ENVIRONMENT_SCOPE_MISMATCH, PRODUCT_SCOPE_REQUIRED or PRODUCT_SCOPE_UNAVAILABLE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description IDEMPOTENCY_IN_PROGRESS (Retry-After) or the Idempotency-Key was used for a different request */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    draftProofRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a repeat replays the stored success with `idempotent-replayed: true` (24 hours) */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    proofItemId?: string;
+                    recipientName?: string;
+                    context?: string;
+                    incentiveDisclosure?: string;
+                    /** @enum {string} */
+                    channel?: "email" | "in_app" | "link" | "room";
+                    /** @enum {string} */
+                    tone?: "warm" | "brief" | "formal";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            draft: {
+                                subject: string;
+                                body: string;
+                            };
+                            label: string;
+                            /** @enum {string} */
+                            actionLevel: "draft";
+                            requiresApproval: string;
+                            needsHumanReview: boolean;
+                            reviewMessage: string | null;
+                            policyChecks: {
+                                /** @enum {string} */
+                                name: "no_review_gating" | "no_sentiment_conditioned_reward" | "no_invented_numbers" | "incentive_disclosed_when_offered" | "no_undisclosed_incentive";
+                                /** @enum {string} */
+                                status: "pass" | "fail";
+                            }[];
+                            program: {
+                                id: string;
+                                version: string;
+                            };
+                            model: {
+                                provider: string;
+                                name: string;
+                                resolved: string | null;
+                                evaluated: boolean;
+                                needsHumanReview: boolean;
+                                /** @enum {string|null} */
+                                reviewReason: "model_unevaluated" | "resolved_model_unknown" | null;
+                                reviewMessage: string | null;
+                            };
+                            operationId: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INSUFFICIENT_SCOPE (needs service:proof:write), ENVIRONMENT_SCOPE_MISMATCH, PRODUCT_SCOPE_REQUIRED or PRODUCT_SCOPE_UNAVAILABLE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description IDEMPOTENCY_IN_PROGRESS (Retry-After) or the Idempotency-Key was used for a different request */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    compileCaseStudy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a repeat replays the stored success with `idempotent-replayed: true` (24 hours) */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    proofItemIds: string[];
+                    /** @enum {string} */
+                    template?: "challenge_solution_results" | "before_after" | "quote_led";
+                    /** @enum {string} */
+                    length?: "short" | "standard" | "deep";
+                    goal?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            asset: {
+                                id: string;
+                                /** @enum {string} */
+                                assetType: "case_study";
+                                sourceProofIds: string[];
+                                sourceVersionIds: string[];
+                                templateId: string | null;
+                                brandKitVersion: string | null;
+                                approvalState: string;
+                                channelEligibility: string[];
+                                files: string[];
+                                content: {
+                                    title: string;
+                                    sections: {
+                                        heading: string;
+                                        statements: {
+                                            text: string;
+                                            citations: {
+                                                sourceVersionId: string;
+                                                quote: string | null;
+                                            }[];
+                                        }[];
+                                    }[];
+                                    length: string;
+                                    goal: string | null;
+                                    customerApprovals: {
+                                        proofItemId: string;
+                                        state: string;
+                                    }[];
+                                    mediaType: string;
+                                };
+                                /** Format: date-time */
+                                createdAt: string;
+                            };
+                            rejectedStatements: {
+                                location: string;
+                                text: string;
+                                citations: {
+                                    sourceVersionId: string;
+                                    quote: string | null;
+                                }[];
+                                reasons: string[];
+                            }[];
+                            program: {
+                                id: string;
+                                version: string;
+                            };
+                            model: {
+                                provider: string;
+                                name: string;
+                                resolved: string | null;
+                                evaluated: boolean;
+                                needsHumanReview: boolean;
+                                /** @enum {string|null} */
+                                reviewReason: "model_unevaluated" | "resolved_model_unknown" | null;
+                                reviewMessage: string | null;
+                            };
+                            operationId: string;
+                            needsHumanReview: boolean;
+                            reviewMessage: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INSUFFICIENT_SCOPE (needs service:proof:write), ENVIRONMENT_SCOPE_MISMATCH, PRODUCT_SCOPE_REQUIRED or PRODUCT_SCOPE_UNAVAILABLE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description IDEMPOTENCY_IN_PROGRESS (Retry-After) or the Idempotency-Key was used for a different request */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getAiOperation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            /** @enum {string} */
+                            operation: "summarize" | "ask_draft" | "case_study";
+                            /** @enum {string} */
+                            status: "running" | "succeeded" | "discarded" | "failed";
+                            program: {
+                                id: string;
+                                version: string;
+                            };
+                            model: {
+                                provider: string;
+                                name: string;
+                                resolved: string | null;
+                                evaluated: boolean;
+                                needsHumanReview: boolean;
+                                /** @enum {string|null} */
+                                reviewReason: "model_unevaluated" | "resolved_model_unknown" | null;
+                                reviewMessage: string | null;
+                            } | null;
+                            subject: {
+                                proofItemIds: string[];
+                                versionIds: string[];
+                            };
+                            /** @description the data the operation answered; null until it succeeded, or without proof:read_private for a non-public source */
+                            result: unknown;
+                            resultWithheld: boolean;
+                            failure: {
+                                code: string;
+                                reason: string;
+                                attempts?: number;
+                            } | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                            /** Format: date-time */
+                            completedAt: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INSUFFICIENT_SCOPE (needs service:proof:read), ENVIRONMENT_SCOPE_MISMATCH, PRODUCT_SCOPE_REQUIRED or PRODUCT_SCOPE_UNAVAILABLE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
