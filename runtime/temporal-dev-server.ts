@@ -1,4 +1,5 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { TENANT_SEARCH_ATTRIBUTES } from './workflow-memo';
 
 export interface DevServerOptions {
   /** Path of the `temporal` binary; undefined lets the SDK download one (needs internet). */
@@ -21,6 +22,7 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<Te
       uiPort: opts.uiPort,
       dbFilename: opts.dbFilename,
       namespace: opts.namespace,
+      searchAttributes: TENANT_SEARCH_ATTRIBUTES,
       log: { format: 'pretty', level: 'warn' },
     },
   });

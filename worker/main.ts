@@ -5,6 +5,7 @@ import { Config, loadConfig } from '../runtime/config';
 import { databaseUrlOf, openDatabase, temporalAddressOf } from '../runtime/services';
 import { onShutdown } from '../runtime/shutdown';
 import { installTemporalLogger } from '../runtime/temporal-logging';
+import { ensureTenantSearchAttributes } from '../runtime/workflow-memo';
 import { warnIfPrivateTargetsAllowed } from '../runtime/webhook-target';
 import { RunningRelay, startRelay } from './relay';
 import { webhookRelay } from './webhooks/webhook-relay';
@@ -30,6 +31,8 @@ export interface WorkerConnections {
 export async function startWorker(config: Config, dataSource: DataSource, conn: WorkerConnections): Promise<RunningWorker> {
   warnIfPrivateTargetsAllowed(config.webhookAllowPrivateTargets);
   const worker = await createWorker({ connection: conn.nativeConnection, dataSource, config, workflowBundle: conn.workflowBundle });
+  // Workflows started with tenant search attributes fail on a namespace that lacks them.
+  await ensureTenantSearchAttributes(conn.client, config.temporalNamespace);
   await ensureMaintenance(conn.client, config);
   const running = worker.run();
   const relays: RunningRelay[] = [

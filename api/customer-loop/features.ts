@@ -7,6 +7,8 @@ import type { AppDeps } from '../app';
 import { productTenant } from '../plugins/product-tenant';
 import { idParams } from '../plugins/path-params';
 import { strictObject } from '../plugins/validation';
+import { dataOf, pageOf } from '../plugins/responses';
+import { featureSchema, featureWithEvidenceSchema, voteSchema } from './schemas';
 
 const listQuery = strictObject({
   limit: number().integer().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
@@ -25,26 +27,26 @@ export async function featureRoutes(app: FastifyInstance, deps: AppDeps): Promis
   const ds = deps.dataSource;
 
   app.get<{ Querystring: FeatureFilter }>('/api/v1/features', {
-    schema: { querystring: listQuery },
-    config: { auth: 'key', scope: 'service:features:read', summary: 'Features of the product by score, highest first' },
+    schema: { querystring: listQuery, response: { 200: pageOf(featureSchema) } },
+    config: { auth: 'key', scope: 'service:features:read', operationId: 'listFeatures', summary: 'Features of the product by score, highest first' },
   }, async (request) => ({ data: await listFeatures(ds, productTenant(request).productId, request.query), nextCursor: null }));
 
   app.get<{ Params: { id: string } }>('/api/v1/features/:id', {
-    schema: { params: idParams },
-    config: { auth: 'key', scope: 'service:features:read', summary: 'One feature with its linked evidence' },
+    schema: { params: idParams, response: { 200: dataOf(featureWithEvidenceSchema) } },
+    config: { auth: 'key', scope: 'service:features:read', operationId: 'getFeature', summary: 'One feature with its linked evidence' },
   }, async (request) => ({ data: await getFeature(ds, productTenant(request).productId, request.params.id) }));
 
   app.post<{ Params: { id: string }; Body: VoteBody }>('/api/v1/features/:id/votes', {
-    schema: { params: idParams, body: voteBody },
-    config: { auth: 'key', scope: 'service:features:write', summary: 'Vote (idempotent per end user); follows unless follow is false' },
+    schema: { params: idParams, body: voteBody, response: { 200: dataOf(voteSchema) } },
+    config: { auth: 'key', scope: 'service:features:write', operationId: 'voteFeature', summary: 'Vote (idempotent per end user); follows unless follow is false' },
   }, async (request) => {
     const { endUserId, follow } = request.body;
     return { data: await vote(ds, productTenant(request), request.params.id, endUserId, follow !== false) };
   });
 
   app.delete<{ Params: { id: string }; Body: VoteBody }>('/api/v1/features/:id/votes', {
-    schema: { params: idParams, body: voteBody },
-    config: { auth: 'key', scope: 'service:features:write', summary: 'Withdraw a vote; follow:false also stops following' },
+    schema: { params: idParams, body: voteBody, response: { 200: dataOf(voteSchema) } },
+    config: { auth: 'key', scope: 'service:features:write', operationId: 'withdrawFeatureVote', summary: 'Withdraw a vote; follow:false also stops following' },
   }, async (request) => {
     const { endUserId, follow } = request.body;
     return { data: await withdrawVote(ds, productTenant(request), request.params.id, endUserId, follow) };

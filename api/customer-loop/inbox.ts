@@ -11,6 +11,8 @@ import type { AppDeps } from '../app';
 import { InboxHub } from './inbox-hub';
 import { endUserOf, productTenant } from '../plugins/product-tenant';
 import { strictObject } from '../plugins/validation';
+import { dataOf, fileOf } from '../plugins/responses';
+import { inboxPageSchema, inboxReadSchema } from './schemas';
 
 export const MAX_INBOX_READ_IDS = 200;
 
@@ -55,23 +57,26 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
   app.addHook('onClose', async () => hub.close());
 
   app.get<{ Querystring: { endUserId?: string; limit: number; before?: string } }>('/api/v1/inbox', {
-    schema: { querystring: pageQuery },
-    config: { auth: 'key-or-identity', scope: 'service:inbox:read', summary: 'An end user\'s inbox, newest first, with the unread count' },
+    schema: { querystring: pageQuery, response: { 200: dataOf(inboxPageSchema) } },
+    config: { auth: 'key-or-identity', scope: 'service:inbox:read', operationId: 'getInbox', summary: 'An end user\'s inbox, newest first, with the unread count' },
   }, async (request) => {
     const { endUserId, limit, before } = request.query;
     return { data: await inboxPage(ds, inboxOwner(request, endUserId), { limit, before }) };
   });
 
   app.post<{ Body: { ids?: string[] } | null }>('/api/v1/inbox/read', {
-    schema: { body: readBody },
-    config: { auth: 'identity', summary: 'Mark the given items (or everything) read' },
+    schema: { body: readBody, response: { 200: dataOf(inboxReadSchema) } },
+    config: { auth: 'identity', operationId: 'markInboxRead', summary: 'Mark the given items (or everything) read' },
   }, async (request) => {
     const me = endUserOf(request);
     return { data: await markInboxRead(ds, me, request.body?.ids) };
   });
 
   app.get('/api/v1/inbox/stream', {
-    config: { auth: 'identity', summary: 'Server-sent events: ready, item, unread; resumes from Last-Event-ID' },
+    schema: {
+      response: { 200: fileOf('text/event-stream', 'events `ready` {endUserId, unread}, `item` (an InboxItem, id = resume cursor), `unread` {unread}') },
+    },
+    config: { auth: 'identity', operationId: 'streamInbox', summary: 'Server-sent events: ready, item, unread; resumes from Last-Event-ID' },
   }, async (request, reply) => {
     const me = endUserOf(request);
     const lastEventId = request.headers['last-event-id'];

@@ -6,6 +6,8 @@ import type { AppDeps } from '../app';
 import { endUserOf } from '../plugins/product-tenant';
 import { idParams } from '../plugins/path-params';
 import { strictObject } from '../plugins/validation';
+import { dataOf, errorOf } from '../plugins/responses';
+import { releaseReceiptSchema, releaseSchema } from './schemas';
 import { MANAGERS } from './workspace-features';
 
 const releaseBody = strictObject({
@@ -24,16 +26,16 @@ export async function releaseRoutes(app: FastifyInstance, deps: AppDeps): Promis
   const ds = deps.dataSource;
 
   app.post<{ Body: { productId: string; title: string; featureIds: string[] } }>('/api/workspace/releases', {
-    schema: { body: releaseBody },
-    config: { ...MANAGERS, summary: 'Publish a release; voters and followers hear of it in their inbox' },
+    schema: { body: releaseBody, response: { 201: dataOf(releaseSchema), 404: errorOf('NOT_FOUND: no such product, or a feature is not of it') } },
+    config: { ...MANAGERS, operationId: 'publishRelease', summary: 'Publish a release; voters and followers hear of it in their inbox' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     return reply.code(201).send({ data: await publishRelease(ds, { ...request.body, organizationId: s.organizationId, teammateId: s.teammateId }) });
   });
 
   app.post<{ Params: { id: string }; Body: { fixed: boolean; comment?: string } }>('/api/v1/releases/:id/confirmation', {
-    schema: { params: idParams, body: confirmationBody },
-    config: { auth: 'identity', summary: 'The signed end user says whether the release fixed their problem' },
+    schema: { params: idParams, body: confirmationBody, response: { 200: dataOf(releaseReceiptSchema) } },
+    config: { auth: 'identity', operationId: 'confirmRelease', summary: 'The signed end user says whether the release fixed their problem' },
   }, async (request) => {
     return { data: await recordReceipt(ds, endUserOf(request), request.params.id, request.body) };
   });

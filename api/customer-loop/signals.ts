@@ -1,12 +1,13 @@
 import { FastifyInstance } from 'fastify';
-import { array, boolean, date, number, object, string } from 'yup';
+import { date, string } from 'yup';
 import { SIGNAL_CATEGORIES } from '../../db/entities/signal';
 import { PageRequest } from '../../db/pagination';
 import { CreateSignalInput, SignalFilter, createSignal, getSignal, listSignals } from '../../db/customer-loop/signals';
 import type { AppDeps } from '../app';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
-import { dataOf, pageOf, timestamp } from '../plugins/responses';
+import { dataOf, errorOf, pageOf } from '../plugins/responses';
+import { signalReceiptSchema, signalSchema, signalWithFeaturesSchema } from './schemas';
 import { openObject, pageQuery, strictObject } from '../plugins/validation';
 
 export const createSignalBody = strictObject({
@@ -20,33 +21,6 @@ export const createSignalBody = strictObject({
   context: openObject(),
 }).required();
 
-const signalReceipt = object({
-  id: string().required(), threadId: string().required(), state: string().required(), replayed: boolean().required(),
-});
-
-export const signalSchema = object({
-  id: string().required(),
-  threadId: string().required(),
-  endUserId: string().required(),
-  category: string().oneOf([...SIGNAL_CATEGORIES]).required(),
-  title: string().required(),
-  body: string().required(),
-  urgency: string().required(),
-  sentiment: string().nullable().defined(),
-  summary: string().nullable().defined(),
-  analysisState: string().required(),
-  overAllowance: boolean().required(),
-  createdAt: timestamp().required(),
-  updatedAt: timestamp().required(),
-});
-
-const signalWithFeatures = signalSchema.shape({
-  candidateFeatureIds: array(string().defined()).defined(),
-  features: array(object({
-    id: string().required(), title: string().required(), state: string().required(), score: number().required(),
-  })).defined(),
-});
-
 const listQuery = strictObject({
   ...pageQuery,
   category: string().oneOf([...SIGNAL_CATEGORIES]),
@@ -57,10 +31,18 @@ const listQuery = strictObject({
 /** Signal intake and reads. Intake only commits rows; analysis is started later by the worker's relay. */
 export async function signalRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
-  const limits = { monthlyAllowance: deps.config.signalMonthlyAllowance, dailyCeiling: deps.config.signalDailyCeiling };
+  const limits = {
+    monthlyAllowance: deps.config.signalMonthlyAllowance,
+    dailyCeiling: deps.config.signalDailyCeiling,
+    analysisAvailable: Boolean(deps.config.aiBaseUrl && deps.config.aiModel),
+  };
 
   app.post<{ Body: CreateSignalInput }>('/api/v1/signals', {
-    schema: { body: createSignalBody, response: { 200: dataOf(signalReceipt), 201: dataOf(signalReceipt) } },
+    schema: { body: createSignalBody, response: {
+      200: dataOf(signalReceiptSchema).meta({ description: 'a replay: the signal this idempotencyKey created' }),
+      201: dataOf(signalReceiptSchema).meta({ description: 'stored; analysis follows' }),
+      429: errorOf('INTAKE_SAFETY_CEILING: the workspace\'s daily ceiling is reached'),
+    } },
     config: { auth: 'key', scope: 'service:signals:write', operationId: 'createSignal', summary: 'Capture a signal; the same idempotencyKey replays' },
   }, async (request, reply) => {
     const receipt = await createSignal(ds, productTenant(request), request.body, limits);
@@ -76,7 +58,7 @@ export async function signalRoutes(app: FastifyInstance, deps: AppDeps): Promise
   });
 
   app.get<{ Params: { id: string } }>('/api/v1/signals/:id', {
-    schema: { params: idParams, response: { 200: dataOf(signalWithFeatures) } },
+    schema: { params: idParams, response: { 200: dataOf(signalWithFeaturesSchema) } },
     config: { auth: 'key', scope: 'service:signals:read', operationId: 'getSignal', summary: 'One signal with the features it is linked to' },
   }, async (request) => ({ data: await getSignal(ds, productTenant(request).productId, request.params.id) }));
 }

@@ -8,6 +8,8 @@ import type { AppDeps } from '../app';
 import { productTenant } from '../plugins/product-tenant';
 import { idParams } from '../plugins/path-params';
 import { pageQuery, strictObject } from '../plugins/validation';
+import { dataOf, errorOf, pageOf } from '../plugins/responses';
+import { threadSchema, threadWithMessagesSchema } from './schemas';
 
 const listQuery = strictObject({
   ...pageQuery,
@@ -25,21 +27,21 @@ export async function threadRoutes(app: FastifyInstance, deps: AppDeps): Promise
   const ds = deps.dataSource;
 
   app.get<{ Querystring: PageRequest & ThreadFilter }>('/api/v1/threads', {
-    schema: { querystring: listQuery },
-    config: { auth: 'key', scope: 'service:threads:read', summary: 'Threads of the product, newest first' },
+    schema: { querystring: listQuery, response: { 200: pageOf(threadSchema) } },
+    config: { auth: 'key', scope: 'service:threads:read', operationId: 'listThreads', summary: 'Threads of the product, newest first' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listThreads(ds, productTenant(request).productId, filter, { limit, cursor });
   });
 
   app.get<{ Params: { id: string } }>('/api/v1/threads/:id', {
-    schema: { params: idParams },
-    config: { auth: 'key', scope: 'service:threads:read', summary: 'One thread with its customer-visible messages' },
+    schema: { params: idParams, response: { 200: dataOf(threadWithMessagesSchema) } },
+    config: { auth: 'key', scope: 'service:threads:read', operationId: 'getThread', summary: 'One thread with its customer-visible messages' },
   }, async (request) => ({ data: await getThread(ds, productTenant(request).productId, request.params.id) }));
 
   app.patch<{ Params: { id: string }; Body: ThreadPatch }>('/api/v1/threads/:id', {
-    schema: { params: idParams, body: patchBody },
-    config: { auth: 'key', scope: 'service:threads:write', summary: 'Change the state and/or owner of a thread' },
+    schema: { params: idParams, body: patchBody, response: { 200: dataOf(threadSchema), 404: errorOf('NOT_FOUND: no such thread, or ownerId is not a teammate of the workspace') } },
+    config: { auth: 'key', scope: 'service:threads:write', operationId: 'updateThread', summary: 'Change the state and/or owner of a thread' },
   }, async (request) => {
     if (request.body.state === undefined && request.body.ownerId === undefined) {
       throw validationFailed([{ path: '', message: 'send state and/or ownerId' }]);

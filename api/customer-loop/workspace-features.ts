@@ -7,6 +7,8 @@ import { sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';
 import { idParams, pathParams } from '../plugins/path-params';
 import { strictObject } from '../plugins/validation';
+import { dataOf, errorOf } from '../plugins/responses';
+import { featureSchema } from './schemas';
 
 const title = string().min(1).max(200);
 const problem = string().min(1).max(5_000);
@@ -31,32 +33,32 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
   const ds = deps.dataSource;
 
   app.post<{ Body: FeatureInput & { productId: string } }>('/api/workspace/features', {
-    schema: { body: createBody },
-    config: { ...MANAGERS, summary: 'Create a feature candidate' },
+    schema: { body: createBody, response: { 201: dataOf(featureSchema), 404: errorOf('NOT_FOUND: no such product in the workspace') } },
+    config: { ...MANAGERS, operationId: 'createFeature', summary: 'Create a feature candidate' },
   }, async (request, reply) => {
     const { productId, ...input } = request.body;
     return reply.code(201).send({ data: await createFeature(ds, sessionPrincipal(request).organizationId, productId, input) });
   });
 
   app.patch<{ Params: { id: string }; Body: Partial<FeatureInput> }>('/api/workspace/features/:id', {
-    schema: { params: idParams, body: patchBody },
-    config: { ...MANAGERS, summary: 'Edit a feature or move its state' },
+    schema: { params: idParams, body: patchBody, response: { 200: dataOf(featureSchema) } },
+    config: { ...MANAGERS, operationId: 'updateFeature', summary: 'Edit a feature or move its state' },
   }, async (request) => {
     if (Object.keys(request.body).length === 0) throw validationFailed([{ path: '', message: 'send at least one property' }]);
     return { data: await updateFeature(ds, sessionPrincipal(request).organizationId, request.params.id, request.body) };
   });
 
   app.post<{ Params: { id: string }; Body: { signalId: string } }>('/api/workspace/features/:id/signals', {
-    schema: { params: idParams, body: linkBody },
-    config: { ...MANAGERS, summary: 'Link a signal as evidence; the score is recomputed' },
+    schema: { params: idParams, body: linkBody, response: { 200: dataOf(featureSchema) } },
+    config: { ...MANAGERS, operationId: 'linkFeatureSignal', summary: 'Link a signal as evidence; the score is recomputed' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await linkSignal(ds, s.organizationId, request.params.id, request.body.signalId, s.teammateId) };
   });
 
   app.delete<{ Params: { id: string; signalId: string } }>('/api/workspace/features/:id/signals/:signalId', {
-    schema: { params: linkParams },
-    config: { ...MANAGERS, summary: 'Unlink a signal; the score is recomputed' },
+    schema: { params: linkParams, response: { 200: dataOf(featureSchema) } },
+    config: { ...MANAGERS, operationId: 'unlinkFeatureSignal', summary: 'Unlink a signal; the score is recomputed' },
   }, async (request) => ({
     data: await unlinkSignal(ds, sessionPrincipal(request).organizationId, request.params.id, request.params.signalId),
   }));

@@ -4,12 +4,14 @@ import { string } from 'yup';
 import { MESSAGE_VISIBILITIES, MessageVisibility } from '../../db/entities/thread-message';
 import { addTeammateMessage, setNextUpdate, viewThread } from '../../db/customer-loop/threads';
 import { validationFailed } from '../../runtime/service-error';
-import { tenantMemo } from '../../runtime/workflow-memo';
+import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { promiseSignal, repliedSignal, threadSlaWorkflow, threadSlaWorkflowId } from '../../workflows/customer-loop/thread-sla-workflow';
 import { sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';
 import { idParams } from '../plugins/path-params';
 import { strictObject } from '../plugins/validation';
+import { dataOf } from '../plugins/responses';
+import { threadMessageSchema, threadSchema } from './schemas';
 
 const messageBody = strictObject({
   body: string().required().min(1).max(10_000),
@@ -28,8 +30,8 @@ export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps)
   const temporal = deps.temporal;
 
   app.post<{ Params: { id: string }; Body: { body: string; visibility: MessageVisibility } }>('/api/workspace/threads/:id/messages', {
-    schema: { params: idParams, body: messageBody },
-    config: { auth: 'session', summary: 'Reply to the customer, or add an internal note' },
+    schema: { params: idParams, body: messageBody, response: { 201: dataOf(threadMessageSchema) } },
+    config: { auth: 'session', operationId: 'addThreadMessage', summary: 'Reply to the customer, or add an internal note' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const result = await addTeammateMessage(ds, request.params.id, { ...request.body, organizationId: s.organizationId, teammateId: s.teammateId });
@@ -45,8 +47,8 @@ export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps)
   });
 
   app.patch<{ Params: { id: string }; Body: { nextUpdateAt: string | null } }>('/api/workspace/threads/:id', {
-    schema: { params: idParams, body: promiseBody },
-    config: { auth: 'session', roles: ['owner', 'admin'], summary: 'Promise the next update (or withdraw the promise)' },
+    schema: { params: idParams, body: promiseBody, response: { 200: dataOf(threadSchema) } },
+    config: { auth: 'session', roles: ['owner', 'admin'], operationId: 'promiseThreadUpdate', summary: 'Promise the next update (or withdraw the promise)' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const raw = request.body.nextUpdateAt;
@@ -63,7 +65,7 @@ export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps)
         args: [{ threadId: thread.id }],
         signal: promiseSignal,
         signalArgs: [due.toISOString()],
-        memo: tenantMemo(thread.organizationId, thread.productId),
+        ...tenantStartOptions(thread.organizationId, thread.productId),
       });
     } else {
       try {

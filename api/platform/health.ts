@@ -1,6 +1,8 @@
 import { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
+import { dataOf, errorOf } from '../plugins/responses';
+import { healthSchema } from './schemas';
 
 const CHECK_TIMEOUT_MS = 3_000;
 // Shorter than CHECK_TIMEOUT_MS, so the gRPC call (and its retries) has ended before we answer.
@@ -22,7 +24,9 @@ async function answers(check: () => Promise<unknown>): Promise<'ok' | 'failed'> 
 }
 
 export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
-  app.get('/healthz', { config: { summary: 'PostgreSQL and Temporal both answer (200), or which one does not (503)' } }, async () => {
+  app.get('/healthz', {
+    schema: { response: { 200: dataOf(healthSchema), 503: errorOf('SERVICE_UNAVAILABLE: details name the check that failed') } },
+    config: { operationId: 'getHealth', summary: 'PostgreSQL and Temporal both answer (200), or which one does not (503)' } }, async () => {
     const { connection } = deps.temporal;
     const [database, temporal] = await Promise.all([
       answers(() => deps.dataSource.query('SELECT 1')),

@@ -4,6 +4,8 @@ import { mergeEndUsers } from '../../db/platform/end-users';
 import type { AppDeps } from '../app';
 import { endUserOf } from '../plugins/product-tenant';
 import { strictObject } from '../plugins/validation';
+import { dataOf, errorOf } from '../plugins/responses';
+import { identityMergeSchema } from './schemas';
 
 /**
  * Anonymous ids are minted by the SDK as `anon_` plus at least 16 random characters: unguessable, so
@@ -17,8 +19,8 @@ const mergeBody = strictObject({
 
 export async function identityMergeRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.post<{ Body: { anonymousId: string } }>('/api/v1/identity/merge', {
-    schema: { body: mergeBody },
-    config: { auth: 'identity', summary: 'Move an anonymous end user\'s history onto the signed end user (same product)' },
+    schema: { body: mergeBody, response: { 200: dataOf(identityMergeSchema), 404: errorOf('NOT_FOUND: no such anonymous end user in this product') } },
+    config: { auth: 'identity', operationId: 'mergeIdentity', summary: 'Move an anonymous end user\'s history onto the signed end user (same product)' },
   }, async (request) => {
     const me = endUserOf(request);
     return { data: await mergeEndUsers(deps.dataSource, me, request.body.anonymousId, me.endUserId) };

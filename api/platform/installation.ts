@@ -1,9 +1,12 @@
 import { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../app';
+import { dataOf } from '../plugins/responses';
+import { installationSchema } from './schemas';
 
 export async function installationRoutes(app: FastifyInstance, _deps: AppDeps): Promise<void> {
   app.get('/api/v1/installation', {
-    config: { auth: 'identity', summary: 'SDK install check: verifies a test user\'s token without consuming its nonce' },
+    schema: { response: { 200: dataOf(installationSchema) } },
+    config: { auth: 'identity', operationId: 'checkInstallation', summary: 'SDK install check: verifies a test user\'s token without consuming its nonce' },
   }, async (request) => {
     const p = request.principal;
     if (p?.kind !== 'identity') throw new Error('route is not identity-authenticated');

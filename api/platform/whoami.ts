@@ -1,10 +1,13 @@
 import { FastifyInstance } from 'fastify';
 import { keyPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';
+import { dataOf } from '../plugins/responses';
+import { serviceKeySchema } from './schemas';
 
 export async function whoamiRoutes(app: FastifyInstance, _deps: AppDeps): Promise<void> {
   app.get('/api/v1/auth/whoami', {
-    config: { auth: 'key', productRequired: false, summary: 'Safe identity of the calling key (never the key or its digest)' },
+    schema: { response: { 200: dataOf(serviceKeySchema) } },
+    config: { auth: 'key', productRequired: false, operationId: 'whoami', summary: 'Safe identity of the calling key (never the key or its digest)' },
   }, async (request) => {
     const { kind: _kind, ...key } = keyPrincipal(request);
     return { data: key };

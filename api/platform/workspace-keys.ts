@@ -9,6 +9,8 @@ import { sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';
 import { idParams } from '../plugins/path-params';
 import { pageQuery, strictObject } from '../plugins/validation';
+import { dataOf, errorOf, pageOf } from '../plugins/responses';
+import { issuedKeySchema, serviceKeySchema } from './schemas';
 
 const createKeyBody = strictObject({
   productId: string().nullable().defined().meta({ description: 'null issues a key without a product (whoami only)' }),
@@ -25,13 +27,13 @@ export async function workspaceKeyRoutes(app: FastifyInstance, deps: AppDeps): P
   const ds = deps.dataSource;
 
   app.get<{ Querystring: PageRequest }>('/api/workspace/keys', {
-    schema: { querystring: strictObject(pageQuery) },
-    config: { auth: 'session', roles: ['owner', 'admin'], summary: 'Service keys of the workspace, newest first' },
+    schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(serviceKeySchema) } },
+    config: { auth: 'session', roles: ['owner', 'admin'], operationId: 'listKeys', summary: 'Service keys of the workspace, newest first' },
   }, async (request) => listServiceKeys(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post<{ Body: CreateKeyBody }>('/api/workspace/keys', {
-    schema: { body: createKeyBody },
-    config: { auth: 'session', roles: ['owner'], summary: 'Issue a service key; the key is in the answer this once' },
+    schema: { body: createKeyBody, response: { 201: dataOf(issuedKeySchema), 404: errorOf('NOT_FOUND: no such product in the workspace') } },
+    config: { auth: 'session', roles: ['owner'], operationId: 'createKey', summary: 'Issue a service key; the key is in the answer this once' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const issued = await createServiceKey(ds, { ...request.body, organizationId: s.organizationId, createdBy: s.teammateId });
@@ -39,8 +41,8 @@ export async function workspaceKeyRoutes(app: FastifyInstance, deps: AppDeps): P
   });
 
   app.post<{ Params: { id: string } }>('/api/workspace/keys/:id/rotate', {
-    schema: { params: idParams },
-    config: { auth: 'session', roles: ['owner'], summary: 'Replace a key (same scopes); the old key stops at once' },
+    schema: { params: idParams, response: { 201: dataOf(issuedKeySchema), 409: errorOf('CONFLICT: the key is revoked or already replaced') } },
+    config: { auth: 'session', roles: ['owner'], operationId: 'rotateKey', summary: 'Replace a key (same scopes); the old key stops at once' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const issued = await rotateServiceKey(ds, request.params.id, { organizationId: s.organizationId, actor: s.teammateId });
@@ -48,8 +50,8 @@ export async function workspaceKeyRoutes(app: FastifyInstance, deps: AppDeps): P
   });
 
   app.post<{ Params: { id: string } }>('/api/workspace/keys/:id/revoke', {
-    schema: { params: idParams },
-    config: { auth: 'session', roles: ['owner'], summary: 'Revoke a key at once' },
+    schema: { params: idParams, response: { 200: dataOf(serviceKeySchema) } },
+    config: { auth: 'session', roles: ['owner'], operationId: 'revokeKey', summary: 'Revoke a key at once' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await revokeServiceKey(ds, request.params.id, { organizationId: s.organizationId }) };

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { FastifyInstance, RouteOptions } from 'fastify';
 import { AnySchema } from 'yup';
+import { errorEnvelope } from './responses';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -13,7 +14,10 @@ interface Description {
   tests?: Array<{ name?: string; params?: Record<string, unknown> }>;
   fields?: Record<string, Description>;
   innerType?: Description;
-  meta?: { open?: boolean; description?: string; format?: string };
+  meta?: {
+    open?: boolean; description?: string; format?: string; name?: string; example?: unknown;
+    jsonSchema?: JsonSchema; contentType?: string; noContent?: boolean;
+  };
   default?: unknown;
 }
 
@@ -24,10 +28,37 @@ const LENGTH_KEYS: Record<string, [string, string]> = {
   integer: ['minimum', 'maximum'],
 };
 
-/** JSON Schema for a yup description: the request schemas are the single source of the document. */
-export function toJsonSchema(d: Description): JsonSchema {
+/**
+ * Where a schema is used: request objects without `strictObject` take any property; response objects
+ * leave additionalProperties unsaid, so clients keep working when a field is added (the suite's drift
+ * check still holds answers to the fields listed).
+ */
+type Mode = 'request' | 'response';
+
+/** Named schemas collected while the document is built: #/components/schemas. */
+type Components = Record<string, JsonSchema>;
+
+/** JSON Schema for a yup description: the route schemas are the single source of the document. */
+export function toJsonSchema(d: Description, components?: Components, mode: Mode = 'request'): JsonSchema {
+  const name = d.meta?.name;
+  if (name && components) {
+    const { name: _name, description, ...meta } = d.meta ?? {};
+    const body = toJsonSchema({ ...d, nullable: false, meta }, components, mode);
+    const known = components[name];
+    if (known && JSON.stringify(known) !== JSON.stringify(body)) throw new Error(`two different schemas are named ${name}`);
+    components[name] = body;
+    const ref: JsonSchema = { $ref: `#/components/schemas/${name}` };
+    const out: JsonSchema = d.nullable ? { oneOf: [ref, { type: 'null' }] } : ref;
+    if (description) out.description = description;
+    return out;
+  }
+  if (d.meta?.jsonSchema) {
+    const out: JsonSchema = { ...d.meta.jsonSchema };
+    if (d.meta.description) out.description = d.meta.description;
+    return out;
+  }
   const tests = d.tests ?? [];
-  const has = (name: string) => tests.some((t) => t.name === name);
+  const has = (test: string) => tests.some((t) => t.name === test);
   const out: JsonSchema = {};
   let type = d.type === 'mixed' ? undefined : d.type;
   if (type === 'number' && has('integer')) type = 'integer';
@@ -37,13 +68,19 @@ export function toJsonSchema(d: Description): JsonSchema {
   }
   if (type === 'object') {
     const fields = d.fields ?? {};
-    out.properties = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, toJsonSchema(v)]));
+    out.properties = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, toJsonSchema(v, components, mode)]));
     const required = Object.entries(fields).filter(([, v]) => v.optional === false).map(([k]) => k);
     if (required.length > 0) out.required = required;
-    out.additionalProperties = d.meta?.open === true || !has('no-unknown-properties') ? true : false;
-    if (d.meta?.open) delete out.properties;
+    if (d.meta?.open) {
+      out.additionalProperties = true;
+      delete out.properties;
+    } else if (has('no-unknown-properties')) {
+      out.additionalProperties = false;
+    } else if (mode === 'request') {
+      out.additionalProperties = true;
+    }
   }
-  if (type === 'array' && d.innerType) out.items = toJsonSchema(d.innerType);
+  if (type === 'array' && d.innerType) out.items = toJsonSchema(d.innerType, components, mode);
   if (type) out.type = d.nullable ? [type, 'null'] : type;
   for (const test of tests) {
     const bounds = type ? LENGTH_KEYS[type] : undefined;
@@ -55,10 +92,11 @@ export function toJsonSchema(d: Description): JsonSchema {
     if (test.name === 'matches') out.pattern = (test.params?.regex as RegExp).source;
   }
   const values = (d.oneOf ?? []).filter((v) => v !== undefined && v !== null);
-  if (values.length > 0) out.enum = values;
+  if (values.length > 0) out.enum = d.nullable ? [...values, null] : values;
   if (d.default !== undefined && typeof d.default !== 'object') out.default = d.default;
   if (d.meta?.format) out.format = d.meta.format;
   if (d.meta?.description) out.description = d.meta.description;
+  if (d.meta?.example !== undefined) out.examples = [d.meta.example];
   return out;
 }
 
@@ -72,72 +110,178 @@ declare module 'fastify' {
 
 const STATUS_TEXT: Record<string, string> = {
   200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 206: 'Partial Content', 302: 'Found', 304: 'Not Modified',
+  400: 'VALIDATION_FAILED: the request does not match the schema', 404: 'NOT_FOUND', 409: 'CONFLICT', 416: 'Range Not Satisfiable',
+  422: 'Unprocessable', 429: 'RATE_LIMITED', 503: 'SERVICE_UNAVAILABLE',
 };
 
-const ERROR_ENVELOPE: JsonSchema = {
-  type: 'object',
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      required: ['code', 'message', 'requestId', 'details'],
-      properties: {
-        code: { type: 'string' }, message: { type: 'string' }, requestId: { type: 'string' }, details: {},
-      },
-    },
-  },
+const ERROR_REF = { $ref: '#/components/schemas/ErrorEnvelope' };
+
+const SCHEMES: Record<string, string[]> = {
+  key: ['serviceKey'],
+  session: ['workspaceSession'],
+  identity: ['endUserToken'],
+  'key-or-identity': ['serviceKey', 'endUserToken'],
 };
 
-const SECURITY: Record<string, Array<Record<string, string[]>>> = {
-  key: [{ serviceKey: [] }],
-  session: [{ workspaceSession: [] }],
-  identity: [{ endUserToken: [] }],
-  'key-or-identity': [{ serviceKey: [] }, { endUserToken: [] }],
-};
+/** Domains by path, for tags; a route outside these may name its own with `config.tag`. */
+const DOMAINS: Array<{ name: string; description: string; paths: RegExp }> = [
+  { name: 'platform', description: 'Health, key identity, end-user tokens, workspace sessions and service keys', paths: /^\/(healthz|api\/v1\/(auth|installation|identity)\/?|api\/workspace\/(keys|session))/ },
+  { name: 'customer-loop', description: 'Signals, threads, features and votes, releases, the in-app inbox', paths: /^\/api\/(v1|workspace)\/(signals|threads|features|releases|inbox)/ },
+  { name: 'proof', description: 'Proof submissions, items and versions, approval, consent, revocation, placements, render manifests, receipts, exports', paths: /^\/api\/(v1|workspace|public)\/proof\// },
+  { name: 'webhooks', description: 'Webhook endpoints and the delivery log', paths: /^\/api\/workspace\/webhooks\// },
+];
+
+function tagOf(route: RouteOptions, config: Record<string, unknown>): string {
+  if (typeof config.tag === 'string') return config.tag;
+  const url = String(route.url);
+  const domain = DOMAINS.find((d) => d.paths.test(url));
+  if (domain) return domain.name;
+  const parts = url.split('/').filter(Boolean);
+  return (parts[0] === 'api' ? parts[2] : parts[0]) ?? 'platform';
+}
 
 function describe(schema: unknown): Description | undefined {
   return schema ? ((schema as AnySchema).describe() as unknown as Description) : undefined;
 }
 
-function parameters(where: 'query' | 'path', schema: unknown): JsonSchema[] {
+function parameters(where: 'query' | 'path', schema: unknown, components: Components): JsonSchema[] {
   const d = describe(schema);
-  return Object.entries(d?.fields ?? {}).map(([name, field]) => ({
-    name, in: where, required: where === 'path' || field.optional === false, schema: toJsonSchema(field),
-  }));
+  return Object.entries(d?.fields ?? {}).map(([name, field]) => {
+    const out: JsonSchema = {
+      name, in: where, required: where === 'path' || field.optional === false, schema: toJsonSchema(field, components),
+    };
+    if (field.meta?.description) out.description = field.meta.description;
+    return out;
+  });
 }
 
-function operation(route: RouteOptions): JsonSchema {
+function errorResponse(description: string, headers?: string[]): JsonSchema {
+  const out: JsonSchema = { description, content: { 'application/json': { schema: ERROR_REF } } };
+  if (headers) {
+    out.headers = Object.fromEntries(headers.map((h) => [h, { description: 'seconds to wait before retrying', schema: { type: 'integer' } }]));
+  }
+  return out;
+}
+
+/** The error statuses a route can answer by its auth, input and idempotency; a route adds its own in schema.response. */
+function impliedErrors(route: RouteOptions, config: Record<string, unknown>, schema: Record<string, unknown>): Record<string, JsonSchema> {
+  const auth = (config.auth as string | undefined) ?? 'public';
+  const out: Record<string, JsonSchema> = {
+    400: errorResponse('VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema'),
+  };
+  if (auth === 'key' || auth === 'key-or-identity') {
+    out[401] = errorResponse('INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired');
+    out[403] = errorResponse(`INSUFFICIENT_SCOPE${config.scope ? ` (needs ${config.scope})` : ''}, ENVIRONMENT_SCOPE_MISMATCH, PRODUCT_SCOPE_REQUIRED or PRODUCT_SCOPE_UNAVAILABLE`);
+    out[429] = errorResponse('RATE_LIMITED: more requests this minute than the key may make', ['Retry-After']);
+  } else if (auth === 'identity') {
+    out[401] = errorResponse('The end-user token is missing, malformed, badly signed, expired or already used');
+    out[403] = errorResponse('KEY_AUDIENCE_MISMATCH (a service key was sent) or PRODUCT_SCOPE_UNAVAILABLE');
+  } else if (auth === 'session') {
+    out[401] = errorResponse('The workspace session is missing, malformed or expired');
+    const refusal = config.keyRefusal === 'HUMAN_APPROVAL_REQUIRED' ? 'HUMAN_APPROVAL_REQUIRED (a service key was sent)' : 'FORBIDDEN (a service key was sent)';
+    const roles = Array.isArray(config.roles) ? `, a role other than ${(config.roles as string[]).join(' or ')}` : '';
+    out[403] = errorResponse(`${refusal}, or FORBIDDEN: no x-csrf-token on a write${roles}`);
+  }
+  if (schema.params) out[404] = errorResponse('NOT_FOUND: no such resource for this tenant (another tenant\'s id answers the same)');
+  if (config.idempotency) {
+    out[409] = errorResponse('IDEMPOTENCY_IN_PROGRESS (Retry-After) or the Idempotency-Key was used for a different request', ['Retry-After']);
+  }
+  out[503] = errorResponse('SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry', ['Retry-After']);
+  return out;
+}
+
+function declaredResponse(status: string, d: Description | undefined, components: Components): JsonSchema {
+  const described: JsonSchema = { description: d?.meta?.description ?? STATUS_TEXT[status] ?? status };
+  if (!d || d.meta?.noContent) return described;
+  if (d.meta?.contentType) {
+    described.content = { [d.meta.contentType]: { schema: { type: 'string', ...(d.meta.format ? { format: d.meta.format } : {}) } } };
+    return described;
+  }
+  described.content = { 'application/json': { schema: toJsonSchema(d, components, 'response') } };
+  return described;
+}
+
+function operation(route: RouteOptions, components: Components): JsonSchema {
   const config = (route.config ?? {}) as Record<string, unknown>;
   const schema = (route.schema ?? {}) as Record<string, unknown>;
   const body = describe(schema.body);
   const auth = (config.auth as string | undefined) ?? 'public';
   const declared = Object.entries((schema.response ?? {}) as Record<string, unknown>);
-  const responses: JsonSchema = declared.length === 0
-    ? { '2XX': { description: 'success: `{ data: ... }`, lists also carry `nextCursor`' } }
-    : Object.fromEntries(declared.map(([status, s]) => {
-      const d = describe(s);
-      const described: JsonSchema = { description: d?.meta?.description ?? STATUS_TEXT[status] ?? status };
-      if (d) described.content = { 'application/json': { schema: toJsonSchema(d) } };
-      return [status, described];
-    }));
-  responses.default = { description: 'error envelope', content: { 'application/json': { schema: ERROR_ENVELOPE } } };
+  const responses: JsonSchema = impliedErrors(route, config, schema);
+  for (const [status, s] of declared) responses[status] = declaredResponse(status, describe(s), components);
+  const notes: string[] = [];
+  if (config.scope) notes.push(`Service key scope: \`${config.scope}\`.`);
+  if (Array.isArray(config.roles)) notes.push(`Workspace roles: ${(config.roles as string[]).join(', ')}.`);
+  if (auth === 'public') notes.push('Public: no credential.');
   const op: JsonSchema = {
     operationId: config.operationId,
     summary: config.summary,
-    tags: [String(route.url).split('/').filter(Boolean).slice(0, 3).join('/')],
-    parameters: [...parameters('path', schema.params), ...parameters('query', schema.querystring)],
-    responses,
+    tags: [tagOf(route, config)],
+    parameters: [...parameters('path', schema.params, components), ...parameters('query', schema.querystring, components)],
+    responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b))),
   };
-  if (SECURITY[auth]) op.security = SECURITY[auth];
+  if (notes.length > 0) op.description = notes.join(' ');
+  const scopes = config.scope ? [String(config.scope)] : [];
+  op.security = (SCHEMES[auth] ?? []).map((scheme) => ({ [scheme]: scheme === 'serviceKey' ? scopes : [] }));
   if (config.scope) op['x-required-scope'] = config.scope;
   if (config.idempotency) {
     (op.parameters as JsonSchema[]).push({
       name: 'Idempotency-Key', in: 'header', required: config.idempotency === 'required',
+      description: 'a repeat replays the stored success with `idempotent-replayed: true` (24 hours)',
       schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{8,200}$' },
     });
   }
-  if (body) op.requestBody = { required: body.optional === false, content: { 'application/json': { schema: toJsonSchema(body) } } };
+  if (body) {
+    op.requestBody = { required: body.optional === false, content: { 'application/json': { schema: toJsonSchema(body, components) } } };
+  }
+  if ((op.parameters as JsonSchema[]).length === 0) delete op.parameters;
   return op;
+}
+
+/** The OpenAPI 3.1 document of the given routes. */
+export function buildDocument(routes: RouteOptions[], version: string): JsonSchema {
+  const components: Components = {};
+  toJsonSchema(describe(errorEnvelope)!, components, 'response');
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const route of routes) {
+    const url = String(route.url).replace(/:([A-Za-z]+)/g, '{$1}');
+    for (const method of [route.method].flat()) {
+      if (method === 'HEAD') continue;
+      (paths[url] ??= {})[method.toLowerCase()] = operation(route, components);
+    }
+  }
+  const used = new Set(Object.values(paths).flatMap((ops) => Object.values(ops).flatMap((op) => op.tags as string[])));
+  const tags = [
+    ...DOMAINS.filter((d) => used.has(d.name)).map(({ name, description }) => ({ name, description })),
+    ...[...used].filter((name) => !DOMAINS.some((d) => d.name === name)).sort().map((name) => ({ name, description: `The ${name} domain` })),
+  ];
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Customer Loop and Proof Service',
+      version,
+      description: 'Customer feedback and consented customer proof, with signed webhooks. Errors answer `{ error: { code, message, requestId, details } }`.',
+      license: { name: 'UNLICENSED', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [{ url: 'http://127.0.0.1:3000', description: '`npm start` on this machine; a deployment serves the same paths at its own origin' }],
+    tags,
+    paths,
+    components: {
+      securitySchemes: {
+        serviceKey: { type: 'http', scheme: 'bearer', description: 'service key: svk_ + 43 characters; scopes as listed per operation' },
+        endUserToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (HS256, kid = product identity key)', description: 'a signed end-user token minted by the product\'s backend' },
+        workspaceSession: { type: 'apiKey', in: 'cookie', name: 'sv_session', description: 'a teammate\'s session; writes also send x-csrf-token' },
+      },
+      schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))),
+    },
+  };
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The OpenAPI document of this app's routes (built once, after they are all added). */
+    openapiDocument(): JsonSchema;
+  }
 }
 
 /**
@@ -150,29 +294,7 @@ export function registerOpenApi(app: FastifyInstance, version: string): void {
     if (!(route.config as Record<string, unknown> | undefined)?.hidden) routes.push(route);
   });
   let document: JsonSchema | null = null;
-  const build = (): JsonSchema => {
-    const paths: Record<string, Record<string, JsonSchema>> = {};
-    for (const route of routes) {
-      const url = String(route.url).replace(/:([A-Za-z]+)/g, '{$1}');
-      for (const method of [route.method].flat()) {
-        if (method === 'HEAD') continue;
-        (paths[url] ??= {})[method.toLowerCase()] = operation(route);
-      }
-    }
-    return {
-      openapi: '3.1.0',
-      info: { title: 'Customer Loop and Proof Service', version },
-      paths,
-      components: {
-        securitySchemes: {
-          serviceKey: { type: 'http', scheme: 'bearer', description: 'svk_ + 43 characters' },
-          endUserToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (HS256, kid = product identity key)' },
-          workspaceSession: { type: 'apiKey', in: 'cookie', name: 'sv_session', description: 'writes also send x-csrf-token' },
-        },
-        schemas: { ErrorEnvelope: ERROR_ENVELOPE },
-      },
-    };
-  };
+  app.decorate('openapiDocument', () => (document ??= buildDocument(routes, version)));
 
   const uiDir: string = require('swagger-ui-dist').getAbsoluteFSPath();
   const assets: Record<string, { type: string; file: string }> = {
@@ -184,7 +306,7 @@ export function registerOpenApi(app: FastifyInstance, version: string): void {
 <script src="/docs/assets/swagger-ui-bundle.js"></script>
 <script>SwaggerUIBundle({ url: '/openapi.json', dom_id: '#ui' });</script></body></html>`;
 
-  app.get('/openapi.json', { config: { hidden: true } }, async () => (document ??= build()));
+  app.get('/openapi.json', { config: { hidden: true } }, async () => app.openapiDocument());
   app.get('/docs', { config: { hidden: true } }, async (_req, reply) => reply.type('text/html').send(page));
   app.get<{ Params: { file: string } }>('/docs/assets/:file', { config: { hidden: true } }, async (request, reply) => {
     if (!Object.hasOwn(assets, request.params.file)) return reply.callNotFound();
@@ -196,5 +318,7 @@ export function registerOpenApi(app: FastifyInstance, version: string): void {
 declare module 'fastify' {
   interface FastifyContextConfig {
     hidden?: boolean;
+    /** The tag (domain) of a route whose path is not in DOMAINS. */
+    tag?: string;
   }
 }

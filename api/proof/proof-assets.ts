@@ -6,6 +6,8 @@ import { QUOTE_CARD_FORMATS } from '../../db/rules/proof-quote-card';
 import { keyPrincipal } from '../plugins/auth';
 import { productTenant } from '../plugins/product-tenant';
 import type { AppDeps } from '../app';
+import { dataOf, errorOf } from '../plugins/responses';
+import { assetSchema } from './schemas';
 import { idParams } from '../plugins/path-params';
 import { strictObject } from '../plugins/validation';
 
@@ -21,8 +23,16 @@ const generateBody = strictObject({
 
 export async function proofAssetRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.post<{ Body: QuoteCardRequest }>('/api/v1/proof/assets/generate', {
-    schema: { body: generateBody },
+    schema: {
+      body: generateBody,
+      response: {
+        201: dataOf(assetSchema),
+        404: errorOf('NOT_FOUND: no such proof item or version'),
+        422: errorOf('NOT_ELIGIBLE: details carry the evaluator\'s reasons'),
+      },
+    },
     config: {
+      operationId: 'generateQuoteCard',
       auth: 'key', scope: 'service:proof:write', idempotency: 'optional',
       summary: 'Deterministic SVG quote card saved as a draft asset; 422 NOT_ELIGIBLE with the evaluator\'s reasons',
     },
@@ -33,8 +43,8 @@ export async function proofAssetRoutes(app: FastifyInstance, deps: AppDeps): Pro
   });
 
   app.get<{ Params: { id: string } }>('/api/v1/proof/assets/:id', {
-    schema: { params: idParams },
-    config: { auth: 'key', scope: 'service:proof:read', summary: 'One asset with its lineage, approval state and file' },
+    schema: { params: idParams, response: { 200: dataOf(assetSchema), 409: errorOf('CONFLICT: the asset\'s source is no longer usable') } },
+    config: { auth: 'key', scope: 'service:proof:read', operationId: 'getAsset', summary: 'One asset with its lineage, approval state and file' },
   }, async (request) => {
     return { data: await readAsset(deps.dataSource, productTenant(request), request.params.id) };
   });

@@ -4,6 +4,8 @@ import { PageRequest } from '../../db/pagination';
 import { LedgerFilter, listProofEvents } from '../../db/proof/proof-ledger';
 import { productTenant } from '../plugins/product-tenant';
 import type { AppDeps } from '../app';
+import { pageOf } from '../plugins/responses';
+import { proofEventSchema } from './schemas';
 import { pageQuery, strictObject } from '../plugins/validation';
 
 const ledgerQuery = strictObject({
@@ -15,8 +17,8 @@ const ledgerQuery = strictObject({
 
 export async function proofEventRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.get<{ Querystring: PageRequest & LedgerFilter }>('/api/v1/proof/events', {
-    schema: { querystring: ledgerQuery },
-    config: { auth: 'key', scope: 'service:proof:read', summary: 'The proof ledger, oldest first' },
+    schema: { querystring: ledgerQuery, response: { 200: pageOf(proofEventSchema) } },
+    config: { auth: 'key', scope: 'service:proof:read', operationId: 'listProofEvents', summary: 'The proof ledger, oldest first' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listProofEvents(deps.dataSource, productTenant(request).productId, filter, { limit, cursor });

@@ -2,10 +2,14 @@ import { FastifyInstance } from 'fastify';
 import { exportApproved } from '../../db/proof/proof-exports';
 import { productTenant } from '../plugins/product-tenant';
 import type { AppDeps } from '../app';
+import { dataOf } from '../plugins/responses';
+import { exportSchema } from './schemas';
 
 export async function proofExportRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.post('/api/v1/proof/exports', {
+    schema: { response: { 201: dataOf(exportSchema) } },
     config: {
+      operationId: 'exportProof',
       auth: 'key', scope: 'service:proof:export', idempotency: 'optional',
       summary: 'Approved-only JSON bundle with a sha256 digest over its canonical bytes',
     },

@@ -15,20 +15,32 @@ import { closedList, proofContentSchema } from './proof-content';
 import { idParams } from '../plugins/path-params';
 import { proofWorkflows } from './proof-workflows';
 import { pageQuery, strictObject } from '../plugins/validation';
+import { dataOf, errorOf, pageOf } from '../plugins/responses';
+import {
+  approvalRequestedSchema, consentSummarySchema, proofItemListEntrySchema, proofItemReadSchema, proofVersionSchema, revocationFiledSchema,
+} from './schemas';
 
 const MAX_EXPAND = 2;
 // The spec's own filter example; it names items live on an active placement, which the placement
 // work will fill. Until then it is a valid filter that matches nothing, not a 400.
 const STATUS_FILTERS = [...PROOF_ITEM_STATUSES, 'published'] as const;
 const MAX_PAGE_WITH_EXPAND = 50;
+const GONE = errorOf('GONE: the item was deleted (it may be restored in the workspace inside its recovery window)');
+
+/** A list parameter: repeated (`a=x&a=y`) or comma-separated (`a=x,y`). */
+const listParam = (values: readonly string[], description: string, maxItems?: number) => mixed().meta({
+  jsonSchema: { type: 'array', items: { type: 'string', enum: [...values] }, ...(maxItems ? { maxItems } : {}) },
+  description: `${description}; repeat the parameter or separate values by commas`,
+});
+const expandParam = () => listParam(EXPANDABLE, 'embed each item\'s latest versions and/or consent summary', MAX_EXPAND);
 
 const listQuery = strictObject({
   ...pageQuery,
-  status: mixed(),
+  status: listParam(STATUS_FILTERS, 'only items with one of these statuses'),
   type: string().oneOf([...PROOF_TYPES]),
-  expand: mixed(),
+  expand: expandParam(),
 });
-const readQuery = strictObject({ expand: mixed() });
+const readQuery = strictObject({ expand: expandParam() });
 const versionBody = strictObject({
   content: proofContentSchema,
   changeReason: string().required().min(3).max(1000),
@@ -56,8 +68,8 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
   const write = { auth: 'key' as const, scope: 'service:proof:write', idempotency: 'optional' as const };
 
   app.get<{ Querystring: PageRequest & { status?: unknown; type?: ProofType; expand?: unknown } }>('/api/v1/proof/items', {
-    schema: { querystring: listQuery },
-    config: { ...read, summary: 'Proof items, newest first; status comma-separated or repeated; optional expand' },
+    schema: { querystring: listQuery, response: { 200: pageOf(proofItemListEntrySchema) } },
+    config: { ...read, operationId: 'listProofItems', summary: 'Proof items, newest first; status comma-separated or repeated; optional expand' },
   }, async (request) => {
     const s = scopeOf(request);
     const expand = expandOf(request.query.expand);
@@ -67,24 +79,24 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
   });
 
   app.get<{ Params: { id: string }; Querystring: { expand?: unknown } }>('/api/v1/proof/items/:id', {
-    schema: { params: idParams, querystring: readQuery },
-    config: { ...read, summary: 'One item with its public version and per-channel eligibility' },
+    schema: { params: idParams, querystring: readQuery, response: { 200: dataOf(proofItemReadSchema), 410: GONE } },
+    config: { ...read, operationId: 'getProofItem', summary: 'One item with its public version and per-channel eligibility' },
   }, async (request) => {
     const s = scopeOf(request);
     return { data: await readItem(ds, s, request.params.id, expandOf(request.query.expand), s.readPrivate) };
   });
 
   app.get<{ Params: { id: string } }>('/api/v1/proof/items/:id/versions', {
-    schema: { params: idParams },
-    config: { ...read, summary: 'Versions, oldest first; unapproved ones only with proof:read_private' },
+    schema: { params: idParams, response: { 200: pageOf(proofVersionSchema), 410: GONE } },
+    config: { ...read, operationId: 'listProofVersions', summary: 'Versions, oldest first; unapproved ones only with proof:read_private' },
   }, async (request) => {
     const s = scopeOf(request);
     return listVersions(ds, s, request.params.id, s.readPrivate);
   });
 
   app.post<{ Params: { id: string }; Body: NewVersion }>('/api/v1/proof/items/:id/versions', {
-    schema: { params: idParams, body: versionBody },
-    config: { ...write, summary: 'Create a draft derivative with a semantic diff against its parent' },
+    schema: { params: idParams, body: versionBody, response: { 201: dataOf(proofVersionSchema), 409: errorOf('CONFLICT: the parent version is not of this item, or the item is revoked'), 410: GONE } },
+    config: { ...write, operationId: 'createProofVersion', summary: 'Create a draft derivative with a semantic diff against its parent' },
   }, async (request, reply) => {
     const s = scopeOf(request);
     const version = await createVersion(ds, s, request.params.id, request.body, { type: 'service_key', id: s.keyId });
@@ -92,8 +104,8 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
   });
 
   app.post<{ Params: { id: string }; Body: { versionId: string } }>('/api/v1/proof/items/:id/request-approval', {
-    schema: { params: idParams, body: requestApprovalBody },
-    config: { ...write, summary: 'Queue a version for a person; requesting is not approving' },
+    schema: { params: idParams, body: requestApprovalBody, response: { 200: dataOf(approvalRequestedSchema), 409: errorOf('CONFLICT: the version cannot be queued (already decided, or the item is revoked)'), 410: GONE } },
+    config: { ...write, operationId: 'requestProofApproval', summary: 'Queue a version for a person; requesting is not approving' },
   }, async (request) => {
     const s = scopeOf(request);
     const result = await requestApproval(ds, s, request.params.id, request.body.versionId, { type: 'service_key', id: s.keyId });
@@ -106,8 +118,8 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
   // No scope on purpose: whatever the key holds, a key never decides.
   for (const action of ['approve', 'reject']) {
     app.post<{ Params: { id: string } }>(`/api/v1/proof/items/:id/${action}`, {
-      schema: { params: idParams },
-      config: { auth: 'key', summary: `Always 403 HUMAN_APPROVAL_REQUIRED: ${action} is a person's decision in the workspace` },
+      schema: { params: idParams, response: { 403: errorOf('HUMAN_APPROVAL_REQUIRED, always') } },
+      config: { auth: 'key', operationId: `${action}ProofItemByKey`, summary: `Always 403 HUMAN_APPROVAL_REQUIRED: ${action} is a person's decision in the workspace` },
     }, async () => {
       throw humanOnly();
     });
@@ -118,22 +130,22 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
     throw forbidden('consent is granted, changed and withdrawn by a person in the workspace; a key may only file a revocation request');
   };
   app.post<{ Params: { id: string } }>('/api/v1/proof/items/:id/consents', {
-    schema: { params: idParams },
-    config: { auth: 'key', summary: 'Always 403 FORBIDDEN: consent is recorded by a person (POST /api/workspace/proof/items/{id}/consents)' },
+    schema: { params: idParams, response: { 403: errorOf('FORBIDDEN, always') } },
+    config: { auth: 'key', operationId: 'createConsentByKey', summary: 'Always 403 FORBIDDEN: consent is recorded by a person (POST /api/workspace/proof/items/{id}/consents)' },
   }, consentByKey);
   app.patch<{ Params: { id: string } }>('/api/v1/proof/consents/:id', {
-    schema: { params: idParams },
-    config: { auth: 'key', summary: 'Always 403 FORBIDDEN: consent is changed by a person in the workspace' },
+    schema: { params: idParams, response: { 403: errorOf('FORBIDDEN, always') } },
+    config: { auth: 'key', operationId: 'updateConsentByKey', summary: 'Always 403 FORBIDDEN: consent is changed by a person in the workspace' },
   }, consentByKey);
 
   app.get<{ Params: { id: string } }>('/api/v1/proof/items/:id/consent', {
-    schema: { params: idParams },
-    config: { ...read, summary: 'Consent status with grant summaries; evidence never leaves' },
+    schema: { params: idParams, response: { 200: dataOf(consentSummarySchema), 410: GONE } },
+    config: { ...read, operationId: 'getProofConsent', summary: 'Consent status with grant summaries; evidence never leaves' },
   }, async (request) => ({ data: await readConsent(ds, scopeOf(request), request.params.id) }));
 
   app.post<{ Params: { id: string }; Body: { requestText?: string } | null }>('/api/v1/proof/items/:id/revoke', {
-    schema: { params: idParams, body: revokeBody },
-    config: { ...write, summary: 'File a revocation request (202); new renders stop at once, a person completes it' },
+    schema: { params: idParams, body: revokeBody, response: { 202: dataOf(revocationFiledSchema), 409: errorOf('CONFLICT: the item is already revoked'), 410: GONE } },
+    config: { ...write, operationId: 'revokeProofItem', summary: 'File a revocation request (202); new renders stop at once, a person completes it' },
   }, async (request, reply) => {
     const s = scopeOf(request);
     const filed = await requestRevocation(ds, s, { proofItemId: request.params.id }, {
@@ -144,8 +156,8 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
   });
 
   app.post<{ Params: { id: string } }>('/api/v1/proof/consents/:id/revoke', {
-    schema: { params: idParams },
-    config: { ...write, summary: 'File a revocation request for the grant\'s item (202)' },
+    schema: { params: idParams, response: { 202: dataOf(revocationFiledSchema), 409: errorOf('CONFLICT: the item is already revoked'), 410: GONE } },
+    config: { ...write, operationId: 'revokeConsent', summary: 'File a revocation request for the grant\'s item (202)' },
   }, async (request, reply) => {
     const s = scopeOf(request);
     const filed = await requestRevocation(ds, s, { consentGrantId: request.params.id }, {

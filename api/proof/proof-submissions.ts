@@ -6,6 +6,8 @@ import { SubmissionBody, submitProof } from '../../db/proof/proof-items';
 import { keyPrincipal } from '../plugins/auth';
 import { productTenant } from '../plugins/product-tenant';
 import type { AppDeps } from '../app';
+import { dataOf } from '../plugins/responses';
+import { submissionSchema } from './schemas';
 import { proofContentSchema } from './proof-content';
 import { strictObject } from '../plugins/validation';
 
@@ -46,8 +48,9 @@ const submissionBody = strictObject({
 /** Headless capture: stored first, always; the Idempotency-Key makes retries create one item. */
 export async function proofSubmissionRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.post<{ Body: SubmissionBody }>('/api/v1/proof/submissions', {
-    schema: { body: submissionBody },
+    schema: { body: submissionBody, response: { 201: dataOf(submissionSchema) } },
     config: {
+      operationId: 'submitProof',
       auth: 'key', scope: 'service:proof:submissions:write', idempotency: 'required', idempotencyReuseCode: 'CONFLICT',
       summary: 'Store a customer submission with its original version and consent grant',
     },

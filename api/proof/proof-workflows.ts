@@ -1,6 +1,6 @@
 import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import { Config } from '../../runtime/config';
-import { tenantMemo } from '../../runtime/workflow-memo';
+import { tenantStartOptions } from '../../runtime/workflow-memo';
 import type { ApprovalRef } from '../../db/proof/proof-approvals';
 import {
   ApprovalOutcome, approvalOutcomeSignal, approvalWorkflowId, proofApprovalWorkflow,
@@ -35,7 +35,7 @@ export function proofWorkflows(temporal: Client, config: Config) {
         taskQueue: config.taskQueue,
         workflowIdConflictPolicy: isNew ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
         args: [{ requestId: ref.requestId, proofItemId: ref.proofItemId, versionId: ref.versionId, reminderIntervalMs: config.proofApprovalReminderMs }],
-        memo: tenantMemo(tenant.organizationId, tenant.productId),
+        ...tenantStartOptions(tenant.organizationId, tenant.productId),
       });
     },
     async signalApproval(ref: ApprovalRef, outcome: ApprovalOutcome): Promise<void> {
@@ -49,7 +49,7 @@ export function proofWorkflows(temporal: Client, config: Config) {
         taskQueue: config.taskQueue,
         workflowIdConflictPolicy: 'USE_EXISTING',
         args: [{ revocationId, slaDeadlineAt }],
-        memo: tenantMemo(tenant.organizationId, tenant.productId),
+        ...tenantStartOptions(tenant.organizationId, tenant.productId),
       });
     },
     async signalRevocationCompleted(revocationId: string): Promise<void> {
@@ -62,7 +62,7 @@ export function proofWorkflows(temporal: Client, config: Config) {
         args: [{ proofItemId }],
         signal: itemDeletedSignal,
         signalArgs: [{ deletedAt, recoveryClosesAt }],
-        memo: tenantMemo(tenant.organizationId, tenant.productId),
+        ...tenantStartOptions(tenant.organizationId, tenant.productId),
       });
     },
     async signalRestored(proofItemId: string): Promise<void> {

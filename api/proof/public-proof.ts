@@ -6,6 +6,8 @@ import { placementMedia, renderPlacement } from '../../db/proof/proof-render';
 import { publicKeySet, readEventToken } from '../../db/proof/proof-signing';
 import { ServiceError, notFound, validationFailed } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
+import { dataOf, errorOf, fileOf, noContent } from '../plugins/responses';
+import { keySetSchema, receiptSchema, receiptVerificationSchema, renderManifestSchema } from './schemas';
 import { idParams } from '../plugins/path-params';
 import { openObject, strictObject } from '../plugins/validation';
 
@@ -45,8 +47,8 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
   const ds = deps.dataSource;
 
   app.get<{ Params: { id: string } }>('/api/public/proof/render/:id', {
-    schema: { params: idParams },
-    config: { summary: 'Signed render manifest (service-proof-render-v1) of the eligible items; strong ETag, 304 on If-None-Match' },
+    schema: { params: idParams, response: { 200: renderManifestSchema, 304: noContent('the manifest is unchanged (If-None-Match)') } },
+    config: { operationId: 'renderPlacement', summary: 'Signed render manifest (service-proof-render-v1) of the eligible items; strong ETag, 304 on If-None-Match' },
   }, async (request, reply) => {
     const render = await renderPlacement(ds, request.params.id);
     if (!render) throw notFound('placement');
@@ -57,8 +59,15 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
   });
 
   app.get<{ Params: { placementId: string; assetId: string } }>('/api/public/proof/media/:placementId/:assetId', {
-    schema: { params: mediaParams },
-    config: { summary: 'A file of an item in the placement\'s current eligible manifest; byte ranges; anything else 404' },
+    schema: {
+      params: mediaParams,
+      response: {
+        200: fileOf('*/*', 'the file, in its own media type'),
+        206: fileOf('*/*', 'the requested byte range'),
+        416: noContent('the range is outside the file'),
+      },
+    },
+    config: { operationId: 'getPlacementMedia', summary: 'A file of an item in the placement\'s current eligible manifest; byte ranges; anything else 404' },
   }, async (request, reply) => {
     const asset = await placementMedia(ds, request.params.placementId, request.params.assetId);
     if (!asset) throw notFound('media');
@@ -78,7 +87,8 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
 
   app.post<{ Body: unknown }>('/api/public/proof/events', {
     bodyLimit: BEACON_BODY_LIMIT,
-    config: { summary: 'Cookie-free engagement beacon (text/plain JSON {token, type}); needs the manifest\'s event token' },
+    schema: { response: { 204: noContent('recorded'), 403: errorOf('FORBIDDEN: the event token is not one this service signed, or it has expired') } },
+    config: { operationId: 'recordProofEngagement', summary: 'Cookie-free engagement beacon (text/plain JSON {token, type}); needs the manifest\'s event token' },
   }, async (request, reply) => {
     // navigator.sendBeacon sends text/plain without a preflight; the text is JSON.
     let parsed: unknown = request.body;
@@ -103,15 +113,16 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
   });
 
   app.get('/api/public/proof/receipts/keys', {
-    config: { summary: 'Public Ed25519 key set (JWKS) for offline verification; retired keys are kept' },
+    schema: { response: { 200: keySetSchema } },
+    config: { operationId: 'getReceiptKeys', summary: 'Public Ed25519 key set (JWKS) for offline verification; retired keys are kept' },
   }, async (_request, reply) => {
     publicHeaders(reply, 'public, max-age=300');
     return publicKeySet(ds);
   });
 
   app.get<{ Params: { id: string } }>('/api/public/proof/receipts/:id', {
-    schema: { params: idParams },
-    config: { summary: 'Portable signed receipt: what the customer approved and how it may be used' },
+    schema: { params: idParams, response: { 200: dataOf(receiptSchema) } },
+    config: { operationId: 'getReceipt', summary: 'Portable signed receipt: what the customer approved and how it may be used' },
   }, async (request, reply) => {
     const receipt = await readReceipt(ds, request.params.id);
     if (!receipt) throw notFound('receipt');
@@ -120,8 +131,8 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
   });
 
   app.post<{ Body: ReceiptClaim }>('/api/public/proof/receipts/verify', {
-    schema: { body: verifyBody },
-    config: { summary: 'Verify a receipt: the signature first, then its live status; revocation always wins' },
+    schema: { body: verifyBody, response: { 200: dataOf(receiptVerificationSchema) } },
+    config: { operationId: 'verifyReceipt', summary: 'Verify a receipt: the signature first, then its live status; revocation always wins' },
   }, async (request, reply) => {
     publicHeaders(reply, 'no-store');
     return { data: await verifyReceipt(ds, request.body) };

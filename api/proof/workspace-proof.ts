@@ -10,6 +10,11 @@ import { ConsentTerms, grantConsent } from '../../db/proof/proof-items';
 import { completeRevocation } from '../../db/proof/proof-revocations';
 import { sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';
+import { dataOf, errorOf, pageOf } from '../plugins/responses';
+import {
+  assetSchema, consentGrantSchema, deletedItemSchema, exportSchema, itemAndVersionSchema, publishResultSchema, reviewRequestSchema,
+  revocationFiledSchema,
+} from './schemas';
 import { idParams } from '../plugins/path-params';
 import { consentTermsSchema } from './proof-submissions';
 import { proofWorkflows } from './proof-workflows';
@@ -21,6 +26,8 @@ const rejectBody = strictObject({
   versionId: string().max(100).meta({ description: 'the version reviewed; refused with 409 if a newer request replaced it' }),
 }).required();
 const consentBody = strictObject({ versionId: string().required().max(100), consent: consentTermsSchema }).required();
+const NOT_PENDING = errorOf('CONFLICT: no pending request for this version (decided, superseded or replaced)');
+const GONE = errorOf('GONE: the item was deleted');
 const rawExportBody = strictObject({ productId: string().required().max(100) }).required();
 
 /**
@@ -34,13 +41,13 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
   const decision = { ...people, keyRefusal: 'HUMAN_APPROVAL_REQUIRED' as const };
 
   app.get<{ Querystring: PageRequest }>('/api/workspace/proof/review-queue', {
-    schema: { querystring: strictObject(pageQuery) },
-    config: { ...people, summary: 'Versions awaiting a person, oldest request first' },
+    schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(reviewRequestSchema) } },
+    config: { ...people, operationId: 'listReviewQueue', summary: 'Versions awaiting a person, oldest request first' },
   }, async (request) => reviewQueue(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post<{ Params: { id: string }; Body: { versionId: string } }>('/api/workspace/proof/items/:id/approve', {
-    schema: { params: idParams, body: approveBody },
-    config: { ...decision, summary: 'Approve the queued version; it becomes the public version' },
+    schema: { params: idParams, body: approveBody, response: { 200: dataOf(itemAndVersionSchema), 409: NOT_PENDING } },
+    config: { ...decision, operationId: 'approveProofItem', summary: 'Approve the queued version; it becomes the public version' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const decided = await decideApproval(ds, s.organizationId, request.params.id, { kind: 'approve', versionId: request.body.versionId }, s.teammateId);
@@ -49,8 +56,8 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.post<{ Params: { id: string }; Body: { reason: string; versionId?: string } }>('/api/workspace/proof/items/:id/reject', {
-    schema: { params: idParams, body: rejectBody },
-    config: { ...decision, summary: 'Reject the queued version with a reason' },
+    schema: { params: idParams, body: rejectBody, response: { 200: dataOf(itemAndVersionSchema), 409: NOT_PENDING } },
+    config: { ...decision, operationId: 'rejectProofItem', summary: 'Reject the queued version with a reason' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const decided = await decideApproval(ds, s.organizationId, request.params.id, { kind: 'reject', reason: request.body.reason, versionId: request.body.versionId }, s.teammateId);
@@ -59,8 +66,8 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/placements/:id/publish', {
-    schema: { params: idParams },
-    config: { ...decision, summary: 'Publish a placement as a person: the only way to make paid use live' },
+    schema: { params: idParams, response: { 200: dataOf(publishResultSchema), 409: errorOf('CONFLICT: the placement is archived') } },
+    config: { ...decision, operationId: 'publishPlacementAsPerson', summary: 'Publish a placement as a person: the only way to make paid use live' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const scope = await placementScope(ds, s.organizationId, request.params.id);
@@ -68,24 +75,24 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.post<{ Params: { id: string }; Body: { versionId: string; consent: ConsentTerms } }>('/api/workspace/proof/items/:id/consents', {
-    schema: { params: idParams, body: consentBody },
-    config: { ...people, summary: 'Record the customer\'s consent for an exact version; it supersedes the item\'s active grants' },
+    schema: { params: idParams, body: consentBody, response: { 201: dataOf(consentGrantSchema), 409: errorOf('CONFLICT: the item is revoked'), 410: GONE } },
+    config: { ...people, operationId: 'grantConsent', summary: 'Record the customer\'s consent for an exact version; it supersedes the item\'s active grants' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     return reply.code(201).send({ data: await grantConsent(ds, s.organizationId, request.params.id, request.body, s.teammateId) });
   });
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/assets/:id/approve', {
-    schema: { params: idParams },
-    config: { ...decision, summary: 'Approve a generated asset; only approved assets are served as public media' },
+    schema: { params: idParams, response: { 200: dataOf(assetSchema), 409: errorOf('CONFLICT: the asset is not a draft, or its source is no longer eligible') } },
+    config: { ...decision, operationId: 'approveAsset', summary: 'Approve a generated asset; only approved assets are served as public media' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await approveAsset(ds, s.organizationId, request.params.id, { type: 'teammate', id: s.teammateId }) };
   });
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/revocations/:id/complete', {
-    schema: { params: idParams },
-    config: { ...decision, summary: 'Complete a filed revocation; final for the item' },
+    schema: { params: idParams, response: { 200: dataOf(revocationFiledSchema), 409: errorOf('CONFLICT: the revocation is already completed') } },
+    config: { ...decision, operationId: 'completeRevocation', summary: 'Complete a filed revocation; final for the item' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const done = await completeRevocation(ds, s.organizationId, request.params.id, s.teammateId);
@@ -95,8 +102,8 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.delete<{ Params: { id: string } }>('/api/workspace/proof/items/:id', {
-    schema: { params: idParams },
-    config: { ...people, summary: 'Delete an item; it may be restored inside the recovery window' },
+    schema: { params: idParams, response: { 200: dataOf(deletedItemSchema), 410: GONE } },
+    config: { ...people, operationId: 'deleteProofItem', summary: 'Delete an item; it may be restored inside the recovery window' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const deleted = await deleteItem(ds, s.organizationId, request.params.id, s.teammateId, deps.config.proofDeletionRecoveryMs);
@@ -107,8 +114,8 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/items/:id/restore', {
-    schema: { params: idParams },
-    config: { ...people, summary: 'Restore a deleted item inside its recovery window' },
+    schema: { params: idParams, response: { 200: dataOf(deletedItemSchema), 409: errorOf('CONFLICT: the item is not deleted'), 410: errorOf('GONE: the recovery window has closed') } },
+    config: { ...people, operationId: 'restoreProofItem', summary: 'Restore a deleted item inside its recovery window' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const restored = await restoreItem(ds, s.organizationId, request.params.id, s.teammateId);
@@ -117,8 +124,8 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.post<{ Body: { productId: string } }>('/api/workspace/proof/exports/raw', {
-    schema: { body: rawExportBody },
-    config: { auth: 'session', roles: ['owner'], summary: 'Raw originals of a product (owner only), with a sha256 digest' },
+    schema: { body: rawExportBody, response: { 201: dataOf(exportSchema), 404: errorOf('NOT_FOUND: no such product in the workspace') } },
+    config: { auth: 'session', roles: ['owner'], operationId: 'exportRawProof', summary: 'Raw originals of a product (owner only), with a sha256 digest' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     return reply.code(201).send({ data: await exportRaw(ds, s.organizationId, request.body.productId) });

@@ -9,6 +9,10 @@ import {
 import { checkWebhookUrl } from '../../runtime/webhook-target';
 import { sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';
+import { dataOf, errorOf, pageOf } from '../plugins/responses';
+import {
+  webhookDeliveryDetailSchema, webhookDeliverySchema, webhookEndpointDeletedSchema, webhookEndpointSchema, webhookEndpointWithSecretSchema,
+} from './schemas';
 import { idParams } from '../plugins/path-params';
 import { pageQuery, strictObject } from '../plugins/validation';
 
@@ -29,7 +33,7 @@ const deliveryQuery = strictObject({
   eventType: string().max(200),
 });
 
-const config = (summary: string) => ({ auth: 'session' as const, roles: ['owner' as const, 'admin' as const], summary });
+const config = (operationId: string, summary: string) => ({ auth: 'session' as const, roles: ['owner' as const, 'admin' as const], operationId, summary });
 
 /** Webhook endpoints and the delivery log: workspace owners and admins only. */
 export async function workspaceWebhookRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -37,23 +41,25 @@ export async function workspaceWebhookRoutes(app: FastifyInstance, deps: AppDeps
   const allowPrivate = deps.config.webhookAllowPrivateTargets;
   const org = (request: Parameters<typeof sessionPrincipal>[0]) => sessionPrincipal(request).organizationId;
 
-  app.get('/api/workspace/webhooks/endpoints', { config: config('Webhook endpoints of the workspace (at most 20)') },
-    async (request) => ({ data: await listEndpoints(ds, org(request)), nextCursor: null }));
+  app.get('/api/workspace/webhooks/endpoints', {
+    schema: { response: { 200: pageOf(webhookEndpointSchema) } },
+    config: config('listWebhookEndpoints', 'Webhook endpoints of the workspace (at most 20)'),
+  }, async (request) => ({ data: await listEndpoints(ds, org(request)), nextCursor: null }));
 
   app.post<{ Body: EndpointInput }>('/api/workspace/webhooks/endpoints', {
-    schema: { body: createBody },
-    config: config('Create an endpoint; the signing secret is in the answer this once'),
+    schema: { body: createBody, response: { 201: dataOf(webhookEndpointWithSecretSchema), 409: errorOf('CONFLICT: the workspace already has 20 endpoints') } },
+    config: config('createWebhookEndpoint', 'Create an endpoint; the signing secret is in the answer this once'),
   }, async (request, reply) => {
     const url = await checkWebhookUrl(request.body.url, allowPrivate);
     return reply.code(201).send({ data: await createEndpoint(ds, org(request), { ...request.body, url }) });
   });
 
   app.get<{ Params: { id: string } }>('/api/workspace/webhooks/endpoints/:id', {
-    schema: { params: idParams }, config: config('One endpoint'),
+    schema: { params: idParams, response: { 200: dataOf(webhookEndpointSchema) } }, config: config('getWebhookEndpoint', 'One endpoint'),
   }, async (request) => ({ data: await getEndpoint(ds, org(request), request.params.id) }));
 
   app.patch<{ Params: { id: string }; Body: Partial<EndpointInput> }>('/api/workspace/webhooks/endpoints/:id', {
-    schema: { params: idParams, body: updateBody }, config: config('Change url, description, subscriptions or enabled'),
+    schema: { params: idParams, body: updateBody, response: { 200: dataOf(webhookEndpointSchema) } }, config: config('updateWebhookEndpoint', 'Change url, description, subscriptions or enabled'),
   }, async (request) => {
     const patch = { ...request.body };
     if (patch.url !== undefined) patch.url = await checkWebhookUrl(patch.url, allowPrivate);
@@ -61,28 +67,28 @@ export async function workspaceWebhookRoutes(app: FastifyInstance, deps: AppDeps
   });
 
   app.delete<{ Params: { id: string } }>('/api/workspace/webhooks/endpoints/:id', {
-    schema: { params: idParams }, config: config('Delete an endpoint; its delivery log stays'),
+    schema: { params: idParams, response: { 200: dataOf(webhookEndpointDeletedSchema) } }, config: config('deleteWebhookEndpoint', 'Delete an endpoint; its delivery log stays'),
   }, async (request) => {
     await deleteEndpoint(ds, org(request), request.params.id);
     return { data: { id: request.params.id, deleted: true } };
   });
 
   app.post<{ Params: { id: string } }>('/api/workspace/webhooks/endpoints/:id/rotate-secret', {
-    schema: { params: idParams }, config: config('New signing secret, shown once; the old one stops verifying at once'),
+    schema: { params: idParams, response: { 200: dataOf(webhookEndpointWithSecretSchema) } }, config: config('rotateWebhookSecret', 'New signing secret, shown once; the old one stops verifying at once'),
   }, async (request) => ({ data: await rotateEndpointSecret(ds, org(request), request.params.id) }));
 
   app.get<{ Querystring: DeliveryFilters & PageRequest }>('/api/workspace/webhooks/deliveries', {
-    schema: { querystring: deliveryQuery }, config: config('Delivery log, newest first'),
+    schema: { querystring: deliveryQuery, response: { 200: pageOf(webhookDeliverySchema) } }, config: config('listWebhookDeliveries', 'Delivery log, newest first'),
   }, async (request) => {
     const { limit, cursor, ...filters } = request.query;
     return listDeliveries(ds, org(request), { ...filters, status: filters.status as DeliveryStatus | undefined }, { limit, cursor });
   });
 
   app.get<{ Params: { id: string } }>('/api/workspace/webhooks/deliveries/:id', {
-    schema: { params: idParams }, config: config('One delivery with its body and every attempt'),
+    schema: { params: idParams, response: { 200: dataOf(webhookDeliveryDetailSchema) } }, config: config('getWebhookDelivery', 'One delivery with its body and every attempt'),
   }, async (request) => ({ data: await getDelivery(ds, org(request), request.params.id) }));
 
   app.post<{ Params: { id: string } }>('/api/workspace/webhooks/deliveries/:id/replay', {
-    schema: { params: idParams }, config: config('Send again: same event id and body, new delivery id'),
+    schema: { params: idParams, response: { 201: dataOf(webhookDeliverySchema) } }, config: config('replayWebhookDelivery', 'Send again: same event id and body, new delivery id'),
   }, async (request, reply) => reply.code(201).send({ data: await replayDelivery(ds, org(request), request.params.id) }));
 }

@@ -25,6 +25,8 @@ export interface CreateSignalInput {
 export interface IntakeLimits {
   monthlyAllowance: number;
   dailyCeiling: number;
+  /** False without a configured AI provider: the signal is stored with analysisState 'skipped' and no analysis starts. */
+  analysisAvailable: boolean;
 }
 
 export interface SignalReceipt {
@@ -128,7 +130,7 @@ export async function createSignal(
        INSERT INTO signals (id, organization_id, product_id, thread_id, end_user_id, category, title, body, context,
                             idempotency_key, analysis_state, over_allowance, created_at, updated_at)
        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-              CASE WHEN m.count > lim.allowance THEN 'waiting' ELSE 'pending' END, m.count > lim.allowance, $13, $13
+              CASE WHEN NOT $21::boolean THEN 'skipped' WHEN m.count > lim.allowance THEN 'waiting' ELSE 'pending' END, m.count > lim.allowance, $13, $13
          FROM m, lim
        ON CONFLICT (product_id, idempotency_key) DO NOTHING
        RETURNING id
@@ -155,7 +157,7 @@ export async function createSignal(
       input.body, input.context === undefined ? null : JSON.stringify(input.context), input.idempotencyKey,
       input.email ?? null, input.name ?? null, now, newId('msg'), `day:${iso.slice(0, 10)}`, `month:${monthPeriod(now)}`,
       limits.dailyCeiling, limits.monthlyAllowance, newId('evt'),
-      JSON.stringify({ signalId, threadId, endUserId: input.endUserId, category }),
+      JSON.stringify({ signalId, threadId, endUserId: input.endUserId, category }), limits.analysisAvailable,
     ],
   );
   if (outcome.stored === 1) return { id: signalId, threadId, state: 'open', replayed: false };

@@ -2,7 +2,8 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 export const SIGNAL_CATEGORIES = ['support', 'bug', 'feature', 'ux', 'review'] as const;
 export type SignalCategory = (typeof SIGNAL_CATEGORIES)[number];
-export type AnalysisState = 'pending' | 'analyzing' | 'done' | 'failed' | 'waiting';
+export type AnalysisState = 'pending' | 'analyzing' | 'done' | 'failed' | 'waiting' | 'skipped';
+export const ANALYSIS_STATES: AnalysisState[] = ['pending', 'analyzing', 'done', 'failed', 'waiting', 'skipped'];
 
 /** A feedback item captured for an end user; unique per product by the integrator's idempotencyKey. */
 @Entity('signals')

@@ -3,9 +3,10 @@ import { CustomerLoop1763712100000 } from './1763712100000-CustomerLoop';
 import { Webhooks1763712200000 } from './1763712200000-Webhooks';
 import { ProofCore1763712300000 } from './1763712300000-ProofCore';
 import { ProofPlacements1763712400000 } from './1763712400000-ProofPlacements';
+import { SignalAnalysisSkipped1763712450000 } from './1763712450000-SignalAnalysisSkipped';
 import { ProofAi1763712500000 } from './1763712500000-ProofAi';
 
 export const MIGRATIONS = [
   Foundation1763712000000, CustomerLoop1763712100000, Webhooks1763712200000, ProofCore1763712300000,
-  ProofPlacements1763712400000, ProofAi1763712500000,
+  ProofPlacements1763712400000, SignalAnalysisSkipped1763712450000, ProofAi1763712500000,
 ];

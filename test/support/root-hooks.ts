@@ -10,6 +10,7 @@ import { installTemporalLogger } from '../../runtime/temporal-logging';
 import { startWorker } from '../../worker/main';
 import { startScratchDatabase, startScratchTemporal } from './servers';
 import { FakeAi } from './fake-ai';
+import { OpenApiDrift, isWholeSuite } from './openapi-drift';
 
 export interface TestContext {
   config: Config;
@@ -27,6 +28,8 @@ export interface TestContext {
 
 export const ctx = {} as TestContext;
 const teardown: Array<() => Promise<unknown>> = [];
+/** Every app the suite builds holds its answers to the OpenAPI document. */
+export const drift = new OpenApiDrift();
 
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
@@ -66,6 +69,7 @@ export const mochaHooks = {
     const deps: AppDeps = { dataSource, temporal: temporal.client, config };
     const make = async (overrides: Partial<Config> = {}, extend?: (app: FastifyInstance) => void) => {
       const app = await buildApp({ ...deps, config: { ...config, ...overrides } });
+      drift.attach(app);
       extend?.(app);
       await app.ready();
       teardown.push(() => app.close());
@@ -79,8 +83,14 @@ export const mochaHooks = {
 
   async afterAll(this: Mocha.Context) {
     this.timeout(60_000);
+    const unanswered = ctx.app && this.test?.parent && isWholeSuite(this.test.parent) ? drift.unexercised(ctx.app.openapiDocument()) : [];
     for (const step of teardown.reverse()) {
       await step().catch((err) => console.error('teardown:', (err as Error).message));
     }
+    const problems = [
+      ...drift.failures,
+      ...unanswered.map((id) => `${id}: no test got a documented answer from this operation`),
+    ];
+    if (problems.length > 0) throw new Error(`the answers drift from the OpenAPI document:\n  ${problems.join('\n  ')}`);
   },
 };

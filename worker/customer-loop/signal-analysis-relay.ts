@@ -2,7 +2,7 @@ import { Client, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } f
 import { DataSource } from 'typeorm';
 import { claimSignalsForAnalysis } from '../../db/customer-loop/signal-analysis';
 import { Config } from '../../runtime/config';
-import { tenantMemo } from '../../runtime/workflow-memo';
+import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { signalAnalysisWorkflow, signalAnalysisWorkflowId } from '../../workflows/customer-loop/signal-analysis-workflow';
 import { RelayOptions } from '../relay';
 
@@ -23,7 +23,7 @@ export function signalAnalysisRelay(ds: DataSource, client: Client, config: Conf
             signalId: signal.id,
             ai: { maxAttempts: config.aiMaxAttempts, retryInitialMs: config.aiRetryInitialMs, timeoutMs: config.aiTimeoutMs },
           }],
-          memo: tenantMemo(signal.organizationId, signal.productId),
+          ...tenantStartOptions(signal.organizationId, signal.productId),
         });
       } catch (err) {
         // An earlier claim started it and its commit was lost: the analysis runs (or ran) already.

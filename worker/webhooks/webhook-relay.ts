@@ -2,7 +2,7 @@ import { Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client
 import { DataSource } from 'typeorm';
 import { dispatchDeliveries, publishOutbox } from '../../db/webhooks/webhooks';
 import { Config } from '../../runtime/config';
-import { tenantMemo } from '../../runtime/workflow-memo';
+import { tenantMemo, tenantStartOptions } from '../../runtime/workflow-memo';
 import {
   WEBHOOK_ID_REUSE_POLICY, WEBHOOK_MAX_ATTEMPTS, webhookDeliveryWorkflow, webhookDeliveryWorkflowId,
 } from '../../workflows/webhooks/webhook-delivery-workflow';
@@ -34,6 +34,7 @@ export function webhookRelay(ds: DataSource, client: Client, config: Config): Re
               workflowIdReusePolicy: WEBHOOK_ID_REUSE_POLICY,
               taskQueue: config.taskQueue,
               args: [{ deliveryId: d.id, ...input }],
+              ...tenantStartOptions(d.organizationId, d.productId),
               memo: { ...tenantMemo(d.organizationId, d.productId), endpointId: d.endpointId },
             });
           } catch (err) {
