@@ -8,7 +8,7 @@ import { validationFailed } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
-import { dataOf, timestamp } from '../plugins/responses';
+import { dataOf, errorOf, timestamp } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
 import { assertAiConfigured, canReadPrivate, runAiOperation } from './ai-runner';
 
@@ -148,7 +148,7 @@ export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promis
   const ds = deps.dataSource;
 
   app.post<{ Params: { id: string } }>('/api/v1/proof/items/:id/summarize', {
-    schema: { params: idParams, response: { 200: dataOf(summarySchema) } },
+    schema: { params: idParams, response: { 200: dataOf(summarySchema), 422: errorOf('NOT_ELIGIBLE: the item cannot be summarized (not approved without proof:read_private, no text, a pending revocation)') } },
     config: {
       ...write, operationId: 'summarizeProofItem',
       summary: 'AI summary of one story, validated so it never states what the story does not; 503 AI_UNAVAILABLE, 429 AI_BUDGET_EXCEEDED',
@@ -161,7 +161,10 @@ export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promis
   });
 
   app.post<{ Body: AskDraftBody }>('/api/v1/proof/requests/draft', {
-    schema: { body: askDraftBody, response: { 200: dataOf(askDraftSchema) } },
+    schema: {
+      body: askDraftBody,
+      response: { 200: dataOf(askDraftSchema), 404: errorOf('NOT_FOUND: no such proof item'), 422: errorOf('NOT_ELIGIBLE: the item cannot be the subject of a request') },
+    },
     config: {
       ...write, operationId: 'draftProofRequest',
       summary: 'AI draft of a story request; never sent; a draft failing the ask policy is discarded with 422 ASK_POLICY_FAILED',
@@ -180,7 +183,14 @@ export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promis
   });
 
   app.post<{ Body: CaseStudyBody }>('/api/v1/proof/case-studies', {
-    schema: { body: caseStudyBody, response: { 201: dataOf(caseStudySchema) } },
+    schema: {
+      body: caseStudyBody,
+      response: {
+        201: dataOf(caseStudySchema),
+        404: errorOf('NOT_FOUND: unknown source items (all named in details)'),
+        422: errorOf('NOT_ELIGIBLE (ineligible sources, named together) or CITATION_VALIDATION_FAILED (no statement survived)'),
+      },
+    },
     config: {
       ...write, operationId: 'compileCaseStudy',
       summary: 'AI case study from approved stories: cited statements and exact quotes only; a draft asset needing a person and each customer',

@@ -6362,6 +6362,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description NOT_ELIGIBLE: the item cannot be summarized (not approved without proof:read_private, no text, a pending revocation) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description RATE_LIMITED: more requests this minute than the key may make */
             429: {
                 headers: {
@@ -6481,11 +6490,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description NOT_FOUND: no such proof item */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description IDEMPOTENCY_IN_PROGRESS (Retry-After) or the Idempotency-Key was used for a different request */
             409: {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ELIGIBLE: the item cannot be the subject of a request */
+            422: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6638,11 +6665,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description NOT_FOUND: unknown source items (all named in details) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description IDEMPOTENCY_IN_PROGRESS (Retry-After) or the Idempotency-Key was used for a different request */
             409: {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_ELIGIBLE (ineligible sources, named together) or CITATION_VALIDATION_FAILED (no statement survived) */
+            422: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
