@@ -38,6 +38,11 @@ export interface Config {
   aiRetryInitialMs: number;
   aiTimeoutMs: number;
   inboxHeartbeatMs: number;
+  collectPageUrl: string;
+  collectCnameTarget: string;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  proofRequestDayMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -110,5 +115,10 @@ export function loadConfig(env: Env = process.env): Config {
     aiRetryInitialMs: int(env, 'SV_AI_RETRY_INITIAL_MS', 2_000, 1, 600_000),
     aiTimeoutMs: int(env, 'SV_AI_TIMEOUT_MS', 30_000, 100, 600_000),
     inboxHeartbeatMs: int(env, 'SV_INBOX_HEARTBEAT_MS', 15_000, 100, 600_000),
+    collectPageUrl: (text(env, 'PROOF_COLLECT_PAGE_URL') ?? 'http://127.0.0.1:3000/collect').replace(/\/+$/, ''),
+    collectCnameTarget: text(env, 'PROOF_COLLECT_CNAME_TARGET') ?? 'collect.proof.invalid',
+    smtpUrl: text(env, 'SMTP_URL'),
+    mailFrom: text(env, 'MAIL_FROM') ?? 'Proof <no-reply@proof.invalid>',
+    proofRequestDayMs: int(env, 'PROOF_REQUEST_DAY_MS', 86_400_000, 10, 86_400_000),
   };
 }

@@ -1,3 +1,15 @@
+import { CollectionDomain } from './collection-domain';
+import { CollectionFlow } from './collection-flow';
+import { CollectionFlowVersion } from './collection-flow-version';
+import { CollectionQuestion } from './collection-question';
+import { CollectionQuestionVersion } from './collection-question-version';
+import { CollectionWelcomeVideo } from './collection-welcome-video';
+import { ConsentTemplate } from './consent-template';
+import { ConsentTemplateVersion } from './consent-template-version';
+import { ProofCorrection } from './proof-correction';
+import { ProofOpportunity } from './proof-opportunity';
+import { ProofRequest } from './proof-request';
+import { ProofRouting } from './proof-routing';
 import { ConsentGrant } from './consent-grant';
 import { EndUser } from './end-user';
 import { Environment } from './environment';
@@ -43,6 +55,11 @@ export {
   Signal, Thread, ThreadMessage,
 };
 export { ProofAsset, ProofPlacement, ProofPlacementItem };
+export {
+  CollectionDomain, CollectionFlow, CollectionFlowVersion, CollectionQuestion, CollectionQuestionVersion,
+  CollectionWelcomeVideo, ConsentTemplate, ConsentTemplateVersion, ProofCorrection, ProofOpportunity, ProofRequest,
+  ProofRouting,
+};
 
 export const ENTITIES = [
   Organization, Product, Environment, Teammate, TeammateSession, ServiceKey, IdempotencyRecord,
@@ -51,4 +68,7 @@ export const ENTITIES = [
   EndUser, Thread, ThreadMessage, Signal, Feature, FeatureSignalLink, FeatureVote, FeatureFollow, Release,
   ReleaseReceipt, InboxItem, IntakeLimit,
   ProofPlacement, ProofPlacementItem, ProofAsset,
+  ConsentTemplate, ConsentTemplateVersion, CollectionQuestion, CollectionQuestionVersion, CollectionFlow,
+  CollectionFlowVersion, CollectionDomain, CollectionWelcomeVideo, ProofRequest, ProofOpportunity, ProofRouting,
+  ProofCorrection,
 ];
