@@ -1,3 +1,6 @@
+import { CollectionDraft } from './collection-draft';
+import { CollectionMedia } from './collection-media';
+import { CollectionUpload } from './collection-upload';
 import { ConsentGrant } from './consent-grant';
 import { EndUser } from './end-user';
 import { Environment } from './environment';
@@ -43,6 +46,7 @@ export {
   Signal, Thread, ThreadMessage,
 };
 export { ProofAsset, ProofPlacement, ProofPlacementItem };
+export { CollectionDraft, CollectionMedia, CollectionUpload };
 
 export const ENTITIES = [
   Organization, Product, Environment, Teammate, TeammateSession, ServiceKey, IdempotencyRecord,
@@ -51,4 +55,5 @@ export const ENTITIES = [
   EndUser, Thread, ThreadMessage, Signal, Feature, FeatureSignalLink, FeatureVote, FeatureFollow, Release,
   ReleaseReceipt, InboxItem, IntakeLimit,
   ProofPlacement, ProofPlacementItem, ProofAsset,
+  CollectionDraft, CollectionUpload, CollectionMedia,
 ];
