@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { Config } from '../runtime/config';
 import { createAiActivities } from './ai/ai-activities';
+import { createCollectionActivities } from './collection/collection-activities';
 import { createCustomerLoopActivities } from './customer-loop/customer-loop-activities';
 import { createDatabaseActivities } from './platform/database-activities';
 import { createWebhookActivities } from './webhooks/webhook-activities';
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createProofActivities(deps),
     ...createCustomerLoopActivities(deps),
     ...createAiActivities(deps),
+    ...createCollectionActivities(deps),
   };
 }
 

@@ -10,6 +10,9 @@ import { ProofCorrection } from './proof-correction';
 import { ProofOpportunity } from './proof-opportunity';
 import { ProofRequest } from './proof-request';
 import { ProofRouting } from './proof-routing';
+import { CollectionDraft } from './collection-draft';
+import { CollectionMedia } from './collection-media';
+import { CollectionUpload } from './collection-upload';
 import { ConsentGrant } from './consent-grant';
 import { EndUser } from './end-user';
 import { Environment } from './environment';
@@ -60,6 +63,7 @@ export {
   CollectionWelcomeVideo, ConsentTemplate, ConsentTemplateVersion, ProofCorrection, ProofOpportunity, ProofRequest,
   ProofRouting,
 };
+export { CollectionDraft, CollectionMedia, CollectionUpload };
 
 export const ENTITIES = [
   Organization, Product, Environment, Teammate, TeammateSession, ServiceKey, IdempotencyRecord,
@@ -71,4 +75,5 @@ export const ENTITIES = [
   ConsentTemplate, ConsentTemplateVersion, CollectionQuestion, CollectionQuestionVersion, CollectionFlow,
   CollectionFlowVersion, CollectionDomain, CollectionWelcomeVideo, ProofRequest, ProofOpportunity, ProofRouting,
   ProofCorrection,
+  CollectionDraft, CollectionUpload, CollectionMedia,
 ];
