@@ -49,6 +49,10 @@ export interface Config {
   transcribeModel: string | undefined;
   /** Set together, or not at all: the media store is then this S3-compatible bucket instead of a folder. */
   mediaS3: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string } | null;
+  collectCnameTarget: string;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  proofRequestDayMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -142,5 +146,9 @@ export function loadConfig(env: Env = process.env): Config {
     transcribeApiKey: text(env, 'TRANSCRIBE_API_KEY'),
     transcribeModel: text(env, 'TRANSCRIBE_MODEL'),
     mediaS3: mediaS3(env),
+    collectCnameTarget: text(env, 'PROOF_COLLECT_CNAME_TARGET') ?? 'collect.proof.invalid',
+    smtpUrl: text(env, 'SMTP_URL'),
+    mailFrom: text(env, 'MAIL_FROM') ?? 'Proof <no-reply@proof.invalid>',
+    proofRequestDayMs: int(env, 'PROOF_REQUEST_DAY_MS', 86_400_000, 10, 86_400_000),
   };
 }

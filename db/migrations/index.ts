@@ -3,9 +3,11 @@ import { CustomerLoop1763712100000 } from './1763712100000-CustomerLoop';
 import { Webhooks1763712200000 } from './1763712200000-Webhooks';
 import { ProofCore1763712300000 } from './1763712300000-ProofCore';
 import { ProofPlacements1763712400000 } from './1763712400000-ProofPlacements';
+import { CollectionSetup1763712600000 } from './1763712600000-CollectionSetup';
 import { CollectionCustomer1763712650000 } from './1763712650000-CollectionCustomer';
 
 export const MIGRATIONS = [
   Foundation1763712000000, CustomerLoop1763712100000, Webhooks1763712200000, ProofCore1763712300000,
-  ProofPlacements1763712400000, CollectionCustomer1763712650000,
+  ProofPlacements1763712400000,
+  CollectionSetup1763712600000, CollectionCustomer1763712650000,
 ];
