@@ -39,10 +39,6 @@ export interface Config {
   aiTimeoutMs: number;
   inboxHeartbeatMs: number;
   collectPageUrl: string;
-  collectCnameTarget: string;
-  smtpUrl: string | undefined;
-  mailFrom: string;
-  proofRequestDayMs: number;
   draftTtlDays: number;
   uploadTtlMs: number;
   assembleWaitMs: number;
@@ -53,6 +49,10 @@ export interface Config {
   transcribeModel: string | undefined;
   /** Set together, or not at all: the media store is then this S3-compatible bucket instead of a folder. */
   mediaS3: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string } | null;
+  collectCnameTarget: string;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  proofRequestDayMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -137,10 +137,6 @@ export function loadConfig(env: Env = process.env): Config {
     aiTimeoutMs: int(env, 'SV_AI_TIMEOUT_MS', 30_000, 100, 600_000),
     inboxHeartbeatMs: int(env, 'SV_INBOX_HEARTBEAT_MS', 15_000, 100, 600_000),
     collectPageUrl: (text(env, 'PROOF_COLLECT_PAGE_URL') ?? 'http://127.0.0.1:3000/collect').replace(/\/+$/, ''),
-    collectCnameTarget: text(env, 'PROOF_COLLECT_CNAME_TARGET') ?? 'collect.proof.invalid',
-    smtpUrl: text(env, 'SMTP_URL'),
-    mailFrom: text(env, 'MAIL_FROM') ?? 'Proof <no-reply@proof.invalid>',
-    proofRequestDayMs: int(env, 'PROOF_REQUEST_DAY_MS', 86_400_000, 10, 86_400_000),
     draftTtlDays: int(env, 'PROOF_DRAFT_TTL_DAYS', 30, 1, 3650),
     uploadTtlMs: int(env, 'PROOF_UPLOAD_TTL_MS', 86_400_000, 100, 30 * 86_400_000),
     assembleWaitMs: int(env, 'PROOF_ASSEMBLE_WAIT_MS', 10_000, 0, 600_000),
@@ -150,5 +146,9 @@ export function loadConfig(env: Env = process.env): Config {
     transcribeApiKey: text(env, 'TRANSCRIBE_API_KEY'),
     transcribeModel: text(env, 'TRANSCRIBE_MODEL'),
     mediaS3: mediaS3(env),
+    collectCnameTarget: text(env, 'PROOF_COLLECT_CNAME_TARGET') ?? 'collect.proof.invalid',
+    smtpUrl: text(env, 'SMTP_URL'),
+    mailFrom: text(env, 'MAIL_FROM') ?? 'Proof <no-reply@proof.invalid>',
+    proofRequestDayMs: int(env, 'PROOF_REQUEST_DAY_MS', 86_400_000, 10, 86_400_000),
   };
 }

@@ -1,3 +1,6 @@
+import { CollectionDraft } from './collection-draft';
+import { CollectionMedia } from './collection-media';
+import { CollectionUpload } from './collection-upload';
 import { CollectionDomain } from './collection-domain';
 import { CollectionFlow } from './collection-flow';
 import { CollectionFlowVersion } from './collection-flow-version';
@@ -10,9 +13,6 @@ import { ProofCorrection } from './proof-correction';
 import { ProofOpportunity } from './proof-opportunity';
 import { ProofRequest } from './proof-request';
 import { ProofRouting } from './proof-routing';
-import { CollectionDraft } from './collection-draft';
-import { CollectionMedia } from './collection-media';
-import { CollectionUpload } from './collection-upload';
 import { ConsentGrant } from './consent-grant';
 import { EndUser } from './end-user';
 import { Environment } from './environment';
@@ -58,12 +58,12 @@ export {
   Signal, Thread, ThreadMessage,
 };
 export { ProofAsset, ProofPlacement, ProofPlacementItem };
+export { CollectionDraft, CollectionMedia, CollectionUpload };
 export {
   CollectionDomain, CollectionFlow, CollectionFlowVersion, CollectionQuestion, CollectionQuestionVersion,
   CollectionWelcomeVideo, ConsentTemplate, ConsentTemplateVersion, ProofCorrection, ProofOpportunity, ProofRequest,
   ProofRouting,
 };
-export { CollectionDraft, CollectionMedia, CollectionUpload };
 
 export const ENTITIES = [
   Organization, Product, Environment, Teammate, TeammateSession, ServiceKey, IdempotencyRecord,
@@ -72,8 +72,8 @@ export const ENTITIES = [
   EndUser, Thread, ThreadMessage, Signal, Feature, FeatureSignalLink, FeatureVote, FeatureFollow, Release,
   ReleaseReceipt, InboxItem, IntakeLimit,
   ProofPlacement, ProofPlacementItem, ProofAsset,
+  CollectionDraft, CollectionUpload, CollectionMedia,
   ConsentTemplate, ConsentTemplateVersion, CollectionQuestion, CollectionQuestionVersion, CollectionFlow,
   CollectionFlowVersion, CollectionDomain, CollectionWelcomeVideo, ProofRequest, ProofOpportunity, ProofRouting,
   ProofCorrection,
-  CollectionDraft, CollectionUpload, CollectionMedia,
 ];

@@ -112,6 +112,8 @@ export class CollectionCustomer1763712650000 implements MigrationInterface {
         created_at timestamptz(3) NOT NULL DEFAULT now(),
         PRIMARY KEY (product_id, recipient_key)
       )`);
+    // The exact wording a customer agreed to, when they agreed through a collection flow.
+    await q.query(`ALTER TABLE consent_grants ADD COLUMN consent_template_version_id text, ADD COLUMN wording_hash text`);
     // Paused by the customer through the control link: renders stop until they resume.
     await q.query(`ALTER TABLE proof_items ADD COLUMN customer_paused_at timestamptz`);
     await q.query(`CREATE INDEX proof_items_person_idx ON proof_items (product_id, customer_person_id) WHERE customer_person_id IS NOT NULL`);
@@ -120,6 +122,7 @@ export class CollectionCustomer1763712650000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP INDEX proof_items_person_idx`);
     await q.query(`ALTER TABLE proof_items DROP COLUMN customer_paused_at`);
+    await q.query(`ALTER TABLE consent_grants DROP COLUMN consent_template_version_id, DROP COLUMN wording_hash`);
     for (const table of [
       'collection_suppressions', 'collection_customer_decisions', 'collection_media', 'collection_upload_parts',
       'collection_uploads', 'collection_secrets', 'collection_drafts',

@@ -8,5 +8,6 @@ import { CollectionCustomer1763712650000 } from './1763712650000-CollectionCusto
 
 export const MIGRATIONS = [
   Foundation1763712000000, CustomerLoop1763712100000, Webhooks1763712200000, ProofCore1763712300000,
-  ProofPlacements1763712400000, CollectionSetup1763712600000, CollectionCustomer1763712650000,
+  ProofPlacements1763712400000,
+  CollectionSetup1763712600000, CollectionCustomer1763712650000,
 ];
