@@ -6,6 +6,9 @@ import { Config } from '../runtime/config';
 import { validationFailed } from '../runtime/service-error';
 import { registerAuth } from './plugins/auth';
 import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors';
+import { collectionFlowRoutes } from './collection/collection-flows';
+import { collectionLibraryRoutes } from './collection/collection-library';
+import { collectionRequestRoutes } from './collection/collection-requests';
 import { featureRoutes } from './customer-loop/features';
 import { healthRoutes } from './platform/health';
 import { identityMergeRoutes } from './platform/identity-merge';
@@ -97,5 +100,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(releaseRoutes, deps);
   await app.register(inboxRoutes, deps);
   await app.register(identityMergeRoutes, deps);
+  await app.register(collectionFlowRoutes, deps);
+  await app.register(collectionLibraryRoutes, deps);
+  await app.register(collectionRequestRoutes, deps);
   return app;
 }

@@ -10,6 +10,7 @@ import { installTemporalLogger } from '../../runtime/temporal-logging';
 import { startWorker } from '../../worker/main';
 import { startScratchDatabase, startScratchTemporal } from './servers';
 import { FakeAi } from './fake-ai';
+import { SmtpSink } from './smtp-sink';
 
 export interface TestContext {
   config: Config;
@@ -21,6 +22,8 @@ export interface TestContext {
   app: FastifyInstance;
   /** The AI provider the worker talks to: a local fake the tests steer. */
   fakeAi: FakeAi;
+  /** The mail server the worker and API send to (SMTP_URL): a local sink the tests read. */
+  smtpSink: SmtpSink;
   /** A fresh app on the same database and Temporal, for tests that need other settings or routes. */
   buildApp: (overrides?: Partial<Config>, extend?: (app: FastifyInstance) => void) => Promise<FastifyInstance>;
 }
@@ -43,6 +46,9 @@ export const mochaHooks = {
     const fakeAi = new FakeAi();
     const aiBaseUrl = await fakeAi.start();
     teardown.push(() => fakeAi.stop());
+    const smtpSink = new SmtpSink();
+    const smtpUrl = await smtpSink.start();
+    teardown.push(() => smtpSink.stop());
     const config = {
       ...loadConfig({}),
       databaseUrl,
@@ -60,6 +66,7 @@ export const mochaHooks = {
       aiMaxAttempts: 2,
       aiRetryInitialMs: 50,
       signalRelayIdleMs: 100,
+      smtpUrl,
     };
     const worker = await startWorker(config, dataSource, { ...temporal, workflowBundle });
     teardown.push(worker.stop);
@@ -73,7 +80,7 @@ export const mochaHooks = {
     };
     Object.assign(ctx, {
       config, databaseUrl, dataSource, temporal: temporal.client, nativeConnection: temporal.nativeConnection,
-      workflowBundle, fakeAi, app: await make(), buildApp: make,
+      workflowBundle, fakeAi, smtpSink, app: await make(), buildApp: make,
     });
   },
 
