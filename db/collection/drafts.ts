@@ -125,7 +125,10 @@ interface RequestRow {
 
 /** The personal request a `pr_` token names, or null. */
 export async function requestByToken(em: EntityManager | DataSource, token: string): Promise<RequestRow | null> {
-  const rows: RequestRow[] = await em.query(`SELECT * FROM proof_requests WHERE link_token_hash = $1`, [sha256Hex(token)]);
+  // The link returned at creation, or one the service mailed (proof_request_tokens).
+  const rows: RequestRow[] = await em.query(
+    `SELECT * FROM proof_requests WHERE link_token_hash = $1
+        OR id = (SELECT request_id FROM proof_request_tokens WHERE digest = $1)`, [sha256Hex(token)]);
   return rows[0] ?? null;
 }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { FastifyInstance } from 'fastify';
+import { requestByToken } from '../../db/collection/drafts';
 import { proposeOpportunity, requestIdByLinkToken } from '../../db/collection/requests';
 import { newId } from '../../db/rules/ids';
 import { sha256Hex } from '../../db/rules/secrets';
@@ -91,6 +92,7 @@ describe('collection setup: personal requests, candidates, routing, corrections,
     const token = TOKEN.exec(body)![0];
     assert.ok(body.includes(`${ctx.config.collectPageUrl}/r#${token}`));
     assert.equal(await requestIdByLinkToken(ctx.dataSource, token), request.id);
+    assert.equal((await requestByToken(ctx.dataSource, token))?.id, request.id, 'the mailed link opens the customer form');
     const stored = await ctx.dataSource.query('SELECT digest FROM proof_request_tokens WHERE request_id = $1', [request.id]);
     assert.deepEqual(stored.map((r: { digest: string }) => r.digest), [sha256Hex(token)]);
     const missing = await create({ flowId: flow.id, channel: 'email', recipient: { personRef: 'no-mail' } });
