@@ -83,10 +83,14 @@ export async function submitDraft(d: OpenDraft, app: FastifyInstance = ctx.app) 
   return customerCall(asDraft(d, { method: 'POST', url: `/api/proof/collect/drafts/${d.id}/submit`, payload: {} }), app);
 }
 
-/** A tiny but real PNG (file-type recognises it by its signature), padded to `size` bytes. */
+/** A PNG that file-type recognises (signature, IHDR, then one IDAT chunk of random bytes), `size` bytes long. */
 export function pngBytes(size = 300_000): Buffer {
   const header = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489', 'hex');
-  return Buffer.concat([header, randomBytes(size - header.length)]);
+  const dataLength = size - header.length - 12;
+  const idat = Buffer.alloc(8);
+  idat.writeUInt32BE(dataLength, 0);
+  idat.write('IDAT', 4, 'latin1');
+  return Buffer.concat([header, idat, randomBytes(dataLength), randomBytes(4)]);
 }
 
 export const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
