@@ -93,6 +93,13 @@ export async function collectNojsRoutes(app: FastifyInstance, deps: AppDeps): Pr
         `SELECT 1 FROM collection_drafts WHERE flow_id = $1 AND source = 'nojs' AND fields->>'submissionKey' = $2
            AND created_at > now() - interval '24 hours'`, [flow.flowId, key]);
       if (repeats.length) throw conflict('this form was already sent');
+      const terms = flow.consent?.terms;
+      const outside = [
+        ...(fields.publication?.channels ?? []).filter((c) => terms && !terms.channels.includes(c)),
+        ...(fields.identityFields ?? []).filter((f) => terms && !terms.identityFields.includes(f)),
+        ...(fields.displayMode && terms && !terms.displayModes.includes(fields.displayMode) ? [fields.displayMode] : []),
+      ];
+      if (outside.length) throw bad(`these choices go beyond the consent terms: ${outside.join(', ')}`);
       for (const q of flow.questions) {
         const answer = fields.answers?.[q.questionId];
         if (q.required && answer === undefined) throw bad(`please answer: ${q.text}`);
