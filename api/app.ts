@@ -9,6 +9,7 @@ import { frameworkErrorHandler, isCustomerPath, registerErrorHandling } from './
 import { collectControlRoutes } from './collection/collect-control';
 import { collectDraftRoutes } from './collection/collect-drafts';
 import { collectNojsRoutes } from './collection/collect-nojs';
+import { collectSessionRoutes } from './collection/collect-sessions';
 import { collectUploadRoutes } from './collection/collect-uploads';
 import { refuseSecretsInUrl } from './collection/customer-auth';
 import { featureRoutes } from './customer-loop/features';
@@ -110,5 +111,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(collectUploadRoutes, deps);
   await app.register(collectControlRoutes, deps);
   await app.register(collectNojsRoutes, deps);
+  await app.register(collectSessionRoutes, deps);
   return app;
 }
