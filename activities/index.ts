@@ -6,6 +6,7 @@ import { createCustomerLoopActivities } from './customer-loop/customer-loop-acti
 import { createDatabaseActivities } from './platform/database-activities';
 import { createWebhookActivities } from './webhooks/webhook-activities';
 import { createProofActivities } from './proof/proof-activities';
+import { createProofRequestActivities } from './collection/proof-request-activities';
 
 export interface ActivityDeps {
   dataSource: DataSource;
@@ -20,6 +21,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createProofActivities(deps),
     ...createCustomerLoopActivities(deps),
     ...createAiActivities(deps),
+    ...createProofRequestActivities(deps),
     ...createCollectionActivities(deps),
   };
 }

@@ -12,6 +12,9 @@ import { collectNojsRoutes } from './collection/collect-nojs';
 import { collectSessionRoutes } from './collection/collect-sessions';
 import { collectUploadRoutes } from './collection/collect-uploads';
 import { refuseSecretsInUrl } from './collection/customer-auth';
+import { collectionFlowRoutes } from './collection/collection-flows';
+import { collectionLibraryRoutes } from './collection/collection-library';
+import { collectionRequestRoutes } from './collection/collection-requests';
 import { featureRoutes } from './customer-loop/features';
 import { healthRoutes } from './platform/health';
 import { identityMergeRoutes } from './platform/identity-merge';
@@ -112,5 +115,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(collectControlRoutes, deps);
   await app.register(collectNojsRoutes, deps);
   await app.register(collectSessionRoutes, deps);
+  await app.register(collectionFlowRoutes, deps);
+  await app.register(collectionLibraryRoutes, deps);
+  await app.register(collectionRequestRoutes, deps);
   return app;
 }

@@ -196,7 +196,9 @@ export async function publishFlow(ds: DataSource, who: Teammate, id: string, dra
     if (flow.draftRevision !== draftRevision) throw staleRevision(flow.draftRevision);
     if (flow.state === 'archived') throw conflict('the flow is archived');
     const issues = await publishIssues(em, flow);
-    if (issues.length > 0) throw validationFailed(issues, 'the flow cannot be published as it is');
+    if (issues.length > 0) {
+      throw validationFailed(issues, `the flow cannot be published: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`);
+    }
     const [{ n }] = await em.query('SELECT coalesce(max(version_number), 0)::int AS n FROM collection_flow_versions WHERE flow_id = $1', [id]);
     const version: Partial<CollectionFlowVersion> = {
       id: newId('flv'),

@@ -145,6 +145,15 @@ export class CollectionSetup1763712600000 implements MigrationInterface {
         updated_at timestamptz NOT NULL DEFAULT now()
       )`);
     await q.query(`CREATE INDEX proof_requests_org_idx ON proof_requests (organization_id, created_at DESC, id DESC)`);
+    // Links the service mints for its own messages (the e-mail and its reminder), besides the one
+    // returned when the request was made (link_token_hash): every one opens the same request.
+    await q.query(`
+      CREATE TABLE proof_request_tokens (
+        digest text PRIMARY KEY,
+        request_id text NOT NULL REFERENCES proof_requests(id),
+        source text NOT NULL CHECK (source IN ('initial', 'reminder')),
+        created_at timestamptz(3) NOT NULL DEFAULT now()
+      )`);
     // One row per message the service delivers for a request: the reminder can be delivered once only.
     await q.query(`
       CREATE TABLE proof_request_deliveries (
@@ -215,7 +224,7 @@ export class CollectionSetup1763712600000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE collection_flows DROP CONSTRAINT collection_flows_live_version_fk`);
     for (const table of [
-      'proof_corrections', 'proof_routings', 'proof_opportunities', 'proof_request_deliveries', 'proof_requests',
+      'proof_corrections', 'proof_routings', 'proof_opportunities', 'proof_request_deliveries', 'proof_request_tokens', 'proof_requests',
       'collection_welcome_videos', 'collection_domains', 'collection_flow_versions', 'collection_flows',
       'collection_question_versions', 'collection_questions', 'consent_template_versions', 'consent_templates',
     ]) {

@@ -13,6 +13,7 @@ import { installTemporalLogger } from '../../runtime/temporal-logging';
 import { startWorker } from '../../worker/main';
 import { startScratchDatabase, startScratchTemporal } from './servers';
 import { FakeAi } from './fake-ai';
+import { SmtpSink } from './smtp-sink';
 
 export interface TestContext {
   config: Config;
@@ -24,6 +25,8 @@ export interface TestContext {
   app: FastifyInstance;
   /** The AI provider the worker talks to: a local fake the tests steer. */
   fakeAi: FakeAi;
+  /** The mail server the worker and API send to (SMTP_URL): a local sink the tests read. */
+  smtpSink: SmtpSink;
   /** A fresh app on the same database and Temporal, for tests that need other settings or routes. */
   buildApp: (overrides?: Partial<Config>, extend?: (app: FastifyInstance) => void) => Promise<FastifyInstance>;
 }
@@ -46,6 +49,9 @@ export const mochaHooks = {
     const fakeAi = new FakeAi();
     const aiBaseUrl = await fakeAi.start();
     teardown.push(() => fakeAi.stop());
+    const smtpSink = new SmtpSink();
+    const smtpUrl = await smtpSink.start();
+    teardown.push(() => smtpSink.stop());
     const config = {
       ...loadConfig({}),
       databaseUrl,
@@ -65,6 +71,7 @@ export const mochaHooks = {
       signalRelayIdleMs: 100,
       // The media store's folder: a scratch one per run, never the developer's .data.
       dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'sv-test-data-')),
+      smtpUrl,
     };
     teardown.push(async () => fs.rmSync(config.dataDir, { recursive: true, force: true }));
     const worker = await startWorker(config, dataSource, { ...temporal, workflowBundle });
@@ -79,7 +86,7 @@ export const mochaHooks = {
     };
     Object.assign(ctx, {
       config, databaseUrl, dataSource, temporal: temporal.client, nativeConnection: temporal.nativeConnection,
-      workflowBundle, fakeAi, app: await make(), buildApp: make,
+      workflowBundle, fakeAi, smtpSink, app: await make(), buildApp: make,
     });
   },
 
