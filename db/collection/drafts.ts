@@ -3,6 +3,7 @@ import { ServiceError, conflict, notFound } from '../../runtime/service-error';
 import { CollectionDraft, CollectionUpload } from '../entities';
 import { DraftSource } from '../entities/collection-draft';
 import { newId } from '../rules/ids';
+import { enqueueEvent } from '../outbox';
 import { sha256Hex } from '../rules/secrets';
 import { PinnedFlow, liveFlow, optedOut, pinnedFlow, publicFlow } from './pinned-flow';
 import { issueSecret, useSecret, findSecret } from './secrets';
@@ -175,7 +176,13 @@ export async function optOut(ds: DataSource, token: string) {
     const [, changed] = (await em.query(
       `UPDATE proof_requests SET status = 'opted_out', closed_at = now(), updated_at = now()
         WHERE id = $1 AND status IN ('draft', 'sent', 'reminded')`, [request.id])) as [unknown, number];
-    return { requestId: request.id, organizationId: request.organization_id, productId: request.product_id, changed: changed === 1 };
+    if (changed === 1) {
+      await enqueueEvent(em, {
+        organizationId: request.organization_id, productId: request.product_id, type: 'proof.request.opted_out',
+        data: { requestId: request.id, via: 'opt_out' },
+      });
+    }
+    return { requestId: request.id, changed: changed === 1 };
   });
 }
 

@@ -100,10 +100,10 @@ export async function pinnedFlow(em: EntityManager, flowVersionId: string): Prom
 /** The live link: a live flow by its public id, at its latest published version. Paused or archived is 409. */
 export async function liveFlow(em: EntityManager, publicId: string, productId?: string): Promise<PinnedFlow> {
   const rows: VersionRow[] = await em.query(
-    `${VERSION_SELECT} WHERE f.public_id = $1 ${productId ? 'AND f.product_id = $2' : ''}
+    `${VERSION_SELECT} WHERE (f.public_id = $1 OR f.id = $1) ${productId ? 'AND f.product_id = $2' : ''}
       ORDER BY v.version_number DESC LIMIT 1`, productId ? [publicId, productId] : [publicId]);
   if (!rows.length) {
-    const exists: unknown[] = await em.query(`SELECT 1 FROM collection_flows WHERE public_id = $1 ${productId ? 'AND product_id = $2' : ''}`,
+    const exists: unknown[] = await em.query(`SELECT 1 FROM collection_flows WHERE (public_id = $1 OR id = $1) ${productId ? 'AND product_id = $2' : ''}`,
       productId ? [publicId, productId] : [publicId]);
     if (exists.length) throw conflict('this flow is not live');
     throw notFound('flow');

@@ -114,6 +114,17 @@ export class CollectionCustomer1763712650000 implements MigrationInterface {
       )`);
     // The exact wording a customer agreed to, when they agreed through a collection flow.
     await q.query(`ALTER TABLE consent_grants ADD COLUMN consent_template_version_id text, ADD COLUMN wording_hash text`);
+    // What a signed end user told the prompt of one flow: not now (until), a channel preference.
+    await q.query(`
+      CREATE TABLE collection_prompt_choices (
+        product_id text NOT NULL REFERENCES products(id),
+        end_user_id text NOT NULL,
+        flow_id text NOT NULL,
+        not_now_until timestamptz,
+        channel_preference text,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (product_id, end_user_id, flow_id)
+      )`);
     // Paused by the customer through the control link: renders stop until they resume.
     await q.query(`ALTER TABLE proof_items ADD COLUMN customer_paused_at timestamptz`);
     await q.query(`CREATE INDEX proof_items_person_idx ON proof_items (product_id, customer_person_id) WHERE customer_person_id IS NOT NULL`);
@@ -124,7 +135,7 @@ export class CollectionCustomer1763712650000 implements MigrationInterface {
     await q.query(`ALTER TABLE proof_items DROP COLUMN customer_paused_at`);
     await q.query(`ALTER TABLE consent_grants DROP COLUMN consent_template_version_id, DROP COLUMN wording_hash`);
     for (const table of [
-      'collection_suppressions', 'collection_customer_decisions', 'collection_media', 'collection_upload_parts',
+      'collection_prompt_choices', 'collection_suppressions', 'collection_customer_decisions', 'collection_media', 'collection_upload_parts',
       'collection_uploads', 'collection_secrets', 'collection_drafts',
     ]) {
       await q.query(`DROP TABLE ${table}`);

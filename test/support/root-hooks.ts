@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, bundleWorkflowCode } from '@temporalio/worker';
 import { FastifyInstance } from 'fastify';
@@ -66,8 +69,11 @@ export const mochaHooks = {
       aiMaxAttempts: 2,
       aiRetryInitialMs: 50,
       signalRelayIdleMs: 100,
+      // The media store's folder: a scratch one per run, never the developer's .data.
+      dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'sv-test-data-')),
       smtpUrl,
     };
+    teardown.push(async () => fs.rmSync(config.dataDir, { recursive: true, force: true }));
     const worker = await startWorker(config, dataSource, { ...temporal, workflowBundle });
     teardown.push(worker.stop);
     const deps: AppDeps = { dataSource, temporal: temporal.client, config };
