@@ -1,6 +1,6 @@
 import { FastifyInstance } from 'fastify';
 import QRCode from 'qrcode';
-import { array, boolean, number, object, string } from 'yup';
+import { boolean, number, object, string } from 'yup';
 import { addDomain, listDomains, removeDomain, viewDomain } from '../../db/collection/domains';
 import {
   FlowPatch, createFlow, findFlow, listFlows, liveUrlOf, publishFlow, readFlow, saveFlow, setIncentive,
@@ -11,8 +11,9 @@ import { FieldIssue, ServiceError, conflict, validationFailed } from '../../runt
 import type { AppDeps } from '../app';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
-import { dataOf } from '../plugins/responses';
-import { openObject, strictObject } from '../plugins/validation';
+import { PageRequest } from '../../db/pagination';
+import { dataOf, pageOf } from '../plugins/responses';
+import { openObject, pageQuery, strictObject } from '../plugins/validation';
 import {
   definitionSchema, domainSchema, flowDetail, flowSummary, flowVersionSchema, readers, writers,
 } from './collection-schemas';
@@ -72,7 +73,7 @@ function withReasons(error: Error): ServiceError {
   return new ServiceError('VALIDATION_FAILED', 400, reasons ? `the incentive is refused: ${reasons}` : error.message, issues);
 }
 
-const listQuery = strictObject({ productId: string().max(100) });
+const listQuery = strictObject({ ...pageQuery, productId: string().max(100) });
 const readQuery = strictObject({ version: number().integer().min(1) });
 const domainBody = strictObject({ hostname: string().required().min(1).max(253) }).required();
 const domainQuery = strictObject({ hostname: string().required().min(1).max(253) });
@@ -87,10 +88,10 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
     return { organizationId: s.organizationId, teammateId: s.teammateId };
   };
 
-  app.get<{ Querystring: { productId?: string } }>('/api/proof/collect/forms', {
-    schema: { querystring: listQuery, response: { 200: dataOf(array(flowSummary)) } },
+  app.get<{ Querystring: PageRequest & { productId?: string } }>('/api/proof/collect/forms', {
+    schema: { querystring: listQuery, response: { 200: pageOf(flowSummary) } },
     config: { ...readers, operationId: 'listCollectionFlows', summary: 'Flows with their consent template and the monthly allowance' },
-  }, async (request) => ({ data: await listFlows(ds, who(request).organizationId, settings, request.query.productId) }));
+  }, async (request) => listFlows(ds, who(request).organizationId, settings, request.query));
 
   app.post<{ Body: { productId: string; name: string; definition?: Partial<FlowDefinition> } }>('/api/proof/collect/forms', {
     schema: { body: createBody, response: { 201: dataOf(flowDetail) } },
@@ -127,11 +128,12 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.get<{ Params: { id: string } }>('/api/proof/collect/forms/:id/domains', {
-    schema: { params: idParams, response: { 200: dataOf(array(domainSchema)) } },
+    schema: { params: idParams, response: { 200: pageOf(domainSchema) } },
     config: { ...readers, operationId: 'listCollectionDomains', summary: 'Custom domains of the flow with their DNS records and verification state' },
   }, async (request) => {
     const rows = await listDomains(ds, who(request).organizationId, request.params.id);
-    return { data: rows.map((d: CollectionDomain) => viewDomain(d, deps.config.collectCnameTarget)) };
+    // At most five: always one page.
+    return { data: rows.map((d: CollectionDomain) => viewDomain(d, deps.config.collectCnameTarget)), nextCursor: null };
   });
 
   app.post<{ Params: { id: string }; Body: { hostname: string } }>('/api/proof/collect/forms/:id/domains', {

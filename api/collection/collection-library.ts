@@ -9,8 +9,9 @@ import { IDENTITY_FIELDS, MEDIA_KINDS } from '../../db/rules/collection-flow';
 import type { AppDeps } from '../app';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
-import { dataOf } from '../plugins/responses';
-import { strictObject } from '../plugins/validation';
+import { PageRequest } from '../../db/pagination';
+import { dataOf, pageOf } from '../plugins/responses';
+import { pageQuery, strictObject } from '../plugins/validation';
 import { questionSchema, questionVersionSchema, readers, templateVersionSchema, writers } from './collection-schemas';
 
 const questionBody = strictObject({
@@ -43,8 +44,8 @@ const templateBody = strictObject({
   }).required(),
 }).required();
 
-const stateQuery = strictObject({ state: string().oneOf(['active', 'archived']) });
-const productQuery = strictObject({ productId: string().max(100) });
+const stateQuery = strictObject({ ...pageQuery, state: string().oneOf(['active', 'archived']) });
+const productQuery = strictObject({ ...pageQuery, productId: string().max(100) });
 
 /** The question library and consent templates: immutable versions a flow pins. */
 export async function collectionLibraryRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -54,10 +55,10 @@ export async function collectionLibraryRoutes(app: FastifyInstance, deps: AppDep
     return { organizationId: s.organizationId, teammateId: s.teammateId };
   };
 
-  app.get<{ Querystring: { state?: string } }>('/api/proof/collect/questions', {
-    schema: { querystring: stateQuery, response: { 200: dataOf(array(questionSchema)) } },
+  app.get<{ Querystring: PageRequest & { state?: string } }>('/api/proof/collect/questions', {
+    schema: { querystring: stateQuery, response: { 200: pageOf(questionSchema) } },
     config: { ...readers, operationId: 'listCollectionQuestions', summary: 'The question library with how many flows use each question' },
-  }, async (request) => ({ data: await listQuestions(ds, who(request).organizationId, request.query.state) }));
+  }, async (request) => listQuestions(ds, who(request).organizationId, request.query));
 
   app.post<{ Body: QuestionText }>('/api/proof/collect/questions', {
     schema: { body: questionBody, response: { 201: dataOf(questionVersionSchema) } },
@@ -84,10 +85,10 @@ export async function collectionLibraryRoutes(app: FastifyInstance, deps: AppDep
     return { data: await setQuestionState(ds, organizationId, request.params.id, action === 'archive' ? 'archived' : 'active') };
   });
 
-  app.get<{ Querystring: { productId?: string } }>('/api/proof/collect/consent-templates', {
-    schema: { querystring: productQuery, response: { 200: dataOf(array(templateVersionSchema)) } },
+  app.get<{ Querystring: PageRequest & { productId?: string } }>('/api/proof/collect/consent-templates', {
+    schema: { querystring: productQuery, response: { 200: pageOf(templateVersionSchema) } },
     config: { ...readers, operationId: 'listConsentTemplateVersions', summary: 'Consent template versions, newest first' },
-  }, async (request) => ({ data: await listTemplateVersions(ds, who(request).organizationId, request.query.productId) }));
+  }, async (request) => listTemplateVersions(ds, who(request).organizationId, request.query));
 
   app.post<{ Body: NewTemplateVersion }>('/api/proof/collect/consent-templates', {
     schema: { body: templateBody, response: { 201: dataOf(templateVersionSchema) } },

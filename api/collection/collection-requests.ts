@@ -15,8 +15,9 @@ import { approvalLinkWorkflow, approvalLinkWorkflowId } from '../../workflows/co
 import type { AppDeps } from '../app';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
-import { dataOf } from '../plugins/responses';
-import { strictObject } from '../plugins/validation';
+import { PageRequest } from '../../db/pagination';
+import { dataOf, pageOf } from '../plugins/responses';
+import { pageQuery, strictObject } from '../plugins/validation';
 import {
   candidateSchema, correctionSchema, readers, recipientSchema, requestSchema, routingSchema, writers,
 } from './collection-schemas';
@@ -67,10 +68,10 @@ const approvalLinkBody = strictObject({
   deliver: string().oneOf(['none', 'email', 'in_app']).required(),
 }).required();
 
-const requestQuery = strictObject({ status: string().max(20), flowId: string().max(100) });
-const routingQuery = strictObject({ band: string().max(20), state: string().oneOf([...ROUTING_STATES]) });
-const correctionQuery = strictObject({ status: string().oneOf(['open', 'closed']) });
-const candidateQuery = strictObject({ state: string().oneOf(['proposed', 'accepted', 'dismissed', 'expired']) });
+const requestQuery = strictObject({ ...pageQuery, status: string().max(20), flowId: string().max(100) });
+const routingQuery = strictObject({ ...pageQuery, band: string().max(20), state: string().oneOf([...ROUTING_STATES]) });
+const correctionQuery = strictObject({ ...pageQuery, status: string().oneOf(['open', 'closed']) });
+const candidateQuery = strictObject({ ...pageQuery, state: string().oneOf(['proposed', 'accepted', 'dismissed', 'expired']) });
 
 const issued = object({ request: requestSchema.required(), linkToken: string().required(), linkUrl: string().required() });
 
@@ -84,10 +85,10 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
     return { organizationId: s.organizationId, teammateId: s.teammateId, createdBy: { type: 'teammate', id: s.teammateId } };
   };
 
-  app.get<{ Querystring: { status?: string; flowId?: string } }>('/api/proof/collect/requests', {
-    schema: { querystring: requestQuery, response: { 200: dataOf(array(requestSchema)) } },
+  app.get<{ Querystring: PageRequest & { status?: string; flowId?: string } }>('/api/proof/collect/requests', {
+    schema: { querystring: requestQuery, response: { 200: pageOf(requestSchema) } },
     config: { ...readers, operationId: 'listProofRequests', summary: 'Personal requests, newest first; never their secrets' },
-  }, async (request) => ({ data: (await listRequests(ds, creator(request).organizationId, request.query)).map(viewRequest) }));
+  }, async (request) => listRequests(ds, creator(request).organizationId, request.query));
 
   app.post<{ Body: NewRequest }>('/api/proof/collect/requests', {
     schema: { body: createBody, response: { 201: dataOf(issued) } },
@@ -115,10 +116,10 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
     });
   });
 
-  app.get<{ Querystring: { state?: string } }>('/api/proof/collect/requests/outcome', {
-    schema: { querystring: candidateQuery, response: { 200: dataOf(array(candidateSchema)) } },
+  app.get<{ Querystring: PageRequest & { state?: string } }>('/api/proof/collect/requests/outcome', {
+    schema: { querystring: candidateQuery, response: { 200: pageOf(candidateSchema) } },
     config: { ...readers, operationId: 'listAskCandidates', summary: 'Outcome-based ask candidates' },
-  }, async (request) => ({ data: await listOpportunities(ds, creator(request).organizationId, request.query.state) }));
+  }, async (request) => listOpportunities(ds, creator(request).organizationId, request.query));
 
   app.post<{ Body: { candidateId: string; action: 'accept' | 'dismiss'; flowId?: string; channel?: RequestChannel } }>('/api/proof/collect/requests/outcome', {
     schema: {
@@ -169,20 +170,20 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
     return { data: { request: viewRequest(cancelled) } };
   });
 
-  app.get<{ Querystring: { band?: string; state?: string } }>('/api/proof/collect/routing', {
-    schema: { querystring: routingQuery, response: { 200: dataOf(array(routingSchema)) } },
+  app.get<{ Querystring: PageRequest & { band?: string; state?: string } }>('/api/proof/collect/routing', {
+    schema: { querystring: routingQuery, response: { 200: pageOf(routingSchema) } },
     config: { ...readers, operationId: 'listResponseRouting', summary: 'Every scored response with its band and follow-up' },
-  }, async (request) => ({ data: await listRouting(ds, creator(request).organizationId, request.query) }));
+  }, async (request) => listRouting(ds, creator(request).organizationId, request.query));
 
   app.patch<{ Params: { id: string }; Body: { state?: RoutingState; roomId?: string; note?: string } }>('/api/proof/collect/routing/:id', {
     schema: { params: idParams, body: routingPatch, response: { 200: dataOf(routingSchema) } },
     config: { ...writers, operationId: 'updateResponseRouting', summary: 'Move a follow-up forward, link its room or note it' },
   }, async (request) => ({ data: await updateRouting(ds, creator(request).organizationId, request.params.id, request.body) }));
 
-  app.get<{ Querystring: { status?: string } }>('/api/proof/collect/corrections', {
-    schema: { querystring: correctionQuery, response: { 200: dataOf(array(correctionSchema)) } },
+  app.get<{ Querystring: PageRequest & { status?: string } }>('/api/proof/collect/corrections', {
+    schema: { querystring: correctionQuery, response: { 200: pageOf(correctionSchema) } },
     config: { ...readers, operationId: 'listCorrections', summary: 'Customer correction requests' },
-  }, async (request) => ({ data: await listCorrections(ds, creator(request).organizationId, request.query.status) }));
+  }, async (request) => listCorrections(ds, creator(request).organizationId, request.query));
 
   app.patch<{ Params: { id: string }; Body: { status: 'closed'; note: string } }>('/api/proof/collect/corrections/:id', {
     schema: { params: idParams, body: correctionPatch, response: { 200: dataOf(correctionSchema) } },

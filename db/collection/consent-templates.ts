@@ -4,7 +4,8 @@ import { ConsentTemplate, ConsentTemplateVersion } from '../entities';
 import { ConsentTemplateTerms } from '../entities/consent-template-version';
 import { newId } from '../rules/ids';
 import { sha256Hex } from '../rules/secrets';
-import { Teammate, assertOwnProduct } from './scope';
+import { PageRequest } from '../pagination';
+import { Teammate, assertOwnProduct, pageRows } from './scope';
 
 export interface NewTemplateVersion {
   productId: string;
@@ -67,13 +68,9 @@ export async function publishTemplateVersion(ds: DataSource, who: Teammate, body
   });
 }
 
-export async function listTemplateVersions(ds: DataSource, organizationId: string, productId?: string) {
-  const rows = await ds.getRepository(ConsentTemplateVersion).find({
-    where: { organizationId, ...(productId ? { productId } : {}) },
-    order: { createdAt: 'DESC', id: 'DESC' },
-    take: 500,
-  });
-  return rows.map(viewTemplateVersion);
+export async function listTemplateVersions(ds: DataSource, organizationId: string, query: PageRequest & { productId?: string }) {
+  const page = await pageRows(ds, ConsentTemplateVersion, organizationId, { product_id: query.productId }, query);
+  return { data: page.data.map(viewTemplateVersion), nextCursor: page.nextCursor };
 }
 
 /** A template version of the workspace (any product), or 404. */

@@ -7,7 +7,8 @@ import {
   DefinitionIssue, FlowDefinition, Incentive, completeDefinition, flowContentHash, routingIssues,
 } from '../rules/collection-flow';
 import { viewQuestionVersion, pinnedVersions } from './questions';
-import { Teammate, assertOwnProduct } from './scope';
+import { PageRequest } from '../pagination';
+import { Teammate, assertOwnProduct, pageRows } from './scope';
 
 export interface FlowSettings { collectPageUrl: string; monthlyAllowance: number }
 
@@ -76,11 +77,9 @@ export async function findFlow(em: EntityManager, organizationId: string, id: st
   return flow;
 }
 
-export async function listFlows(ds: DataSource, organizationId: string, settings: FlowSettings, productId?: string) {
-  const flows = await ds.getRepository(CollectionFlow).find({
-    where: { organizationId, ...(productId ? { productId } : {}) }, order: { createdAt: 'DESC', id: 'DESC' }, take: 500,
-  });
-  return flowViews(ds.manager, flows, settings);
+export async function listFlows(ds: DataSource, organizationId: string, settings: FlowSettings, query: PageRequest & { productId?: string }) {
+  const page = await pageRows(ds, CollectionFlow, organizationId, { product_id: query.productId }, query);
+  return { data: await flowViews(ds.manager, page.data, settings), nextCursor: page.nextCursor };
 }
 
 export async function createFlow(

@@ -2,6 +2,8 @@ import { DataSource } from 'typeorm';
 import { conflict, notFound, validationFailed } from '../../runtime/service-error';
 import { ProofCorrection, ProofRouting } from '../entities';
 import { RoutingState } from '../entities/proof-routing';
+import { PageRequest } from '../pagination';
+import { pageRows } from './scope';
 
 const ROUTING_ORDER: RoutingState[] = ['new', 'in_progress', 'done'];
 
@@ -25,17 +27,9 @@ export function viewRouting(r: ProofRouting) {
   };
 }
 
-export async function listRouting(ds: DataSource, organizationId: string, filter: { band?: string; state?: string }) {
-  const rows = await ds.getRepository(ProofRouting).find({
-    where: {
-      organizationId,
-      ...(filter.band ? { band: filter.band } : {}),
-      ...(filter.state ? { state: filter.state as RoutingState } : {}),
-    },
-    order: { createdAt: 'DESC', id: 'DESC' },
-    take: 500,
-  });
-  return rows.map(viewRouting);
+export async function listRouting(ds: DataSource, organizationId: string, query: PageRequest & { band?: string; state?: string }) {
+  const page = await pageRows(ds, ProofRouting, organizationId, { band: query.band, state: query.state }, query);
+  return { data: page.data.map(viewRouting), nextCursor: page.nextCursor };
 }
 
 /** Moves a follow-up forward (never back), links the room opened for it, or notes it. */
@@ -73,13 +67,9 @@ export function viewCorrection(c: ProofCorrection) {
   };
 }
 
-export async function listCorrections(ds: DataSource, organizationId: string, status?: string) {
-  const rows = await ds.getRepository(ProofCorrection).find({
-    where: { organizationId, ...(status ? { status: status as ProofCorrection['status'] } : {}) },
-    order: { createdAt: 'DESC', id: 'DESC' },
-    take: 500,
-  });
-  return rows.map(viewCorrection);
+export async function listCorrections(ds: DataSource, organizationId: string, query: PageRequest & { status?: string }) {
+  const page = await pageRows(ds, ProofCorrection, organizationId, { status: query.status }, query);
+  return { data: page.data.map(viewCorrection), nextCursor: page.nextCursor };
 }
 
 /** Closes a correction with the note the customer then reads on the control link; closed is final. */

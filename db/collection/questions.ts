@@ -3,7 +3,8 @@ import { conflict, notFound } from '../../runtime/service-error';
 import { CollectionQuestion, CollectionQuestionVersion } from '../entities';
 import { QuestionKind } from '../entities/collection-question-version';
 import { newId } from '../rules/ids';
-import { Teammate } from './scope';
+import { PageRequest } from '../pagination';
+import { Teammate, pageRows } from './scope';
 
 export interface QuestionText {
   text: string;
@@ -70,13 +71,9 @@ async function findQuestion(em: EntityManager, organizationId: string, id: strin
   return q;
 }
 
-export async function listQuestions(ds: DataSource, organizationId: string, state?: string) {
-  const questions = await ds.getRepository(CollectionQuestion).find({
-    where: { organizationId, ...(state ? { state: state as CollectionQuestion['state'] } : {}) },
-    order: { createdAt: 'DESC', id: 'DESC' },
-    take: 500,
-  });
-  return views(ds.manager, organizationId, questions);
+export async function listQuestions(ds: DataSource, organizationId: string, query: PageRequest & { state?: string }) {
+  const page = await pageRows(ds, CollectionQuestion, organizationId, { state: query.state }, query);
+  return { data: await views(ds.manager, organizationId, page.data), nextCursor: page.nextCursor };
 }
 
 export async function readQuestion(ds: DataSource, organizationId: string, id: string) {

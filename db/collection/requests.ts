@@ -5,7 +5,9 @@ import { RequestChannel, RequestRecipient } from '../entities/proof-request';
 import { SYSTEM_ACTOR, appendProofEvent } from '../proof/proof-ledger';
 import { newId } from '../rules/ids';
 import { newSecret, sha256Hex } from '../rules/secrets';
+import { PageRequest } from '../pagination';
 import { findFlow } from './flows';
+import { pageRows } from './scope';
 
 export const LINK_TOKEN_PREFIX = 'pr';
 export const DEFAULT_EXPIRES_IN_DAYS = 30;
@@ -153,16 +155,9 @@ export async function readRequest(ds: DataSource, organizationId: string, id: st
   return findRequest(ds.manager, organizationId, id);
 }
 
-export async function listRequests(ds: DataSource, organizationId: string, filter: { status?: string; flowId?: string }) {
-  return ds.getRepository(ProofRequest).find({
-    where: {
-      organizationId,
-      ...(filter.status ? { status: filter.status as ProofRequest['status'] } : {}),
-      ...(filter.flowId ? { flowId: filter.flowId } : {}),
-    },
-    order: { createdAt: 'DESC', id: 'DESC' },
-    take: 500,
-  });
+export async function listRequests(ds: DataSource, organizationId: string, query: PageRequest & { status?: string; flowId?: string }) {
+  const page = await pageRows(ds, ProofRequest, organizationId, { status: query.status, flow_id: query.flowId }, query);
+  return { data: page.data.map(viewRequest), nextCursor: page.nextCursor };
 }
 
 const DELIVERED: readonly RequestChannel[] = ['email', 'in_app'];
@@ -294,13 +289,9 @@ export function viewOpportunity(o: ProofOpportunity) {
   };
 }
 
-export async function listOpportunities(ds: DataSource, organizationId: string, state?: string) {
-  const rows = await ds.getRepository(ProofOpportunity).find({
-    where: { organizationId, ...(state ? { state: state as ProofOpportunity['state'] } : {}) },
-    order: { createdAt: 'DESC', id: 'DESC' },
-    take: 500,
-  });
-  return rows.map(viewOpportunity);
+export async function listOpportunities(ds: DataSource, organizationId: string, query: PageRequest & { state?: string }) {
+  const page = await pageRows(ds, ProofOpportunity, organizationId, { state: query.state }, query);
+  return { data: page.data.map(viewOpportunity), nextCursor: page.nextCursor };
 }
 
 /** Proposes a candidate (the value-event scoring of INTEGRATIONS.md §1 calls this). */

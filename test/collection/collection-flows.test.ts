@@ -30,6 +30,14 @@ describe('collection setup: flows, questions, consent templates', () => {
     assert.equal(read.liveUrl, `${ctx.config.collectPageUrl}/f/${flow.publicId}`);
     const list = (await as(member, { method: 'GET', url: '/api/proof/collect/forms' })).json().data;
     assert.ok(list.some((f: { id: string }) => f.id === flow.id));
+    await as(t.owner, { method: 'POST', url: '/api/proof/collect/forms', payload: { productId: t.product.id, name: 'Second' } });
+    const first = (await as(member, { method: 'GET', url: '/api/proof/collect/forms?limit=1' })).json();
+    assert.equal(first.data.length, 1);
+    assert.ok(first.nextCursor);
+    const second = (await as(member, { method: 'GET', url: `/api/proof/collect/forms?limit=1&cursor=${first.nextCursor}` })).json();
+    assert.equal(second.data.length, 1);
+    assert.notEqual(second.data[0].id, first.data[0].id);
+    assert.equal((await as(member, { method: 'GET', url: '/api/proof/collect/forms?limit=101' })).statusCode, 400);
 
     // Editing the draft changes nothing live until the next publish; then the live link serves version 2.
     const saved = await as(admin, { method: 'PATCH', url: `/api/proof/collect/forms/${flow.id}`, payload: { draftRevision: read.draftRevision, definition: { title: 'Tell us more' } } });
