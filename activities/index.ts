@@ -1,10 +1,12 @@
 import { DataSource } from 'typeorm';
 import { Config } from '../runtime/config';
 import { createAiActivities } from './ai/ai-activities';
+import { createCollectionActivities } from './collection/collection-activities';
 import { createCustomerLoopActivities } from './customer-loop/customer-loop-activities';
 import { createDatabaseActivities } from './platform/database-activities';
 import { createWebhookActivities } from './webhooks/webhook-activities';
 import { createProofActivities } from './proof/proof-activities';
+import { createProofRequestActivities } from './collection/proof-request-activities';
 
 export interface ActivityDeps {
   dataSource: DataSource;
@@ -19,6 +21,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createProofActivities(deps),
     ...createCustomerLoopActivities(deps),
     ...createAiActivities(deps),
+    ...createProofRequestActivities(deps),
+    ...createCollectionActivities(deps),
   };
 }
 

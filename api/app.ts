@@ -5,7 +5,16 @@ import { DataSource } from 'typeorm';
 import { Config } from '../runtime/config';
 import { validationFailed } from '../runtime/service-error';
 import { registerAuth } from './plugins/auth';
-import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors';
+import { frameworkErrorHandler, isCustomerPath, registerErrorHandling } from './plugins/errors';
+import { collectControlRoutes } from './collection/collect-control';
+import { collectDraftRoutes } from './collection/collect-drafts';
+import { collectNojsRoutes } from './collection/collect-nojs';
+import { collectSessionRoutes } from './collection/collect-sessions';
+import { collectUploadRoutes } from './collection/collect-uploads';
+import { refuseSecretsInUrl } from './collection/customer-auth';
+import { collectionFlowRoutes } from './collection/collection-flows';
+import { collectionLibraryRoutes } from './collection/collection-library';
+import { collectionRequestRoutes } from './collection/collection-requests';
 import { featureRoutes } from './customer-loop/features';
 import { healthRoutes } from './platform/health';
 import { identityMergeRoutes } from './platform/identity-merge';
@@ -68,13 +77,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     // A NUL in a path or query value could only end as a database error.
     if (/%00/i.test(request.url)) throw validationFailed([{ path: '', message: 'the URL must not contain %00' }]);
+    if (isCustomerPath(request.url)) refuseSecretsInUrl(request);
   });
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith('/api/v1/proof')) route.bodyLimit = PROOF_BODY_LIMIT;
+    // Customer JSON bodies are 256 KB at most; a part PUT declares its own larger limit.
+    if (isCustomerPath(route.url) && route.bodyLimit === undefined) route.bodyLimit = PROOF_BODY_LIMIT;
   });
   registerOpenApi(app, API_VERSION);
   registerAuth(app, deps.dataSource, deps.config);
   registerIdempotency(app, deps.dataSource);
+  app.decorateRequest('customerSecret', null);
 
   await app.register(healthRoutes, deps);
   await app.register(whoamiRoutes, deps);
@@ -99,5 +112,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(releaseRoutes, deps);
   await app.register(inboxRoutes, deps);
   await app.register(identityMergeRoutes, deps);
+  await app.register(collectDraftRoutes, deps);
+  await app.register(collectUploadRoutes, deps);
+  await app.register(collectControlRoutes, deps);
+  await app.register(collectNojsRoutes, deps);
+  await app.register(collectSessionRoutes, deps);
+  await app.register(collectionFlowRoutes, deps);
+  await app.register(collectionLibraryRoutes, deps);
+  await app.register(collectionRequestRoutes, deps);
   return app;
 }

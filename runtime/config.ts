@@ -43,6 +43,21 @@ export interface Config {
   aiEvaluatedModels: string[];
   aiMonthlyAllowance: number;
   inboxHeartbeatMs: number;
+  collectPageUrl: string;
+  draftTtlDays: number;
+  uploadTtlMs: number;
+  assembleWaitMs: number;
+  controlLinkTtlDays: number;
+  dailySubmissionCeiling: number;
+  transcribeBaseUrl: string | undefined;
+  transcribeApiKey: string | undefined;
+  transcribeModel: string | undefined;
+  /** Set together, or not at all: the media store is then this S3-compatible bucket instead of a folder. */
+  mediaS3: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string } | null;
+  collectCnameTarget: string;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  proofRequestDayMs: number;
 }
 
 export class ConfigError extends StartupError {}
@@ -69,6 +84,17 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+const S3_VARIABLES = ['MEDIA_S3_ENDPOINT', 'MEDIA_S3_BUCKET', 'MEDIA_S3_REGION', 'MEDIA_S3_ACCESS_KEY_ID', 'MEDIA_S3_SECRET_ACCESS_KEY'];
+
+function mediaS3(env: Env): Config['mediaS3'] {
+  const values = S3_VARIABLES.map((name) => text(env, name));
+  if (values.every((v) => v === undefined)) return null;
+  const missing = S3_VARIABLES.filter((_, i) => values[i] === undefined);
+  if (missing.length > 0) throw new ConfigError(`the S3 media store needs all of ${S3_VARIABLES.join(', ')}; missing ${missing.join(', ')}`);
+  const [endpoint, bucket, region, accessKeyId, secretAccessKey] = values as string[];
+  return { endpoint, bucket, region, accessKeyId, secretAccessKey };
 }
 
 /** Reads every setting from the environment; the defaults are the spec's values. */
@@ -118,5 +144,19 @@ export function loadConfig(env: Env = process.env): Config {
     aiEvaluatedModels: (text(env, 'SV_AI_EVALUATED_MODELS') ?? '').split(',').map((m) => m.trim()).filter(Boolean),
     aiMonthlyAllowance: int(env, 'SV_AI_MONTHLY_ALLOWANCE', 1_000, 0, 100_000_000),
     inboxHeartbeatMs: int(env, 'SV_INBOX_HEARTBEAT_MS', 15_000, 100, 600_000),
+    collectPageUrl: (text(env, 'PROOF_COLLECT_PAGE_URL') ?? 'http://127.0.0.1:3000/collect').replace(/\/+$/, ''),
+    draftTtlDays: int(env, 'PROOF_DRAFT_TTL_DAYS', 30, 1, 3650),
+    uploadTtlMs: int(env, 'PROOF_UPLOAD_TTL_MS', 86_400_000, 100, 30 * 86_400_000),
+    assembleWaitMs: int(env, 'PROOF_ASSEMBLE_WAIT_MS', 10_000, 0, 600_000),
+    controlLinkTtlDays: int(env, 'PROOF_CONTROL_LINK_TTL_DAYS', 365, 1, 3650),
+    dailySubmissionCeiling: int(env, 'PROOF_DAILY_SUBMISSION_CEILING', 10_000, 1, 1_000_000_000),
+    transcribeBaseUrl: text(env, 'TRANSCRIBE_BASE_URL'),
+    transcribeApiKey: text(env, 'TRANSCRIBE_API_KEY'),
+    transcribeModel: text(env, 'TRANSCRIBE_MODEL'),
+    mediaS3: mediaS3(env),
+    collectCnameTarget: text(env, 'PROOF_COLLECT_CNAME_TARGET') ?? 'collect.proof.invalid',
+    smtpUrl: text(env, 'SMTP_URL'),
+    mailFrom: text(env, 'MAIL_FROM') ?? 'Proof <no-reply@proof.invalid>',
+    proofRequestDayMs: int(env, 'PROOF_REQUEST_DAY_MS', 86_400_000, 10, 86_400_000),
   };
 }

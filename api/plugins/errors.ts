@@ -9,13 +9,52 @@ function envelope(request: FastifyRequest, error: ServiceError): ErrorEnvelope {
   return { error: { code: error.code, message: error.message, requestId: request.id, details: error.details } };
 }
 
+/** Customer routes (`/api/proof/*`, not `/api/public/proof`) answer the simple `{error, code}` body. */
+export function isCustomerPath(url: string): boolean {
+  return url === '/api/proof' || url.startsWith('/api/proof/') || url.startsWith('/api/proof?');
+}
+
+/** The codes of the customer routes (COLLECTION.md §1) for the codes the rest of the API uses. */
+const CUSTOMER_CODES: Record<string, string> = {
+  VALIDATION_FAILED: 'INVALID_INPUT',
+  INVALID_API_KEY: 'UNAUTHORIZED',
+  SERVICE_UNAVAILABLE: 'UNAVAILABLE',
+  AI_UNAVAILABLE: 'UNAVAILABLE',
+};
+
+export function customerError(error: ServiceError): { error: string; code: string } {
+  return { error: error.message, code: CUSTOMER_CODES[error.code] ?? error.code };
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Renders refusals as a page instead of JSON (the no-JavaScript form). */
+    htmlError?: (error: { error: string; code: string }, status: number) => string;
+  }
+}
+
+function send(request: FastifyRequest, reply: FastifyReply, error: ServiceError): FastifyReply {
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  reply.code(error.status);
+  if (!isCustomerPath(request.url)) return reply.type('application/json').send(envelope(request, error));
+  const body = customerError(error);
+  const html = request.routeOptions?.config?.htmlError;
+  if (html) return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html(body, error.status));
+  return reply.type('application/json').send(body);
+}
+
 /** Fastify's own 4xx errors (bad JSON, wrong content type, body too large, bad URL) in the spec's terms. */
-function fromFastify(error: FastifyError): ServiceError | null {
+function fromFastify(error: FastifyError, customer = false): ServiceError | null {
   const status = error.statusCode ?? 500;
   if (status < 400 || status >= 500) return null;
   let message = error.message;
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') message = 'content-type must be application/json';
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = 'the body is larger than this endpoint accepts';
+  // The customer routes name these two apart (COLLECTION.md §1); the key API keeps them as a 400.
+  if (customer && error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ServiceError('TOO_LARGE', 413, message);
+  if (customer && error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, 'this content-type is not accepted here');
+  }
   return new ServiceError('VALIDATION_FAILED', 400, message, [{ path: '', message }]);
 }
 
@@ -48,27 +87,26 @@ function isDependencyDown(error: unknown): boolean {
     || /Connection terminated|timeout exceeded when trying to connect/i.test(String((error as Error)?.message));
 }
 
-/** One place turns every failure into the envelope; 5xx detail never leaves the process. */
 /** Errors Fastify raises before routing (a malformed URL), in the same envelope and with the request id. */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const known = fromFastify(error) ?? new ServiceError('VALIDATION_FAILED', 400, 'malformed request');
-  reply.code(known.status).header('x-request-id', request.id).type('application/json').send(envelope(request, known));
+  const known = fromFastify(error, isCustomerPath(request.url)) ?? new ServiceError('VALIDATION_FAILED', 400, 'malformed request');
+  send(request, reply.header('x-request-id', request.id), known);
 }
 
+/** One place turns every failure into the envelope; 5xx detail never leaves the process. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ServiceError, request: FastifyRequest, reply: FastifyReply) => {
-    let known = error instanceof ServiceError ? error : fromFastify(error as FastifyError) ?? fromDatabase(error);
+    let known = error instanceof ServiceError ? error : fromFastify(error as FastifyError, isCustomerPath(request.url)) ?? fromDatabase(error);
     if (!known) {
       request.log.error({ err: loggable(error) }, 'request failed');
       known = isDependencyDown(error)
         ? new ServiceError('SERVICE_UNAVAILABLE', 503, 'a dependency is unavailable; try again shortly')
         : new ServiceError('INTERNAL_ERROR', 500, 'internal error');
     }
-    for (const [name, value] of Object.entries(known.headers)) reply.header(name, value);
-    return reply.code(known.status).type('application/json').send(envelope(request, known));
+    return send(request, reply, known);
   });
   app.setNotFoundHandler((request, reply) => {
     const error = new ServiceError('NOT_FOUND', 404, `no route ${request.method} ${request.url.split('?')[0]}`);
-    return reply.code(404).send(envelope(request, error));
+    return send(request, reply, error);
   });
 }

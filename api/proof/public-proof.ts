@@ -25,7 +25,7 @@ function publicHeaders(reply: FastifyReply, cacheControl: string): FastifyReply 
 }
 
 /** A single `bytes=` range of a file of `size` bytes: the slice, 'unsatisfiable', or null for the whole file. */
-function rangeOf(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
+export function rangeOf(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
   const match = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
   if (!match || (match[1] === '' && match[2] === '')) return null;
   let start: number;

@@ -51,6 +51,12 @@ export class ConsentGrant {
   @Column({ type: 'jsonb', nullable: true })
   evidence!: Record<string, unknown> | null;
 
+  @Column({ name: 'consent_template_version_id', type: 'text', nullable: true })
+  consentTemplateVersionId!: string | null;
+
+  @Column({ name: 'wording_hash', type: 'text', nullable: true })
+  wordingHash!: string | null;
+
   @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
   revokedAt!: Date | null;
 

@@ -1,3 +1,18 @@
+import { CollectionDraft } from './collection-draft';
+import { CollectionMedia } from './collection-media';
+import { CollectionUpload } from './collection-upload';
+import { CollectionDomain } from './collection-domain';
+import { CollectionFlow } from './collection-flow';
+import { CollectionFlowVersion } from './collection-flow-version';
+import { CollectionQuestion } from './collection-question';
+import { CollectionQuestionVersion } from './collection-question-version';
+import { CollectionWelcomeVideo } from './collection-welcome-video';
+import { ConsentTemplate } from './consent-template';
+import { ConsentTemplateVersion } from './consent-template-version';
+import { ProofCorrection } from './proof-correction';
+import { ProofOpportunity } from './proof-opportunity';
+import { ProofRequest } from './proof-request';
+import { ProofRouting } from './proof-routing';
 import { ConsentGrant } from './consent-grant';
 import { EndUser } from './end-user';
 import { Environment } from './environment';
@@ -45,6 +60,12 @@ export {
 };
 export { ProofAsset, ProofPlacement, ProofPlacementItem };
 export { ProofAiOperation };
+export { CollectionDraft, CollectionMedia, CollectionUpload };
+export {
+  CollectionDomain, CollectionFlow, CollectionFlowVersion, CollectionQuestion, CollectionQuestionVersion,
+  CollectionWelcomeVideo, ConsentTemplate, ConsentTemplateVersion, ProofCorrection, ProofOpportunity, ProofRequest,
+  ProofRouting,
+};
 
 export const ENTITIES = [
   Organization, Product, Environment, Teammate, TeammateSession, ServiceKey, IdempotencyRecord,
@@ -54,4 +75,8 @@ export const ENTITIES = [
   ReleaseReceipt, InboxItem, IntakeLimit,
   ProofPlacement, ProofPlacementItem, ProofAsset,
   ProofAiOperation,
+  CollectionDraft, CollectionUpload, CollectionMedia,
+  ConsentTemplate, ConsentTemplateVersion, CollectionQuestion, CollectionQuestionVersion, CollectionFlow,
+  CollectionFlowVersion, CollectionDomain, CollectionWelcomeVideo, ProofRequest, ProofOpportunity, ProofRouting,
+  ProofCorrection,
 ];

@@ -63,6 +63,10 @@ export class ProofItem {
   @Column({ name: 'render_hold', type: 'boolean' })
   renderHold!: boolean;
 
+  /** Paused by the customer through their control link: nothing renders until they resume. */
+  @Column({ name: 'customer_paused_at', type: 'timestamptz', nullable: true })
+  customerPausedAt!: Date | null;
+
   @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
   revokedAt!: Date | null;
 

@@ -129,9 +129,13 @@ export type ConsentTerms = SubmissionBody['consent'];
  * Records a consent grant for one exact version: the grant, its signed receipt and the ledger's
  * proof.consent.granted, in the caller's transaction. The receipt hash binds the terms to the wording.
  */
-async function recordGrant(
+export async function recordGrant(
   ds: DataSource, em: EntityManager,
-  g: { item: ProofItem; versionId: string; contentHash: string; terms: ConsentTerms; evidence: Record<string, string>; actor: Actor },
+  g: {
+    item: ProofItem; versionId: string; contentHash: string; terms: ConsentTerms; evidence: Record<string, string>; actor: Actor;
+    /** The exact consent wording the customer saw (collection flows). */
+    wording?: { consentTemplateVersionId: string; wordingHash: string };
+  },
 ): Promise<string> {
   const grantId = newId('cns');
   const terms = { ...g.terms, validUntil: g.terms.validUntil ?? null };
@@ -153,11 +157,14 @@ async function recordGrant(
     receiptHash: `sha256:${sha256OfCanonical({ terms, proofItemId: g.item.id, versionId: g.versionId, contentHash: g.contentHash })}`,
     evidence: g.evidence,
     revokedAt: null,
+    consentTemplateVersionId: g.wording?.consentTemplateVersionId ?? null,
+    wordingHash: g.wording?.wordingHash ?? null,
   });
   await issueReceipt(ds, em, await em.getRepository(ConsentGrant).findOneByOrFail({ id: grantId }), g.item, g.contentHash);
   await appendProofEvent(em, {
     organizationId: g.item.organizationId, productId: g.item.productId, proofItemId: g.item.id, actor: g.actor,
-    eventType: 'proof.consent.granted', properties: { consentGrantId: grantId, versionId: g.versionId, channels: terms.channels },
+    eventType: 'proof.consent.granted',
+    properties: { consentGrantId: grantId, versionId: g.versionId, channels: terms.channels, byCustomer: g.actor.type === 'customer' },
   });
   return grantId;
 }

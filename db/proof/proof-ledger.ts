@@ -5,7 +5,7 @@ import { enqueueEvent } from '../outbox';
 import { Page, PageRequest, pageOf } from '../pagination';
 
 export interface Actor {
-  type: 'service_key' | 'teammate' | 'system';
+  type: 'service_key' | 'teammate' | 'system' | 'customer';
   id: string | null;
 }
 
@@ -14,7 +14,7 @@ export const SYSTEM_ACTOR: Actor = { type: 'system', id: null };
 /** Ledger types that go out as webhooks with envelope id `evt_<ledger id>`: the spec's proof event types. */
 const PUBLISHED = new Set([
   'proof.response.submitted', 'proof.consent.granted', 'proof.consent.revoked', 'proof.item.approved',
-  'proof.health.warning', 'proof.placement.published', 'proof.asset.ready',
+  'proof.health.warning', 'proof.placement.published', 'proof.asset.ready', 'proof.response.routed',
 ]);
 
 /**
@@ -22,12 +22,13 @@ const PUBLISHED = new Set([
  * reasons, evidence and personal data never appear here; receivers fetch them with a key.
  */
 const ALLOWED_PROPERTIES: Record<string, string[]> = {
-  'proof.response.submitted': ['itemType', 'versionId', 'overLimit'],
-  'proof.consent.granted': ['consentGrantId', 'versionId', 'channels'],
-  'proof.consent.revoked': ['consentGrantId', 'revocationId', 'consentGrantIds'],
+  'proof.response.submitted': ['itemType', 'versionId', 'overLimit', 'flowId', 'flowVersionId', 'source'],
+  'proof.response.routed': ['routingId', 'scale', 'band', 'followUp'],
+  'proof.consent.granted': ['consentGrantId', 'versionId', 'channels', 'byCustomer'],
+  'proof.consent.revoked': ['consentGrantId', 'revocationId', 'consentGrantIds', 'byCustomer'],
   'proof.item.approved': ['versionId', 'versionNumber'],
   'proof.item.rejected': ['versionId'],
-  'proof.revocation.completed': ['revocationId'],
+  'proof.revocation.completed': ['revocationId', 'byCustomer'],
   'proof.health.warning': ['check', 'revocationId'],
   'proof.placement.published': ['renderCacheVersion', 'eligibleCount', 'excludedCount'],
   'proof.asset.ready': ['assetType', 'format', 'sourceVersionIds'],

@@ -203,6 +203,7 @@ export async function loadPlacement(
         'item', json_build_object(
           'id', i.id, 'type', i.type, 'status', i.status, 'productId', i.product_id,
           'approvedPublicVersionId', i.approved_public_version_id, 'renderHold', i.render_hold, 'revokedAt', i.revoked_at,
+          'customerPausedAt', i.customer_paused_at,
           'incentive', i.incentive, 'verificationState', i.verification_state),
         'version', (SELECT json_build_object(
             'id', v.id, 'approvalState', v.approval_state, 'locale', v.locale, 'content', v.content,
@@ -244,7 +245,11 @@ export async function loadPlacement(
   });
   const entries = row.entries.map((e) => ({
     ...e,
-    item: { ...e.item, revokedAt: asDate(e.item.revokedAt as unknown as string | null) },
+    item: {
+      ...e.item,
+      revokedAt: asDate(e.item.revokedAt as unknown as string | null),
+      customerPausedAt: asDate((e.item.customerPausedAt ?? null) as unknown as string | null),
+    },
     grants: e.grants.map((g) => ({
       ...g, validUntil: asDate(g.validUntil as unknown as string | null), createdAt: new Date(g.createdAt as unknown as string),
     })),

@@ -20,6 +20,8 @@ export interface EligibilityItem {
   approvedPublicVersionId: string | null;
   renderHold: boolean;
   revokedAt: Date | null;
+  /** Paused by the customer (control link): renders stop until they resume. */
+  customerPausedAt?: Date | null;
   incentive: { offered: boolean; description?: string };
   verificationState: string;
 }
@@ -110,6 +112,7 @@ function itemReasons({ item, version, revocations = [] }: EligibilityInput, ctx:
   // Revocation is final and wins over everything, so it is named first.
   if (item.revokedAt || item.status === 'revoked' || revocations.some((r) => r.resolutionState === 'completed')) reasons.push('revoked');
   else if (item.renderHold || revocations.some((r) => r.resolutionState !== 'completed')) reasons.push('revocation_pending');
+  if (item.customerPausedAt) reasons.push('paused_by_customer');
   if (item.status === 'deleted') reasons.push('deleted');
   if (!item.approvedPublicVersionId) reasons.push('not_approved');
   if (version && version.approvalState !== 'approved') reasons.push('version_not_approved');

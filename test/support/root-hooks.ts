@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, bundleWorkflowCode } from '@temporalio/worker';
 import { FastifyInstance } from 'fastify';
@@ -11,6 +14,7 @@ import { startWorker } from '../../worker/main';
 import { startScratchDatabase, startScratchTemporal } from './servers';
 import { FakeAi } from './fake-ai';
 import { OpenApiDrift, isWholeSuite } from './openapi-drift';
+import { SmtpSink } from './smtp-sink';
 
 export interface TestContext {
   config: Config;
@@ -22,6 +26,8 @@ export interface TestContext {
   app: FastifyInstance;
   /** The AI provider the worker talks to: a local fake the tests steer. */
   fakeAi: FakeAi;
+  /** The mail server the worker and API send to (SMTP_URL): a local sink the tests read. */
+  smtpSink: SmtpSink;
   /** A fresh app on the same database and Temporal, for tests that need other settings or routes. */
   buildApp: (overrides?: Partial<Config>, extend?: (app: FastifyInstance) => void) => Promise<FastifyInstance>;
 }
@@ -46,6 +52,9 @@ export const mochaHooks = {
     const fakeAi = new FakeAi();
     const aiBaseUrl = await fakeAi.start();
     teardown.push(() => fakeAi.stop());
+    const smtpSink = new SmtpSink();
+    const smtpUrl = await smtpSink.start();
+    teardown.push(() => smtpSink.stop());
     const config = {
       ...loadConfig({}),
       databaseUrl,
@@ -63,7 +72,11 @@ export const mochaHooks = {
       aiMaxAttempts: 2,
       aiRetryInitialMs: 50,
       signalRelayIdleMs: 100,
+      // The media store's folder: a scratch one per run, never the developer's .data.
+      dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'sv-test-data-')),
+      smtpUrl,
     };
+    teardown.push(async () => fs.rmSync(config.dataDir, { recursive: true, force: true }));
     const worker = await startWorker(config, dataSource, { ...temporal, workflowBundle });
     teardown.push(worker.stop);
     const deps: AppDeps = { dataSource, temporal: temporal.client, config };
@@ -77,7 +90,7 @@ export const mochaHooks = {
     };
     Object.assign(ctx, {
       config, databaseUrl, dataSource, temporal: temporal.client, nativeConnection: temporal.nativeConnection,
-      workflowBundle, fakeAi, app: await make(), buildApp: make,
+      workflowBundle, fakeAi, smtpSink, app: await make(), buildApp: make,
     });
   },
 

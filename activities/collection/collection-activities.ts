@@ -1,0 +1,25 @@
+import { DataSource } from 'typeorm';
+import { Config } from '../../runtime/config';
+import { mediaStoreOf } from '../../runtime/media-store';
+import { AssemblyResult, assembleUpload, eraseUploadBytes, expireUpload } from '../../db/collection/uploads';
+
+export interface CollectionActivityDeps {
+  dataSource: DataSource;
+  config: Config;
+}
+
+/** Upload workflow steps; each is idempotent (a retried assembly writes the same media id). */
+export function createCollectionActivities({ dataSource, config }: CollectionActivityDeps) {
+  const store = mediaStoreOf(config);
+  return {
+    async assembleUpload(sessionId: string): Promise<AssemblyResult> {
+      return assembleUpload(dataSource, store, sessionId);
+    },
+    async expireUpload(sessionId: string): Promise<boolean> {
+      return expireUpload(dataSource, store, sessionId);
+    },
+    async eraseUpload(sessionId: string): Promise<void> {
+      await eraseUploadBytes(dataSource, store, sessionId);
+    },
+  };
+}

@@ -1,0 +1,138 @@
+import { FastifyInstance } from 'fastify';
+import { array, boolean, mixed, number, object, string } from 'yup';
+import {
+  ControlAction, PassportAction, Person, controlAction, controlView, customerReceipt, passport, passportAction, signedPassport, withdraw,
+} from '../../db/collection/control';
+import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
+import { ServiceError } from '../../runtime/service-error';
+import { proofWorkflows } from '../proof/proof-workflows';
+import type { AppDeps } from '../app';
+import { dataOf, timestamp } from '../plugins/responses';
+import { openObject, strictObject } from '../plugins/validation';
+import { customerAuth, secretOf } from './customer-auth';
+
+const id = () => string().required().max(100);
+
+const controlBody = object({
+  action: string().required().oneOf(['approve_wording', 'decline_wording', 'request_correction', 'pause', 'resume', 'withdraw']),
+}).test('fields', 'unexpected or missing fields for this action', function check(v: Record<string, unknown> | undefined) {
+  if (!v) return true;
+  const shapes: Record<string, ReturnType<typeof strictObject>> = {
+    approve_wording: strictObject({ action: string(), proofItemId: id(), versionId: id(), contentHash: string().required().max(200) }),
+    decline_wording: strictObject({ action: string(), proofItemId: id(), versionId: id(), reason: string().max(2000) }),
+    request_correction: strictObject({ action: string(), proofItemId: id(), message: string().required().min(3).max(2000), versionId: string().max(100) }),
+    pause: strictObject({ action: string(), proofItemId: id() }),
+    resume: strictObject({ action: string(), proofItemId: id() }),
+    withdraw: strictObject({ action: string(), proofItemId: id(), confirm: boolean().required().oneOf([true], 'confirm must be true') }),
+  };
+  const shape = shapes[String(v.action)];
+  if (!shape) return true;
+  try {
+    shape.validateSync(v, { strict: true, abortEarly: false });
+    return true;
+  } catch (err) {
+    return this.createError({ message: (err as Error).message });
+  }
+}).required();
+
+const passportBody = object({ action: string().required().oneOf(['remove_use', 'limit_channels']) })
+  .test('fields', 'unexpected or missing fields for this action', function check(v: Record<string, unknown> | undefined) {
+    if (!v) return true;
+    const shape = v.action === 'remove_use'
+      ? strictObject({ action: string(), proofItemId: id(), placementId: id() })
+      : strictObject({ action: string(), proofItemId: id(), channels: array(string().required().oneOf([...PROOF_CHANNELS])).required().min(1) });
+    try {
+      shape.validateSync(v, { strict: true, abortEarly: false });
+      return true;
+    } catch (err) {
+      return this.createError({ message: (err as Error).message });
+    }
+  }).required();
+
+const storySchema = object({
+  proofItemId: string().required(), type: string().required(), status: string().required(), paused: boolean().required(),
+  revokedAt: timestamp().nullable().defined(), currentVersion: openObject().nullable().defined(), pendingApprovals: array(openObject()).defined(),
+  activeUseCount: number().required(), consent: openObject().nullable().defined(), corrections: array(openObject()).defined(),
+});
+const passportSchema = object({
+  proofItemId: string().required(), contentHash: string().nullable().defined(), consent: openObject().nullable().defined(),
+  uses: array(object({
+    placementId: string().required(), name: string().required(), placementType: string().required(), channel: string().required(),
+    placementState: string().required(), rendersNow: boolean().required(), reasons: array(string().defined()).defined(),
+  })).defined(),
+  assets: array(openObject()).defined(),
+});
+const itemQuery = strictObject({ proofItemId: id(), download: mixed().oneOf(['1', 1]) });
+const receiptQuery = strictObject({ proofItemId: id(), receiptId: string().max(100) });
+const signedFile = object({ receipt: openObject(), passport: openObject(), signature: object({ alg: string(), kid: string(), value: string() }).required() });
+
+const personOf = (request: Parameters<typeof secretOf>[0]): Person => {
+  const s = secretOf(request);
+  if (!s.personRef) throw new ServiceError('UNAUTHORIZED', 401, 'this control link names no person');
+  return { organizationId: s.organizationId, productId: s.productId, personRef: s.personRef };
+};
+
+/** The customer's control link: their stories, wording decisions, corrections, pause, withdraw; passport; receipts. */
+export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  // Customer routes answer 415 for any body type they do not take (Fastify would read text/plain).
+  app.removeContentTypeParser('text/plain');
+  const auth = customerAuth(ds, deps.config, 'control');
+  const workflows = proofWorkflows(deps.temporal, deps.config);
+
+  app.get('/api/proof/collect/control', {
+    schema: { response: { 200: dataOf(object({ person: openObject().required(), stories: array(storySchema).defined() })) } },
+    onRequest: auth,
+    config: { operationId: 'getControl', summary: 'The customer\'s stories, pending wording approvals, active uses and corrections' },
+  }, async (request) => ({ data: await controlView(ds, personOf(request)) }));
+
+  app.post<{ Body: ControlAction | { action: 'withdraw'; proofItemId: string; confirm: true } }>('/api/proof/collect/control', {
+    schema: { body: controlBody, response: { 200: dataOf(openObject()), 201: dataOf(openObject()) } },
+    onRequest: auth,
+    config: { operationId: 'controlStory', summary: 'approve_wording, decline_wording, request_correction, pause, resume or withdraw (completed at once, final)' },
+  }, async (request, reply) => {
+    const person = personOf(request);
+    const body = request.body;
+    if (body.action === 'withdraw') {
+      const done = await withdraw(ds, person, body.proofItemId);
+      for (const revocationId of done.completedRevocationIds) await workflows.signalRevocationCompleted(revocationId);
+      for (const ref of done.cancelled) await workflows.signalApproval(ref, 'cancelled');
+      return { data: done.result };
+    }
+    const { status, data } = await controlAction(ds, person, body);
+    return reply.code(status).send({ data });
+  });
+
+  app.get<{ Querystring: { proofItemId: string; download?: string } }>('/api/proof/collect/control/passport', {
+    schema: { querystring: itemQuery, response: { 200: dataOf(passportSchema) } },
+    onRequest: auth,
+    config: { operationId: 'getPassport', summary: 'Every use of the story and whether it renders now; download=1 answers the signed file' },
+  }, async (request, reply) => {
+    const person = personOf(request);
+    if (request.query.download !== undefined) {
+      const file = await signedPassport(ds, person, request.query.proofItemId);
+      return reply.header('content-disposition', `attachment; filename="passport-${request.query.proofItemId}.json"`)
+        .header('cache-control', 'no-store').send(file);
+    }
+    return { data: await passport(ds, person, request.query.proofItemId) };
+  });
+
+  app.post<{ Body: PassportAction }>('/api/proof/collect/control/passport', {
+    schema: { body: passportBody, response: { 200: dataOf(openObject()), 201: dataOf(openObject()) } },
+    onRequest: auth,
+    config: { operationId: 'changePassport', summary: 'remove_use (a placement stops showing it) or limit_channels (a narrowed grant)' },
+  }, async (request, reply) => {
+    const { status, data } = await passportAction(ds, personOf(request), request.body);
+    return reply.code(status).send({ data });
+  });
+
+  app.get<{ Querystring: { proofItemId: string; receiptId?: string } }>('/api/proof/collect/control/receipt', {
+    schema: { querystring: receiptQuery, response: { 200: signedFile } },
+    onRequest: auth,
+    config: { operationId: 'getCustomerReceipt', summary: 'The story\'s signed receipt (newest grant), as a downloadable JSON file' },
+  }, async (request, reply) => {
+    const receipt = await customerReceipt(ds, personOf(request), request.query.proofItemId, request.query.receiptId);
+    return reply.header('content-disposition', `attachment; filename="receipt-${request.query.proofItemId}.json"`)
+      .header('cache-control', 'no-store').send(receipt);
+  });
+}

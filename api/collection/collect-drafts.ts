@@ -1,0 +1,173 @@
+import { FastifyInstance } from 'fastify';
+import { array, boolean, mixed, number, object, string } from 'yup';
+import {
+  DraftPatch, findDraft, issueContinuation, optOut, patchDraft, readDraft, redeemContinuation, startPublicDraft, startRequestDraft,
+} from '../../db/collection/drafts';
+import { submitDraft } from '../../db/collection/submit';
+import { CONSENT_MEDIA, DISPLAY_MODES, IDENTITY_FIELDS } from '../proof/proof-submissions';
+import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
+import { ServiceError } from '../../runtime/service-error';
+import type { AppDeps } from '../app';
+import { pathParams } from '../plugins/path-params';
+import { dataOf, timestamp } from '../plugins/responses';
+import { openObject, strictObject } from '../plugins/validation';
+import { countPublic, countSecret, customerAuth, headerSecret } from './customer-auth';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { SignalDefinition } from '@temporalio/workflow';
+import { proofRequestWorkflowId, requestOptedOutSignal, requestRespondedSignal } from '../../workflows/collection/proof-request-workflow';
+
+const draftParams = pathParams('id');
+
+export const uploadSummary = object({
+  id: string().required(), kind: string().required(), purpose: string().required(), status: string().required(),
+  assetId: string().nullable().defined(),
+});
+
+export const draftSchema = object({
+  id: string().required(),
+  flowId: string().required(),
+  flowVersionId: string().required(),
+  status: string().oneOf(['open', 'submitted', 'expired']).required(),
+  revision: number().integer().required(),
+  expiresAt: timestamp().required(),
+  submittedAt: timestamp().nullable().defined(),
+  proofItemId: string().nullable().defined(),
+  uploads: array(uploadSummary).defined(),
+  text: string(), title: string(), rating: number(), consentAccepted: boolean(), answers: openObject(), identity: openObject(),
+  displayMode: string(), identityFields: array(string().defined()), publication: openObject(),
+});
+
+export const flowView = object({
+  id: string().required(), flowVersionId: string().required(), versionNumber: number().required(), title: string().defined(),
+  intro: string().defined(), thankYou: string().defined(), questions: array(openObject()).defined(), rating: openObject().nullable().defined(),
+  mediaKinds: array(string().defined()).defined(), identityFields: array(string().defined()).defined(), maxVideoSeconds: number().required(),
+  consentTemplateVersionId: string().nullable().defined(), wording: string().nullable().defined(), wordingHash: string().nullable().defined(),
+  terms: openObject().nullable().defined(), incentive: openObject().defined(),
+});
+
+const draftOpened = object({ draft: draftSchema.required(), draftSession: string().required(), flow: flowView.required() });
+const draftRead = object({ draft: draftSchema.required(), flow: flowView.required() });
+
+const submission = object({
+  submissionId: string().required(), proofItemId: string().required(), originalVersionId: string().required(),
+  consentGrantId: string().required(), receiptId: string().required(), overLimit: boolean().required(),
+  overLimitReasons: array(string().defined()).defined(), controlToken: string().required(), controlUrl: string().required(),
+  controlExpiresAt: timestamp().required(),
+});
+
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+const patchBody = strictObject({
+  revision: number().integer().min(1),
+  text: string().max(10_000),
+  title: string().max(180),
+  rating: number().integer().min(0).max(10),
+  consentAccepted: boolean(),
+  answers: object().test('answers', 'answers are text, true/false, or null to remove', (v) =>
+    v == null || Object.entries(v).every(([k, a]) => k.length <= 100 && (a === null || typeof a === 'boolean' || (typeof a === 'string' && a.length <= 10_000)))),
+  identity: strictObject({
+    name: string().max(120), company: string().max(120), title: string().max(120), location: string().max(120), email: string().email().max(320),
+  }).default(undefined),
+  displayMode: string().oneOf([...DISPLAY_MODES]),
+  identityFields: array(string().required().oneOf([...IDENTITY_FIELDS])).max(IDENTITY_FIELDS.length),
+  publication: strictObject({
+    channels: array(string().required().oneOf([...PROOF_CHANNELS])).min(1),
+    media: array(string().required().oneOf([...CONSENT_MEDIA])).min(1),
+    paidUseAllowed: boolean(),
+    translationAllowed: boolean(),
+    geography: array(string().required().matches(/^(\*|[A-Z]{2})$/)).min(1).max(250),
+    validUntil: string().nullable().matches(ISO_DATE_TIME, 'must be an ISO 8601 date-time'),
+  }).default(undefined),
+}).required().test('one-field', 'send at least one field', (v) => v == null || Object.keys(v).some((k) => k !== 'revision'));
+
+const startBody = strictObject({ flowId: string().max(100) }).nullable().default(undefined);
+const emptyBody = strictObject({}).nullable().default(undefined);
+
+/** Drafts: start, resume, auto-save, continue elsewhere, submit; opt-out by personal link. */
+export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  // Customer routes answer 415 for any body type they do not take (Fastify would read text/plain).
+  app.removeContentTypeParser('text/plain');
+  const cfg = deps.config;
+  const draftAuth = customerAuth(ds, cfg, 'draft_session', { draftParam: 'id' });
+  /** Tells `proof-request/<id>` what the database already recorded; a finished one has nothing left to do. */
+  const tellRequest = async (requestId: string, signal: SignalDefinition) => {
+    try {
+      await deps.temporal.workflow.getHandle(proofRequestWorkflowId(requestId)).signal(signal);
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+  };
+
+  app.post<{ Body: { flowId?: string } | undefined }>('/api/proof/collect/drafts', {
+    schema: { body: startBody, response: { 200: dataOf(draftOpened), 201: dataOf(draftOpened) } },
+    onRequest: async (request, reply) => {
+      if (request.headers['x-link-token'] === undefined) await countPublic(ds, cfg, request, reply);
+      else await countSecret(ds, cfg, reply, headerSecret(request, 'x-link-token', 'pr'));
+    },
+    config: { operationId: 'startDraft', summary: 'Start a draft on a live flow ({flowId}: its publicId), or open the recipient\'s draft with x-link-token: pr_' },
+  }, async (request, reply) => {
+    const linkToken = request.headers['x-link-token'] as string | undefined;
+    if (linkToken) {
+      if (request.body?.flowId !== undefined) throw new ServiceError('INVALID_INPUT', 400, 'a personal link names its flow: send {}');
+      const { created, ...opened } = await startRequestDraft(ds, linkToken, cfg.draftTtlDays);
+      return reply.code(created ? 201 : 200).send({ data: opened });
+    }
+    if (!request.body?.flowId) throw new ServiceError('INVALID_INPUT', 400, 'flowId (the flow\'s publicId) is required');
+    return reply.code(201).send({ data: await startPublicDraft(ds, request.body.flowId, cfg.draftTtlDays) });
+  });
+
+  app.get<{ Params: { id: string } }>('/api/proof/collect/drafts/:id', {
+    schema: { params: draftParams, response: { 200: dataOf(draftRead) } },
+    onRequest: draftAuth,
+    config: { operationId: 'getDraft', summary: 'Resume a draft: its fields, uploads and the pinned flow version' },
+  }, async (request) => {
+    const draft = await findDraft(ds, request.params.id);
+    return { data: await readDraft(ds, draft) };
+  });
+
+  app.patch<{ Params: { id: string }; Body: DraftPatch }>('/api/proof/collect/drafts/:id', {
+    schema: { params: draftParams, body: patchBody, response: { 200: dataOf(draftRead) } },
+    onRequest: draftAuth,
+    config: { operationId: 'saveDraft', summary: 'Auto-save: merge fields (a null answer removes it); optional revision check' },
+  }, async (request) => ({ data: await patchDraft(ds, request.params.id, request.body, cfg.draftTtlDays) }));
+
+  app.post<{ Params: { id: string } }>('/api/proof/collect/drafts/:id/submit', {
+    schema: { params: draftParams, body: emptyBody, response: { 201: dataOf(submission) } },
+    onRequest: draftAuth,
+    config: { operationId: 'submitDraft', summary: 'Submit: stored first; the private control link is returned once' },
+  }, async (request, reply) => {
+    const stored = await submitDraft(ds, request.params.id, {
+      pageUrl: cfg.collectPageUrl, controlTtlDays: cfg.controlLinkTtlDays, monthlyAllowance: cfg.proofMonthlySubmissionAllowance,
+      dailyCeiling: cfg.dailySubmissionCeiling, ip: request.ip,
+    });
+    const { organizationId: _o, productId: _p, requestId, ...data } = stored;
+    if (requestId) await tellRequest(requestId, requestRespondedSignal);
+    return reply.code(201).send({ data });
+  });
+
+  app.post<{ Params: { id: string } }>('/api/proof/collect/drafts/:id/continuation', {
+    schema: {
+      params: draftParams, body: emptyBody,
+      response: { 201: dataOf(object({ continuationToken: string().required(), continuationUrl: string().required(), expiresAt: timestamp().required() })) },
+    },
+    onRequest: draftAuth,
+    config: { operationId: 'createContinuation', summary: 'A single-use link to continue on another device, valid 7 days' },
+  }, async (request, reply) => reply.code(201).send({ data: await issueContinuation(ds, request.params.id, cfg.collectPageUrl) }));
+
+  app.post('/api/proof/collect/continue', {
+    schema: { body: emptyBody, response: { 200: dataOf(draftOpened) } },
+    onRequest: async (request, reply) => countSecret(ds, cfg, reply, headerSecret(request, 'x-link-token', 'cl')),
+    config: { operationId: 'continueDraft', summary: 'Redeem a continuation link (x-link-token: cl_) for a fresh draft session' },
+  }, async (request) => ({ data: await redeemContinuation(ds, request.headers['x-link-token'] as string) }));
+
+  app.post('/api/proof/collect/opt-out', {
+    schema: { body: emptyBody, response: { 200: dataOf(object({ status: mixed().oneOf(['opted_out']).required() })) } },
+    onRequest: async (request, reply) => countSecret(ds, cfg, reply, headerSecret(request, 'x-link-token', 'pr')),
+    config: { operationId: 'optOut', summary: 'Stop all story requests to this recipient (x-link-token: pr_); idempotent' },
+  }, async (request) => {
+    const done = await optOut(ds, request.headers['x-link-token'] as string);
+    if (done.changed) await tellRequest(done.requestId, requestOptedOutSignal);
+    return { data: { status: 'opted_out' } };
+  });
+}

@@ -1,0 +1,272 @@
+import { createHmac } from 'node:crypto';
+import { Client, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { FastifyInstance } from 'fastify';
+import { array, boolean, mixed, number, object, string } from 'yup';
+import { DataSource } from 'typeorm';
+import { findDraft, effectiveDraftStatus } from '../../db/collection/drafts';
+import { pinnedFlow } from '../../db/collection/pinned-flow';
+import {
+  OpenUploadBody, cancelUpload, checkAssemblable, effectiveStatus, expired, findUpload, openUpload, partsOf, putPart, viewUpload,
+} from '../../db/collection/uploads';
+import { CollectionMedia, CollectionUpload } from '../../db/entities';
+import { activeSigningKey } from '../../db/proof/proof-signing';
+import { MAX_PART_SIZE, MIN_PART_SIZE, SHA256_HEX, UPLOAD_KINDS } from '../../db/rules/upload-rules';
+import { Config } from '../../runtime/config';
+import { mediaStoreOf } from '../../runtime/media-store';
+import { ServiceError, conflict } from '../../runtime/service-error';
+import { tenantMemo } from '../../runtime/workflow-memo';
+import { assembleUpdate, cancelSignal, uploadWorkflow, uploadWorkflowId } from '../../workflows/collection/upload-workflow';
+import type { AppDeps } from '../app';
+import { pathParams } from '../plugins/path-params';
+import { dataOf, timestamp } from '../plugins/responses';
+import { strictObject } from '../plugins/validation';
+import { customerAuth, unauthorized } from './customer-auth';
+import { rangeOf } from '../proof/public-proof';
+
+const uploadParams = pathParams('id', 'sessionId');
+const draftParams = pathParams('id');
+const PREVIEW_TTL_MS = 10 * 60_000;
+const PART_BODY_LIMIT = MAX_PART_SIZE + 1;
+
+export const uploadSchema = object({
+  id: string().required(), kind: string().required(), purpose: string().required(), status: string().required(),
+  size: number().required(), sha256: string().required(), partSize: number().required(), partCount: number().required(),
+  receivedParts: array(object({ number: number().required(), size: number().required(), sha256: string().required() })).defined(),
+  receivedBytes: number().required(), contentType: string().nullable().defined(), assetId: string().nullable().defined(),
+  lastError: string().nullable().defined(), questionId: string().nullable().defined(), expiresAt: timestamp().required(),
+  previewUrl: string(),
+});
+
+const openBody = strictObject({
+  kind: string().required().oneOf([...UPLOAD_KINDS]),
+  size: number().required().integer().min(1),
+  sha256: string().required().matches(SHA256_HEX, 'must be 64 lowercase hex characters'),
+  purpose: string().oneOf(['response', 'photo', 'logo']),
+  partSize: number().integer().min(MIN_PART_SIZE).max(MAX_PART_SIZE),
+  questionId: string().max(100),
+  capture: strictObject({
+    source: string().required().oneOf(['camera', 'screen', 'microphone', 'file']),
+    screenConsent: boolean(),
+    consentVersionId: string().max(100),
+  }).default(undefined),
+}).required();
+
+const partQuery = strictObject({ part: number().required().integer() });
+const previewQuery = strictObject({ t: string().max(300), track: string().oneOf(['captions']) });
+
+/** The short-lived preview token `<sessionId>.<exp>.<HMAC>`: not stored, reusable for 10 minutes. */
+async function previewToken(ds: DataSource, sessionId: string, now = Date.now()): Promise<string> {
+  const key = await activeSigningKey(ds);
+  const exp = Math.floor((now + PREVIEW_TTL_MS) / 1000);
+  const mac = createHmac('sha256', key.tokenSecret).update(`preview.${sessionId}.${exp}`).digest('base64url');
+  return `${sessionId}.${exp}.${mac}`;
+}
+
+async function previewTokenValid(ds: DataSource, sessionId: string, token: string): Promise<boolean> {
+  const [id, exp, mac] = token.split('.');
+  if (id !== sessionId || !/^\d{1,12}$/.test(exp ?? '') || Number(exp) * 1000 <= Date.now()) return false;
+  const key = await activeSigningKey(ds);
+  return createHmac('sha256', key.tokenSecret).update(`preview.${sessionId}.${exp}`).digest('base64url') === mac;
+}
+
+/** Starting and talking to `upload/<sessionId>`; a lost start is made good by the assemble call. */
+export function uploadWorkflows(temporal: Client, config: Config) {
+  const startOptions = (u: CollectionUpload) => ({
+    workflowId: uploadWorkflowId(u.id),
+    taskQueue: config.taskQueue,
+    args: [{ sessionId: u.id, expiresAt: u.expiresAt.toISOString() }] as [{ sessionId: string; expiresAt: string }],
+    memo: tenantMemo(u.organizationId, u.productId),
+  });
+  return {
+    async start(u: CollectionUpload): Promise<void> {
+      await temporal.workflow.start(uploadWorkflow, { ...startOptions(u), workflowIdConflictPolicy: 'USE_EXISTING' });
+    },
+    /** The update's outcome, or null when it did not end within `waitMs` (the assembly goes on). */
+    async assemble(u: CollectionUpload, waitMs: number) {
+      const handle = await temporal.workflow.startUpdateWithStart(assembleUpdate, {
+        waitForStage: 'ACCEPTED',
+        startWorkflowOperation: new WithStartWorkflowOperation(uploadWorkflow, { ...startOptions(u), workflowIdConflictPolicy: 'USE_EXISTING' }),
+      });
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), waitMs);
+      });
+      try {
+        return await Promise.race([handle.result(), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    async cancel(uploadId: string): Promise<void> {
+      try {
+        await temporal.workflow.getHandle(uploadWorkflowId(uploadId)).signal(cancelSignal);
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
+    },
+  };
+}
+
+/** Resumable uploads of a draft's recordings and images; bytes go to the media store. */
+export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  // Customer routes answer 415 for any body type they do not take (Fastify would read text/plain).
+  app.removeContentTypeParser('text/plain');
+  const cfg = deps.config;
+  const store = mediaStoreOf(cfg);
+  const workflows = uploadWorkflows(deps.temporal, cfg);
+  const draftAuth = customerAuth(ds, cfg, 'draft_session', { draftParam: 'id' });
+  const uploadAuth = customerAuth(ds, cfg, 'upload', { draftParam: 'id', uploadParam: 'sessionId' });
+  const partAuth = customerAuth(ds, cfg, 'upload', { draftParam: 'id', uploadParam: 'sessionId', rateMultiplier: 5 });
+
+  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: PART_BODY_LIMIT }, (_req, body, done) => done(null, body));
+
+  const withState = async (u: CollectionUpload) => {
+    const view = viewUpload(u, await partsOf(ds, u.id));
+    const status = effectiveStatus(u);
+    return {
+      ...view, status,
+      ...(status === 'complete' ? { previewUrl: `/api/proof/collect/drafts/${u.draftId}/uploads/${u.id}/preview?t=${await previewToken(ds, u.id)}` } : {}),
+    };
+  };
+
+  app.post<{ Params: { id: string }; Body: OpenUploadBody }>('/api/proof/collect/drafts/:id/uploads', {
+    schema: { params: draftParams, body: openBody, response: { 201: dataOf(object({ upload: uploadSchema.required(), uploadToken: string().required() })) } },
+    onRequest: draftAuth,
+    config: { operationId: 'openUpload', summary: 'Open a resumable multipart upload (size and sha256 of the whole file); the upload token once' },
+  }, async (request, reply) => {
+    const draft = await findDraft(ds, request.params.id);
+    if (effectiveDraftStatus(draft) === 'expired') throw expired('draft');
+    const flow = await pinnedFlow(ds.manager, draft.flowVersionId);
+    const { upload, uploadToken } = await openUpload(ds, draft, request.body, {
+      ttlMs: cfg.uploadTtlMs, consentTemplateVersionId: flow.consent?.consentTemplateVersionId ?? null,
+    });
+    await workflows.start(upload);
+    return reply.code(201).send({ data: { upload: await withState(upload), uploadToken } });
+  });
+
+  app.get<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
+    schema: { params: uploadParams, response: { 200: dataOf(object({ upload: uploadSchema.required() })) } },
+    onRequest: uploadAuth,
+    config: { operationId: 'getUpload', summary: 'Resume state: the parts received, with their sizes and sha256' },
+  }, async (request) => {
+    const upload = await findUpload(ds, request.params.id, request.params.sessionId);
+    if (effectiveStatus(upload) === 'expired') throw expired('upload');
+    return { data: { upload: await withState(upload) } };
+  });
+
+  app.put<{ Params: { id: string; sessionId: string }; Querystring: { part: number }; Body: Buffer }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
+    schema: {
+      params: uploadParams, querystring: partQuery,
+      response: { 200: dataOf(object({ number: number().required(), size: number().required(), sha256: string().required(), receivedBytes: number().required() })) },
+    },
+    bodyLimit: PART_BODY_LIMIT,
+    onRequest: partAuth,
+    config: { operationId: 'putUploadPart', summary: 'Send one part (application/octet-stream, ?part=n, optional x-part-sha256); re-sending replaces it' },
+  }, async (request) => {
+    if (!request.headers['content-type']?.startsWith('application/octet-stream') || !Buffer.isBuffer(request.body)) {
+      throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, 'send the part as application/octet-stream');
+    }
+    const declared = request.headers['x-part-sha256'];
+    if (declared !== undefined && (typeof declared !== 'string' || !SHA256_HEX.test(declared))) {
+      throw new ServiceError('INVALID_INPUT', 400, 'x-part-sha256 must be 64 lowercase hex characters');
+    }
+    const upload = await findUpload(ds, request.params.id, request.params.sessionId);
+    return { data: await putPart(ds, store, upload, request.query.part, request.body, declared) };
+  });
+
+  app.post<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
+    schema: {
+      params: uploadParams, body: strictObject({}).nullable().default(undefined),
+      response: { 200: dataOf(object({ upload: uploadSchema.required() })), 202: dataOf(object({ upload: uploadSchema.required() })) },
+    },
+    onRequest: uploadAuth,
+    config: { operationId: 'assembleUpload', summary: 'Assemble the immutable original: 200 complete within the wait, else 202 assembling; idempotent' },
+  }, async (request, reply) => {
+    let upload = await findUpload(ds, request.params.id, request.params.sessionId);
+    await checkAssemblable(ds, upload);
+    let outcome: Awaited<ReturnType<typeof workflows.assemble>> = null;
+    if (upload.status !== 'complete') {
+      try {
+        outcome = await workflows.assemble(upload, cfg.assembleWaitMs);
+      } catch (err) {
+        if (err instanceof WorkflowUpdateFailedError) throw conflict('this upload was cancelled');
+        throw err;
+      }
+    }
+    upload = await findUpload(ds, request.params.id, request.params.sessionId);
+    if (outcome?.lastError === 'CHECKSUM_MISMATCH') {
+      throw new ServiceError('CHECKSUM_MISMATCH', 422, 'the assembled file does not match the sha256 given at open; the parts are kept');
+    }
+    if (outcome?.lastError === 'UNSUPPORTED_MEDIA_TYPE') {
+      throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, `the file is not an accepted ${upload.kind} type`);
+    }
+    return reply.code(upload.status === 'complete' ? 200 : 202).send({ data: { upload: await withState(upload) } });
+  });
+
+  app.delete<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
+    schema: { params: uploadParams, response: { 204: mixed().meta({ description: 'No Content' }) } },
+    onRequest: uploadAuth,
+    config: { operationId: 'cancelUpload', summary: 'Cancel: the bytes are erased and the upload detached; a repeat is 204' },
+  }, async (request, reply) => {
+    await cancelUpload(ds, request.params.id, request.params.sessionId);
+    await workflows.cancel(request.params.sessionId);
+    return reply.code(204).send();
+  });
+
+  app.get<{ Params: { id: string; sessionId: string }; Querystring: { t?: string; track?: string } }>(
+    '/api/proof/collect/drafts/:id/uploads/:sessionId/preview', {
+      schema: {
+        params: uploadParams, querystring: previewQuery,
+        response: { 200: string().meta({ description: 'the bytes', format: 'binary' }), 206: string().meta({ description: 'a byte range', format: 'binary' }) },
+      },
+      onRequest: async (request, reply) => {
+        const t = (request.query as { t?: string }).t;
+        if (t === undefined) return uploadAuth.call(app, request, reply, () => undefined);
+        if (!(await previewTokenValid(ds, (request.params as { sessionId: string }).sessionId, t))) {
+          throw unauthorized('the preview token is not valid or has expired');
+        }
+      },
+      config: { operationId: 'previewUpload', summary: 'Private preview of the customer\'s own recording (t= preview token or x-upload-token); ranges' },
+    }, async (request, reply) => {
+      const upload = await findUpload(ds, request.params.id, request.params.sessionId);
+      if (upload.status !== 'complete' || !upload.assetId) throw conflict('the upload is not complete');
+      if (request.query.track === 'captions') {
+        throw new ServiceError('UNAVAILABLE', 503, 'captions are not available: transcription is off');
+      }
+      const media = await ds.getRepository(CollectionMedia).findOneByOrFail({ id: upload.assetId });
+      reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').header('accept-ranges', 'bytes')
+        .header('content-security-policy', "default-src 'none'").type(media.contentType);
+      const range = rangeOf(request.headers.range, media.size);
+      if (range === 'unsatisfiable') return reply.code(416).header('content-range', `bytes */${media.size}`).send();
+      if (range === null) return reply.header('content-length', String(media.size)).send(await store.read(media.storageKey));
+      return reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${media.size}`)
+        .header('content-length', String(range.end - range.start + 1)).send(await store.read(media.storageKey, range));
+    },
+  );
+
+  const captionsUnavailable = async () => {
+    throw new ServiceError('UNAVAILABLE', 503, 'captions are not available: transcription is off');
+  };
+  const captionBody = strictObject({
+    baseVersion: number().required().integer().min(0),
+    language: string().max(35),
+    cues: array(strictObject({
+      startMs: number().required().integer().min(0), endMs: number().required().integer().min(0), text: string().required().max(500),
+    })).required().min(1).max(5000),
+  }).required();
+  const captionState = dataOf(object({ status: string().required(), versions: array(object({ version: number(), source: string() })).defined(), currentVtt: string().nullable().defined() }));
+  for (const [method, operationId, summary] of [
+    ['GET', 'getCaptions', 'Caption state; 503 UNAVAILABLE while transcription is off'],
+    ['POST', 'requestCaptions', 'Automatic captions (202 pending); 503 UNAVAILABLE while transcription is off'],
+    ['PUT', 'correctCaptions', 'Corrected captions as a new version; 503 UNAVAILABLE while transcription is off'],
+  ] as const) {
+    app.route({
+      method, url: '/api/proof/collect/drafts/:id/uploads/:sessionId/captions',
+      schema: { params: uploadParams, ...(method === 'PUT' ? { body: captionBody } : {}), response: { 200: captionState } },
+      onRequest: draftAuth,
+      config: { operationId, summary },
+      handler: captionsUnavailable,
+    });
+  }
+}

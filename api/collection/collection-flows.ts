@@ -1,0 +1,174 @@
+import { FastifyInstance } from 'fastify';
+import QRCode from 'qrcode';
+import { boolean, number, object, string } from 'yup';
+import { addDomain, listDomains, removeDomain, viewDomain } from '../../db/collection/domains';
+import {
+  FlowPatch, createFlow, findFlow, listFlows, liveUrlOf, publishFlow, readFlow, saveFlow, setIncentive,
+} from '../../db/collection/flows';
+import { CollectionDomain } from '../../db/entities';
+import { FlowDefinition, INCENTIVE_APPLIES_TO, INCENTIVE_KINDS, Incentive, incentiveConditionReason } from '../../db/rules/collection-flow';
+import { FieldIssue, ServiceError, conflict, validationFailed } from '../../runtime/service-error';
+import type { AppDeps } from '../app';
+import { sessionPrincipal } from '../plugins/auth';
+import { idParams } from '../plugins/path-params';
+import { PageRequest } from '../../db/pagination';
+import { dataOf, pageOf } from '../plugins/responses';
+import { openObject, pageQuery, strictObject } from '../plugins/validation';
+import {
+  definitionSchema, domainSchema, flowDetail, flowSummary, flowVersionSchema, readers, writers,
+} from './collection-schemas';
+
+const createBody = strictObject({
+  productId: string().required().max(100),
+  name: string().required().min(1).max(120),
+  definition: definitionSchema,
+}).required();
+
+const patchBody = strictObject({
+  draftRevision: number().integer().min(1).required(),
+  name: string().min(1).max(120),
+  definition: definitionSchema,
+  state: string().oneOf(['live', 'paused', 'archived']),
+}).required();
+
+const publishBody = strictObject({ draftRevision: number().integer().min(1).required() }).required();
+
+// Properties that would make the reward depend on how the customer feels: refused by name, with the reason.
+const CONDITION_KEYS = ['condition', 'conditions', 'minRating', 'rating', 'band', 'bands', 'sentiment', 'minScore', 'score', 'onlyIf'];
+const UNLOCK_KEY = /^[A-Za-z0-9._:-]{1,100}$/;
+
+const incentiveBody = object({
+  offered: boolean().required(),
+  kind: string().oneOf([...INCENTIVE_KINDS]),
+  description: string().min(3).max(280),
+  unlockKey: string().matches(UNLOCK_KEY, 'must be 1 to 100 of A-Z a-z 0-9 . _ : -'),
+  appliesTo: string().oneOf([...INCENTIVE_APPLIES_TO]),
+}).test('no-feeling-condition', function check(value) {
+  if (!value || typeof value !== 'object') return true;
+  const conditioned = Object.keys(value).filter((k) => CONDITION_KEYS.includes(k));
+  if (conditioned.length > 0) {
+    return this.createError({ path: conditioned[0], message: 'an incentive may not depend on a rating, band or sentiment: every response gets the same offer' });
+  }
+  const extra = Object.keys(value).filter((k) => !['offered', 'kind', 'description', 'unlockKey', 'appliesTo'].includes(k));
+  if (extra.length > 0) return this.createError({ path: extra[0], message: `${extra[0]} is not an allowed property` });
+  const v = value as Record<string, unknown>;
+  if (v.offered === false) {
+    const given = Object.keys(v).filter((k) => k !== 'offered');
+    return given.length === 0 || this.createError({ path: given[0], message: 'clearing the incentive takes only {offered:false}' });
+  }
+  for (const field of ['kind', 'description', 'appliesTo']) {
+    if (v[field] === undefined) return this.createError({ path: field, message: `${field} is required when an incentive is offered` });
+  }
+  if ((v.kind === 'feature_unlock') !== (v.unlockKey !== undefined)) {
+    return this.createError({ path: 'unlockKey', message: 'unlockKey is required for feature_unlock and only for it' });
+  }
+  const reason = incentiveConditionReason(String(v.description));
+  return reason === null || this.createError({ path: 'description', message: reason });
+}).required();
+
+/** A validation refusal whose message names each problem. */
+function withReasons(error: Error): ServiceError {
+  const issues = error instanceof ServiceError && Array.isArray(error.details) ? error.details as FieldIssue[] : [];
+  const reasons = issues.map((i) => (i.message.startsWith(i.path) ? i.message : `${i.path}: ${i.message}`)).join('; ');
+  return new ServiceError('VALIDATION_FAILED', 400, reasons ? `the incentive is refused: ${reasons}` : error.message, issues);
+}
+
+const listQuery = strictObject({ ...pageQuery, productId: string().max(100) });
+const readQuery = strictObject({ version: number().integer().min(1) });
+const domainBody = strictObject({ hostname: string().required().min(1).max(253) }).required();
+const domainQuery = strictObject({ hostname: string().required().min(1).max(253) });
+const qrQuery = strictObject({ download: string().oneOf(['0', '1']), domain: string().max(253) });
+
+/** Collection setup: flows and their versions, domains, the incentive and the QR code of the live link. */
+export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  const settings = { collectPageUrl: deps.config.collectPageUrl, monthlyAllowance: deps.config.proofMonthlySubmissionAllowance };
+  const who = (request: Parameters<typeof sessionPrincipal>[0]) => {
+    const s = sessionPrincipal(request);
+    return { organizationId: s.organizationId, teammateId: s.teammateId };
+  };
+
+  app.get<{ Querystring: PageRequest & { productId?: string } }>('/api/proof/collect/forms', {
+    schema: { querystring: listQuery, response: { 200: pageOf(flowSummary) } },
+    config: { ...readers, operationId: 'listCollectionFlows', summary: 'Flows with their consent template and the monthly allowance' },
+  }, async (request) => listFlows(ds, who(request).organizationId, settings, request.query));
+
+  app.post<{ Body: { productId: string; name: string; definition?: Partial<FlowDefinition> } }>('/api/proof/collect/forms', {
+    schema: { body: createBody, response: { 201: dataOf(flowDetail) } },
+    config: { ...writers, operationId: 'createCollectionFlow', summary: 'Create a flow (state draft) with an optional draft definition' },
+  }, async (request, reply) => reply.code(201).send({ data: await createFlow(ds, who(request), request.body, settings) }));
+
+  app.get<{ Params: { id: string }; Querystring: { version?: number } }>('/api/proof/collect/forms/:id', {
+    schema: { params: idParams, querystring: readQuery, response: { 200: dataOf(flowDetail) } },
+    config: { ...readers, operationId: 'getCollectionFlow', summary: 'A flow, its draft definition and versions; ?version=N adds that version' },
+  }, async (request) => ({ data: await readFlow(ds, who(request).organizationId, request.params.id, settings, request.query.version) }));
+
+  app.patch<{ Params: { id: string }; Body: FlowPatch }>('/api/proof/collect/forms/:id', {
+    schema: { params: idParams, body: patchBody, response: { 200: dataOf(flowDetail) } },
+    config: { ...writers, operationId: 'updateCollectionFlow', summary: 'Save the draft (revision checked) or pause, resume or archive the flow' },
+  }, async (request) => ({ data: await saveFlow(ds, who(request).organizationId, request.params.id, request.body, settings) }));
+
+  app.post<{ Params: { id: string }; Body: { draftRevision: number } }>('/api/proof/collect/forms/:id', {
+    schema: { params: idParams, body: publishBody, response: { 201: dataOf(object({ flowVersion: flowVersionSchema.required() })) } },
+    config: { ...writers, operationId: 'publishCollectionFlow', summary: 'Publish the draft as a new immutable version; the live link serves it' },
+  }, async (request, reply) => reply.code(201).send({ data: await publishFlow(ds, who(request), request.params.id, request.body.draftRevision) }));
+
+  app.put<{ Params: { id: string }; Body: Incentive }>('/api/proof/collect/forms/:id/incentive', {
+    schema: { params: idParams, body: incentiveBody, response: { 200: dataOf(object({ incentive: openObject().required(), appliesFrom: string().required() })) } },
+    config: { ...writers, operationId: 'setCollectionIncentive', summary: 'Set or clear the participation reward; it applies from the next publish' },
+    // The customer routes' error body has no details, so the refusal's reasons go into its message.
+    attachValidation: true,
+  }, async (request) => {
+    if (request.validationError) throw withReasons(request.validationError);
+    const b = request.body;
+    const incentive: Incentive = b.offered
+      ? { offered: true, kind: b.kind, description: b.description, unlockKey: b.unlockKey ?? null, appliesTo: b.appliesTo }
+      : { offered: false };
+    return { data: await setIncentive(ds, who(request).organizationId, request.params.id, incentive) };
+  });
+
+  app.get<{ Params: { id: string } }>('/api/proof/collect/forms/:id/domains', {
+    schema: { params: idParams, response: { 200: pageOf(domainSchema) } },
+    config: { ...readers, operationId: 'listCollectionDomains', summary: 'Custom domains of the flow with their DNS records and verification state' },
+  }, async (request) => {
+    const rows = await listDomains(ds, who(request).organizationId, request.params.id);
+    // At most five: always one page.
+    return { data: rows.map((d: CollectionDomain) => viewDomain(d, deps.config.collectCnameTarget)), nextCursor: null };
+  });
+
+  app.post<{ Params: { id: string }; Body: { hostname: string } }>('/api/proof/collect/forms/:id/domains', {
+    schema: { params: idParams, body: domainBody, response: { 201: dataOf(domainSchema) } },
+    config: { ...writers, operationId: 'addCollectionDomain', summary: 'Add a custom domain (at most five); answers the DNS records to set' },
+  }, async (request, reply) => {
+    const d = await addDomain(ds, who(request).organizationId, request.params.id, request.body.hostname);
+    return reply.code(201).send({ data: viewDomain(d, deps.config.collectCnameTarget) });
+  });
+
+  app.delete<{ Params: { id: string }; Querystring: { hostname: string } }>('/api/proof/collect/forms/:id/domains', {
+    schema: { params: idParams, querystring: domainQuery, response: { 204: object().meta({ description: 'removed' }) } },
+    config: { ...writers, operationId: 'removeCollectionDomain', summary: 'Remove a custom domain' },
+  }, async (request, reply) => {
+    await removeDomain(ds, who(request).organizationId, request.params.id, request.query.hostname);
+    return reply.code(204).send();
+  });
+
+  app.get<{ Params: { id: string }; Querystring: { download?: string; domain?: string } }>('/api/proof/collect/forms/:id/qr', {
+    schema: { params: idParams, querystring: qrQuery, response: { 200: string().meta({ description: 'image/svg+xml' }) } },
+    config: { ...readers, operationId: 'getCollectionFlowQr', summary: 'Printable SVG QR code of the live link; download=1 saves it' },
+  }, async (request, reply) => {
+    const { organizationId } = who(request);
+    const flow = await findFlow(ds.manager, organizationId, request.params.id);
+    if (!flow.liveVersionId) throw conflict('the flow was never published');
+    let url = liveUrlOf(deps.config.collectPageUrl, flow.publicId);
+    if (request.query.domain !== undefined) {
+      const domains = await listDomains(ds, organizationId, flow.id);
+      const host = request.query.domain.toLowerCase();
+      if (!domains.some((d) => d.hostname === host)) throw validationFailed([{ path: 'domain', message: 'is not a domain of this flow' }]);
+      url = `https://${host}/f/${flow.publicId}`;
+    }
+    const svg = await QRCode.toString(url, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 });
+    reply.type('image/svg+xml').header('x-qr-url', url).header('cache-control', 'no-store');
+    if (request.query.download === '1') reply.header('content-disposition', `attachment; filename="${flow.publicId}-qr.svg"`);
+    return reply.send(svg);
+  });
+}

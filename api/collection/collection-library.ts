@@ -1,0 +1,97 @@
+import { FastifyInstance } from 'fastify';
+import { array, boolean, number, object, string } from 'yup';
+import { listTemplateVersions, publishTemplateVersion, NewTemplateVersion } from '../../db/collection/consent-templates';
+import {
+  QuestionText, createQuestion, listQuestions, pinQuestion, readQuestion, reviseQuestion, setQuestionState,
+} from '../../db/collection/questions';
+import { QUESTION_KINDS } from '../../db/entities/collection-question-version';
+import { IDENTITY_FIELDS, MEDIA_KINDS } from '../../db/rules/collection-flow';
+import type { AppDeps } from '../app';
+import { sessionPrincipal } from '../plugins/auth';
+import { idParams } from '../plugins/path-params';
+import { PageRequest } from '../../db/pagination';
+import { dataOf, pageOf } from '../plugins/responses';
+import { pageQuery, strictObject } from '../plugins/validation';
+import { questionSchema, questionVersionSchema, readers, templateVersionSchema, writers } from './collection-schemas';
+
+const questionBody = strictObject({
+  text: string().required().min(3).max(500),
+  kind: string().oneOf([...QUESTION_KINDS]).required(),
+  helpText: string().max(500),
+  options: array(string().required().min(1).max(200)).min(2).max(10),
+}).test('options', 'a choice question needs 2 to 10 options, and only a choice question has options', (v) =>
+  !v || (v.kind === 'choice') === (v.options !== undefined)).required();
+
+const questionAction = strictObject({
+  action: string().oneOf(['archive', 'restore', 'pin']).required(),
+  version: number().integer().min(1),
+}).required();
+
+const DISPLAY_MODES = ['full_name', 'first_name', 'initials', 'anonymous'];
+const templateBody = strictObject({
+  productId: string().required().max(100),
+  name: string().required().min(1).max(120),
+  wording: string().required().min(20).max(20_000),
+  terms: strictObject({
+    displayModes: array(string().oneOf(DISPLAY_MODES).required()).min(1).required(),
+    identityFields: array(string().oneOf([...IDENTITY_FIELDS]).required()).required(),
+    channels: array(string().required().min(1).max(50)).min(1).max(20).required(),
+    media: array(string().oneOf([...MEDIA_KINDS]).required()).min(1).required(),
+    paidUseAllowed: boolean().required(),
+    translationAllowed: boolean().required(),
+    geography: array(string().required().min(1).max(50)).min(1).max(50).required(),
+    validityDays: number().integer().min(1).max(3650).nullable().defined(),
+  }).required(),
+}).required();
+
+const stateQuery = strictObject({ ...pageQuery, state: string().oneOf(['active', 'archived']) });
+const productQuery = strictObject({ ...pageQuery, productId: string().max(100) });
+
+/** The question library and consent templates: immutable versions a flow pins. */
+export async function collectionLibraryRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  const who = (request: Parameters<typeof sessionPrincipal>[0]) => {
+    const s = sessionPrincipal(request);
+    return { organizationId: s.organizationId, teammateId: s.teammateId };
+  };
+
+  app.get<{ Querystring: PageRequest & { state?: string } }>('/api/proof/collect/questions', {
+    schema: { querystring: stateQuery, response: { 200: pageOf(questionSchema) } },
+    config: { ...readers, operationId: 'listCollectionQuestions', summary: 'The question library with how many flows use each question' },
+  }, async (request) => listQuestions(ds, who(request).organizationId, request.query));
+
+  app.post<{ Body: QuestionText }>('/api/proof/collect/questions', {
+    schema: { body: questionBody, response: { 201: dataOf(questionVersionSchema) } },
+    config: { ...writers, operationId: 'createCollectionQuestion', summary: 'Save a new question (version 1)' },
+  }, async (request, reply) => reply.code(201).send({ data: await createQuestion(ds, who(request), request.body) }));
+
+  app.get<{ Params: { id: string } }>('/api/proof/collect/questions/:id', {
+    schema: { params: idParams, response: { 200: dataOf(questionSchema.shape({ versions: array(questionVersionSchema).defined() })) } },
+    config: { ...readers, operationId: 'getCollectionQuestion', summary: 'A question with every version' },
+  }, async (request) => ({ data: await readQuestion(ds, who(request).organizationId, request.params.id) }));
+
+  app.patch<{ Params: { id: string }; Body: QuestionText }>('/api/proof/collect/questions/:id', {
+    schema: { params: idParams, body: questionBody, response: { 201: dataOf(questionVersionSchema) } },
+    config: { ...writers, operationId: 'reviseCollectionQuestion', summary: 'Write the next version; earlier versions never change' },
+  }, async (request, reply) => reply.code(201).send({ data: await reviseQuestion(ds, who(request), request.params.id, request.body) }));
+
+  app.post<{ Params: { id: string }; Body: { action: 'archive' | 'restore' | 'pin'; version?: number } }>('/api/proof/collect/questions/:id', {
+    schema: { params: idParams, body: questionAction, response: { 200: dataOf(object()) } },
+    config: { ...writers, operationId: 'actOnCollectionQuestion', summary: 'Archive or restore a question, or build a flow question pinned to a version' },
+  }, async (request) => {
+    const { organizationId } = who(request);
+    const { action, version } = request.body;
+    if (action === 'pin') return { data: await pinQuestion(ds, organizationId, request.params.id, version) };
+    return { data: await setQuestionState(ds, organizationId, request.params.id, action === 'archive' ? 'archived' : 'active') };
+  });
+
+  app.get<{ Querystring: PageRequest & { productId?: string } }>('/api/proof/collect/consent-templates', {
+    schema: { querystring: productQuery, response: { 200: pageOf(templateVersionSchema) } },
+    config: { ...readers, operationId: 'listConsentTemplateVersions', summary: 'Consent template versions, newest first' },
+  }, async (request) => listTemplateVersions(ds, who(request).organizationId, request.query));
+
+  app.post<{ Body: NewTemplateVersion }>('/api/proof/collect/consent-templates', {
+    schema: { body: templateBody, response: { 201: dataOf(templateVersionSchema) } },
+    config: { ...writers, operationId: 'publishConsentTemplateVersion', summary: 'Publish the next immutable version of a consent template (owner or admin)' },
+  }, async (request, reply) => reply.code(201).send({ data: await publishTemplateVersion(ds, who(request), request.body) }));
+}

@@ -1,0 +1,107 @@
+import { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { DataSource } from 'typeorm';
+import { SecretKind, SecretRow, findSecret, secretPattern, ANY_CUSTOMER_SECRET } from '../../db/collection/secrets';
+import { sha256Hex } from '../../db/rules/secrets';
+import { Config } from '../../runtime/config';
+import { ServiceError } from '../../runtime/service-error';
+
+/**
+ * Customers have no account: each secret comes from their own link and travels in a header. Checks
+ * run in the order COLLECTION.md §1 fixes: credential, rate limit, binding of the path's ids to the
+ * secret, then (in Fastify's later stages) body and state.
+ */
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    customerSecret: SecretRow | null;
+  }
+}
+
+export const unauthorized = (message: string) => new ServiceError('UNAUTHORIZED', 401, message);
+
+const HEADERS: Record<SecretKind, string> = {
+  draft_session: 'x-draft-session', continuation: 'x-link-token', control: 'x-control-token', upload: 'x-upload-token',
+};
+const PREFIX: Record<SecretKind, string> = { draft_session: 'ds', continuation: 'cl', control: 'ct', upload: 'ut' };
+
+/** A secret in a URL ends up in logs and histories: refused before anything else is looked at. */
+export function refuseSecretsInUrl(request: FastifyRequest): void {
+  const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
+  let decoded = query;
+  try {
+    decoded = decodeURIComponent(query);
+  } catch {
+    // an undecodable query is judged as it came
+  }
+  if (ANY_CUSTOMER_SECRET.test(decoded)) {
+    throw new ServiceError('INVALID_INPUT', 400, 'secrets are never accepted in a URL; send them in their header');
+  }
+}
+
+/** Reads a header secret of a given kind; missing or malformed is 401. */
+export function headerSecret(request: FastifyRequest, header: string, prefix: string): string {
+  const value = request.headers[header];
+  if (value === undefined) throw unauthorized(`missing ${header} header`);
+  if (typeof value !== 'string' || !secretPattern(prefix).test(value)) throw unauthorized(`the ${header} header is malformed`);
+  return value;
+}
+
+/**
+ * Counts the request in a one-minute window in PostgreSQL (shared by every API process) under one
+ * credential, or the client address on public routes, and always sends the x-ratelimit-* headers.
+ */
+export async function countRequest(ds: DataSource, reply: FastifyReply, bucket: string, limit: number): Promise<void> {
+  const [row]: Array<{ count: number; reset: string }> = await ds.query(
+    `INSERT INTO rate_limit_windows AS w (key_id, window_start, count) VALUES ($1, date_trunc('minute', now()), 1)
+     ON CONFLICT (key_id, window_start) DO UPDATE SET count = w.count + 1
+     RETURNING w.count, extract(epoch FROM w.window_start)::bigint + 60 AS reset`, [bucket]);
+  const reset = Number(row.reset);
+  reply.header('x-ratelimit-limit', String(limit));
+  reply.header('x-ratelimit-remaining', String(Math.max(0, limit - row.count)));
+  reply.header('x-ratelimit-reset', String(reset));
+  if (row.count > limit) {
+    throw new ServiceError('RATE_LIMITED', 429, `more than ${limit} requests this minute`, null, {
+      'retry-after': String(Math.max(1, reset - Math.floor(Date.now() / 1000))),
+    });
+  }
+}
+
+export interface CustomerAuthOptions {
+  /** Path parameter that must be the secret's draft, and the one that must be its upload. */
+  draftParam?: string;
+  uploadParam?: string;
+  /** Part PUTs count against a larger budget (COLLECTION.md §1). */
+  rateMultiplier?: number;
+}
+
+/** onRequest hook for a route that takes one kind of customer secret. */
+export function customerAuth(ds: DataSource, config: Config, kind: SecretKind, opts: CustomerAuthOptions = {}): onRequestHookHandler {
+  return async (request, reply) => {
+    const secret = headerSecret(request, HEADERS[kind], PREFIX[kind]);
+    const row = await findSecret(ds, kind, secret);
+    if (!row) throw unauthorized(`the ${HEADERS[kind]} secret is not recognised`);
+    await countRequest(ds, reply, `collect:${row.digest.slice(0, 32)}`, config.rateLimitPerMinute * (opts.rateMultiplier ?? 1));
+    const params = request.params as Record<string, string>;
+    if (opts.draftParam && params[opts.draftParam] !== row.draftId) throw new ServiceError('NOT_FOUND', 404, 'draft not found');
+    if (opts.uploadParam && params[opts.uploadParam] !== row.uploadId) throw new ServiceError('NOT_FOUND', 404, 'upload not found');
+    if (row.expiresAt && row.expiresAt.getTime() <= Date.now() && kind === 'control') {
+      throw new ServiceError('EXPIRED', 410, 'this control link has expired');
+    }
+    request.customerSecret = row;
+  };
+}
+
+/** A public customer route is counted per client address. */
+export async function countPublic(ds: DataSource, config: Config, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  await countRequest(ds, reply, `collect-ip:${sha256Hex(request.ip).slice(0, 32)}`, config.rateLimitPerMinute);
+}
+
+/** A route whose secret is checked by the handler (personal and continuation links) is counted per secret. */
+export async function countSecret(ds: DataSource, config: Config, reply: FastifyReply, secret: string): Promise<void> {
+  await countRequest(ds, reply, `collect:${sha256Hex(secret).slice(0, 32)}`, config.rateLimitPerMinute);
+}
+
+export function secretOf(request: FastifyRequest): SecretRow {
+  if (!request.customerSecret) throw new Error('route is not customer-authenticated');
+  return request.customerSecret;
+}

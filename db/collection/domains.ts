@@ -1,0 +1,70 @@
+import { isIP } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { conflict, notFound, validationFailed } from '../../runtime/service-error';
+import { CollectionDomain } from '../entities';
+import { newId } from '../rules/ids';
+import { findFlow } from './flows';
+
+export const MAX_DOMAINS_PER_FLOW = 5;
+const HOSTNAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
+
+/** The DNS records a customer sets: a CNAME to the collection host and a TXT proving ownership. */
+export function viewDomain(d: CollectionDomain, cnameTarget: string) {
+  return {
+    id: d.id,
+    flowId: d.flowId,
+    hostname: d.hostname,
+    status: d.status,
+    records: [
+      { type: 'CNAME', name: d.hostname, value: cnameTarget },
+      { type: 'TXT', name: `_proof-verify.${d.hostname}`, value: `proof-verify=${d.verificationToken}` },
+    ],
+    verifiedAt: d.verifiedAt?.toISOString() ?? null,
+    lastCheckedAt: d.lastCheckedAt?.toISOString() ?? null,
+    createdAt: d.createdAt.toISOString(),
+  };
+}
+
+export function normalizeHostname(raw: string): string {
+  const host = raw.trim().toLowerCase().replace(/\.$/, '');
+  if (isIP(host) || isIP(host.replace(/^\[|\]$/g, ''))) {
+    throw validationFailed([{ path: 'hostname', message: 'must be a hostname, not an IP address' }]);
+  }
+  if (!HOSTNAME.test(host)) throw validationFailed([{ path: 'hostname', message: 'must be a hostname such as stories.example.com' }]);
+  return host;
+}
+
+export async function listDomains(ds: DataSource, organizationId: string, flowId: string) {
+  await findFlow(ds.manager, organizationId, flowId);
+  return ds.getRepository(CollectionDomain).find({ where: { flowId, organizationId }, order: { createdAt: 'ASC' } });
+}
+
+/** A new hostname for the flow, pending until its records verify; at most five per flow, each hostname once. */
+export async function addDomain(ds: DataSource, organizationId: string, flowId: string, rawHostname: string) {
+  const hostname = normalizeHostname(rawHostname);
+  return ds.transaction(async (em) => {
+    await findFlow(em, organizationId, flowId, true);
+    const [{ n }] = await em.query('SELECT count(*)::int AS n FROM collection_domains WHERE flow_id = $1', [flowId]);
+    if (n >= MAX_DOMAINS_PER_FLOW) throw validationFailed([{ path: 'hostname', message: `a flow has at most ${MAX_DOMAINS_PER_FLOW} domains` }]);
+    const taken = await em.getRepository(CollectionDomain).findOneBy({ hostname });
+    if (taken) throw conflict('this hostname is already in use');
+    const id = newId('cdm');
+    await em.getRepository(CollectionDomain).insert({
+      id, organizationId, flowId, hostname, status: 'pending_verification', verificationToken: randomBytes(16).toString('hex'),
+    });
+    return em.getRepository(CollectionDomain).findOneByOrFail({ id });
+  });
+}
+
+export async function removeDomain(ds: DataSource, organizationId: string, flowId: string, rawHostname: string) {
+  const hostname = normalizeHostname(rawHostname);
+  await findFlow(ds.manager, organizationId, flowId);
+  const result = await ds.getRepository(CollectionDomain).delete({ flowId, organizationId, hostname });
+  if (!result.affected) throw notFound('domain');
+}
+
+/** A verified domain of a flow, for the QR code's `domain=` and the customer routes' CORS origins. */
+export async function verifiedDomain(ds: DataSource, flowId: string, hostname: string) {
+  return ds.getRepository(CollectionDomain).findOneBy({ flowId, hostname: hostname.toLowerCase(), status: 'verified' });
+}

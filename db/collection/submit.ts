@@ -1,0 +1,210 @@
+import { DataSource, EntityManager } from 'typeorm';
+import { ServiceError, conflict } from '../../runtime/service-error';
+import { CollectionDraft, CollectionUpload, ProofItem, ProofVersion } from '../entities';
+import { ProofType } from '../entities/proof-item';
+import { ProofContent } from '../entities/proof-version';
+import { newId } from '../rules/ids';
+import { Actor, appendProofEvent } from '../proof/proof-ledger';
+import { ConsentTerms, contentHash, recordGrant } from '../proof/proof-items';
+import { DraftFields, effectiveDraftStatus, findDraft } from './drafts';
+import { PinnedFlow, pinnedFlow, routeOf } from './pinned-flow';
+import { issueSecret } from './secrets';
+import { expired, invalidInput, uploadsOfDraft } from './uploads';
+
+const DAY_MS = 86_400_000;
+const CUSTOMER: Actor = { type: 'customer', id: null };
+
+export interface SubmitContext {
+  pageUrl: string;
+  controlTtlDays: number;
+  monthlyAllowance: number;
+  dailyCeiling: number;
+  ip: string;
+}
+
+/**
+ * The daily safety ceiling over every customer submission of the workspace (submit, nojs, v1): past
+ * it, 429 with retry-after at the next UTC day. The draft stays stored.
+ */
+export async function checkDailyCeiling(em: EntityManager, organizationId: string, ceiling: number): Promise<void> {
+  const [{ n }] = await em.query(
+    `SELECT count(*)::int AS n FROM proof_items
+      WHERE organization_id = $1 AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`, [organizationId]);
+  if (n < ceiling) return;
+  const now = new Date();
+  const nextDay = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+  throw new ServiceError('INTAKE_SAFETY_CEILING', 429, `the workspace reached its daily safety ceiling of ${ceiling} submissions; your draft is kept`,
+    null, { 'retry-after': String(Math.max(1, Math.ceil((nextDay - now.getTime()) / 1000))) });
+}
+
+/** The grant's terms: the customer's choices within the template's terms, else the template's own. */
+export function termsOf(flow: PinnedFlow, fields: DraftFields): ConsentTerms {
+  const t = flow.consent?.terms;
+  const p = fields.publication ?? {};
+  const validityDays = t?.validityDays ?? null;
+  return {
+    displayMode: fields.displayMode ?? t?.displayModes[0] ?? 'full_name',
+    identityFields: fields.identityFields ?? t?.identityFields ?? flow.identityFields,
+    channels: p.channels ?? t?.channels ?? ['website'],
+    products: { all: true },
+    media: p.media ?? t?.media ?? ['text'],
+    paidUseAllowed: p.paidUseAllowed ?? t?.paidUseAllowed ?? false,
+    translationAllowed: p.translationAllowed ?? t?.translationAllowed ?? false,
+    geography: p.geography ?? t?.geography ?? ['*'],
+    validUntil: p.validUntil ?? (validityDays ? new Date(Date.now() + validityDays * DAY_MS).toISOString() : null),
+    customerApprovedWording: true,
+  };
+}
+
+/** Why a draft cannot be submitted yet (400), or null. */
+function incompleteness(flow: PinnedFlow, fields: DraftFields, uploads: CollectionUpload[]): string | null {
+  if (fields.consentAccepted !== true) return 'consentAccepted must be true';
+  const missing = flow.questions.filter((q) => q.required && fields.answers?.[q.questionId] === undefined).map((q) => q.questionId);
+  if (missing.length) return `required answers missing: ${missing.join(', ')}`;
+  if (flow.rating?.required && fields.rating === undefined) return 'a rating is required';
+  const response = uploads.some((u) => u.purpose === 'response' && u.status === 'complete');
+  if (!fields.text?.trim() && !fields.title?.trim() && !response) return 'send text, a title or a complete recording';
+  return null;
+}
+
+function typeOf(uploads: CollectionUpload[]): ProofType {
+  const kinds = new Set(uploads.filter((u) => u.purpose === 'response' && u.status === 'complete').map((u) => u.kind));
+  for (const kind of ['video', 'audio', 'image'] as const) if (kinds.has(kind)) return kind;
+  return 'text';
+}
+
+const IDENTITY_ATTRIBUTION = ['name', 'company', 'title', 'location'] as const;
+
+export interface Submission {
+  submissionId: string;
+  proofItemId: string;
+  originalVersionId: string;
+  consentGrantId: string;
+  receiptId: string;
+  overLimit: boolean;
+  overLimitReasons: string[];
+  controlToken: string;
+  controlUrl: string;
+  controlExpiresAt: string;
+}
+
+export interface StoredSubmission extends Submission {
+  organizationId: string;
+  productId: string;
+  requestId: string | null;
+}
+
+/**
+ * Submits a draft in one transaction: the item (`submitted`), its original, the person, the grant
+ * with the consent template version and wording hash, its receipt, a routing record when scored, the
+ * request `responded`, the ledger events, and a control link returned once.
+ */
+export async function submitDraft(ds: DataSource, draftId: string, ctx: SubmitContext): Promise<StoredSubmission> {
+  return ds.transaction(async (em) => {
+    const draft = await findDraft(em, draftId, true);
+    const status = effectiveDraftStatus(draft);
+    if (status === 'expired') throw expired('draft');
+    if (status !== 'open') throw conflict(`this draft is ${status}`);
+    const uploads = await uploadsOfDraft(em, draft.id);
+    if (uploads.some((u) => u.status === 'open' || u.status === 'assembling')) {
+      throw conflict('an upload is still open or assembling: complete or cancel it first');
+    }
+    const flow = await pinnedFlow(em, draft.flowVersionId);
+    const fields = draft.fields as DraftFields;
+    const problem = incompleteness(flow, fields, uploads);
+    if (problem) throw invalidInput(`the draft is incomplete: ${problem}`);
+    await checkDailyCeiling(em, draft.organizationId, ctx.dailyCeiling);
+    return storeSubmission(ds, em, draft, flow, fields, uploads, ctx);
+  });
+}
+
+export async function storeSubmission(
+  ds: DataSource, em: EntityManager, draft: CollectionDraft, flow: PinnedFlow, fields: DraftFields, uploads: CollectionUpload[],
+  ctx: SubmitContext,
+): Promise<StoredSubmission> {
+  const [{ n }] = await em.query(
+    `SELECT count(*)::int AS n FROM proof_items
+      WHERE product_id = $1 AND created_at >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`, [draft.productId]);
+  const overLimitReasons = n >= ctx.monthlyAllowance ? ['monthly_submission_allowance_used_up'] : [];
+  const itemId = newId('prf');
+  const versionId = newId('pver');
+  const now = new Date();
+  const personRef = draft.personRef ?? `psn_${draftId(draft)}`;
+  const identity = fields.identity ?? {};
+  const attribution = Object.fromEntries(IDENTITY_ATTRIBUTION.flatMap((k) => (identity[k] ? [[k, identity[k]!]] : [])));
+  const complete = uploads.filter((u) => u.status === 'complete' && u.assetId);
+  const content: ProofContent = {
+    ...(fields.text ? { text: fields.text } : {}),
+    ...(fields.title ? { title: fields.title } : {}),
+    // Only a five-star rating is a rating of the story; an NPS score stays on the routing record.
+    ...(fields.rating !== undefined && flow.rating?.scale === 'five_star' ? { rating: fields.rating } : {}),
+    ...(complete.length ? { mediaAssetIds: complete.map((u) => u.assetId!) } : {}),
+    ...(Object.keys(attribution).length ? { attribution } : {}),
+    ...(fields.answers && Object.keys(fields.answers).length ? { answers: fields.answers } : {}),
+  };
+  const type = typeOf(uploads);
+  await em.getRepository(ProofItem).insert({
+    id: itemId, organizationId: draft.organizationId, productId: draft.productId, submissionId: newId('sub'), type,
+    status: 'submitted', statusReason: null, statusBeforeDelete: null, customerPersonId: personRef,
+    customerEmail: identity.email ?? null, customerName: identity.name ?? null, originalVersionId: versionId,
+    approvedPublicVersionId: null, overLimit: overLimitReasons.length > 0, overLimitReasons,
+    incentive: flow.incentive.offered ? { offered: true, ...(flow.incentive.description ? { description: String(flow.incentive.description) } : {}) } : { offered: false },
+    verificationState: draft.verified ? 'verified_customer' : 'unverified', renderHold: false, createdByKeyId: null, updatedAt: now,
+  });
+  const hash = contentHash(content);
+  const versions = em.getRepository(ProofVersion);
+  await versions.save(versions.create({
+    id: versionId, proofItemId: itemId, versionNumber: 1, isOriginal: true, content, contentHash: hash, createdByType: 'customer',
+    createdById: personRef, modelId: null, changeReason: null, parentVersionId: null, locale: null, semanticDiff: {}, approvalState: 'draft',
+  }));
+  const item = await em.getRepository(ProofItem).findOneByOrFail({ id: itemId });
+  await appendProofEvent(em, {
+    organizationId: item.organizationId, productId: item.productId, proofItemId: itemId, actor: CUSTOMER,
+    eventType: 'proof.response.submitted',
+    properties: { itemType: type, versionId, overLimit: item.overLimit, flowId: flow.flowId, flowVersionId: flow.flowVersionId, source: draft.source },
+  });
+  const consentGrantId = await recordGrant(ds, em, {
+    item, versionId, contentHash: hash, terms: termsOf(flow, fields), actor: CUSTOMER,
+    evidence: { capturedVia: `collection_${draft.source}`, draftId: draft.id, ip: ctx.ip, at: now.toISOString() },
+    ...(flow.consent ? { wording: { consentTemplateVersionId: flow.consent.consentTemplateVersionId, wordingHash: flow.consent.wordingHash } } : {}),
+  });
+  const [{ id: receiptId }] = await em.query(`SELECT id FROM proof_receipts WHERE consent_grant_id = $1`, [consentGrantId]);
+  const route = fields.rating !== undefined ? routeOf(flow, fields.rating) : null;
+  if (route) {
+    const routingId = newId('rte');
+    await em.query(
+      `INSERT INTO proof_routings (id, organization_id, product_id, proof_item_id, flow_id, flow_version_id, request_id, scale, score, band, follow_up, state)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'new')`,
+      [routingId, item.organizationId, item.productId, itemId, flow.flowId, flow.flowVersionId, draft.requestId, route.scale, fields.rating,
+        route.band, route.followUp]);
+    await appendProofEvent(em, {
+      organizationId: item.organizationId, productId: item.productId, proofItemId: itemId, actor: CUSTOMER,
+      eventType: 'proof.response.routed', properties: { routingId, ...route },
+    });
+  }
+  if (draft.requestId) {
+    await em.query(
+      `UPDATE proof_requests SET status = 'responded', responded_at = now(), updated_at = now() WHERE id = $1 AND status IN ('sent', 'reminded')`,
+      [draft.requestId]);
+  }
+  await em.query(
+    `UPDATE collection_drafts SET status = 'submitted', submitted_at = now(), proof_item_id = $2, person_ref = $3, updated_at = now() WHERE id = $1`,
+    [draft.id, itemId, personRef]);
+  const control = await issueControlLink(em, { organizationId: item.organizationId, productId: item.productId, personRef }, ctx);
+  return {
+    submissionId: item.submissionId, proofItemId: itemId, originalVersionId: versionId, consentGrantId, receiptId,
+    overLimit: item.overLimit, overLimitReasons: item.overLimitReasons, ...control,
+    organizationId: item.organizationId, productId: item.productId, requestId: draft.requestId,
+  };
+}
+
+const draftId = (d: CollectionDraft) => d.id.slice(d.id.indexOf('_') + 1);
+
+/** A control link for one person's stories in one product: reusable, shown once, 365 days by default. */
+export async function issueControlLink(
+  em: EntityManager, person: { organizationId: string; productId: string; personRef: string }, ctx: Pick<SubmitContext, 'pageUrl' | 'controlTtlDays'>,
+) {
+  const expiresAt = new Date(Date.now() + ctx.controlTtlDays * DAY_MS);
+  const controlToken = await issueSecret(em, 'control', { ...person, expiresAt });
+  return { controlToken, controlUrl: `${ctx.pageUrl}/control#${controlToken}`, controlExpiresAt: expiresAt.toISOString() };
+}

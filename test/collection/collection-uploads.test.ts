@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { FastifyInstance } from 'fastify';
+import { eventually } from '../support/proof-fixtures';
+import { ctx } from '../support/root-hooks';
+import {
+  CollectionTenant, OpenDraft, asDraft, createCollectionTenant, customerCall, fillDraft, pngBytes, sha256, startDraft, submitDraft,
+} from '../support/collection';
+
+const PART = 64 * 1024;
+
+describe('collection: resumable uploads (upload/<sessionId>)', () => {
+  let t: CollectionTenant;
+  before(async () => {
+    t = await createCollectionTenant();
+  });
+
+  async function open(d: OpenDraft, file: Buffer, extra: object = {}, app?: FastifyInstance) {
+    const res = await customerCall(asDraft(d, {
+      method: 'POST', url: `/api/proof/collect/drafts/${d.id}/uploads`,
+      payload: { kind: 'image', size: file.length, sha256: sha256(file), partSize: PART, ...extra },
+    }), app);
+    assert.equal(res.statusCode, 201, res.body);
+    return { id: res.json().data.upload.id as string, token: res.json().data.uploadToken as string, upload: res.json().data.upload };
+  }
+  const partOf = (file: Buffer, n: number) => file.subarray((n - 1) * PART, n * PART);
+  const put = (d: OpenDraft, u: { id: string; token: string }, n: number, bytes: Buffer, headers: Record<string, string> = {}, app?: FastifyInstance) =>
+    customerCall({
+      method: 'PUT', url: `/api/proof/collect/drafts/${d.id}/uploads/${u.id}?part=${n}`, payload: bytes,
+      headers: { 'x-upload-token': u.token, 'content-type': 'application/octet-stream', ...headers },
+    }, app);
+  const call = (d: OpenDraft, u: { id: string; token: string }, method: 'GET' | 'POST' | 'DELETE', app?: FastifyInstance) =>
+    customerCall({ method, url: `/api/proof/collect/drafts/${d.id}/uploads/${u.id}`, headers: { 'x-upload-token': u.token } }, app);
+
+  it('takes parts in any order, resumes across an API restart, assembles, previews with t= and ranges', async () => {
+    const d = await startDraft(t);
+    const file = pngBytes(300_000);
+    const first = await ctx.buildApp();
+    const u = await open(d, file, {}, first);
+    assert.equal(u.upload.partCount, 5);
+    assert.equal((await put(d, u, 3, partOf(file, 3), {}, first)).statusCode, 200);
+    assert.equal((await put(d, u, 1, partOf(file, 1), { 'x-part-sha256': sha256(partOf(file, 1)) }, first)).statusCode, 200);
+    await first.close();
+
+    const second = await ctx.buildApp();
+    const state = await call(d, u, 'GET', second);
+    assert.equal(state.statusCode, 200, state.body);
+    assert.deepEqual(state.json().data.upload.receivedParts.map((p: { number: number }) => p.number), [1, 3]);
+    for (const n of [5, 2, 4]) assert.equal((await put(d, u, n, partOf(file, n), {}, second)).statusCode, 200);
+    const assembled = await call(d, u, 'POST', second);
+    assert.equal(assembled.statusCode, 200, assembled.body);
+    const upload = assembled.json().data.upload;
+    assert.equal(upload.status, 'complete');
+    assert.equal(upload.contentType, 'image/png');
+    assert.match(upload.assetId, /^med_/);
+    const [media] = await ctx.dataSource.query(`SELECT * FROM collection_media WHERE id = $1`, [upload.assetId]);
+    assert.equal(media.sha256, sha256(file));
+    assert.ok(!('body' in media), 'no bytes in PostgreSQL');
+    assert.ok(fs.existsSync(path.join(ctx.config.dataDir, 'media', media.storage_key)));
+    assert.equal((await call(d, u, 'POST', second)).statusCode, 200, 'assemble is idempotent');
+
+    const preview = await customerCall({ method: 'GET', url: upload.previewUrl, headers: { range: 'bytes=0-7' } }, second);
+    assert.equal(preview.statusCode, 206, preview.body);
+    assert.deepEqual(preview.rawPayload, file.subarray(0, 8));
+    assert.equal(preview.headers['cache-control'], 'no-store');
+    assert.equal(preview.headers['x-content-type-options'], 'nosniff');
+    const whole = await customerCall({ method: 'GET', url: upload.previewUrl }, second);
+    assert.equal(sha256(whole.rawPayload), sha256(file));
+    const forged = await customerCall({ method: 'GET', url: upload.previewUrl.replace(/t=[^&]+/, `t=${u.id}.9999999999.AAAA`) }, second);
+    assert.equal(forged.statusCode, 401);
+
+    // Submitting with the complete recording attaches it.
+    await fillDraft(t, d);
+    const submitted = await submitDraft(d, second);
+    assert.equal(submitted.statusCode, 201, submitted.body);
+    const [item] = await ctx.dataSource.query(`SELECT i.type, v.content FROM proof_items i JOIN proof_versions v ON v.id = i.original_version_id WHERE i.id = $1`,
+      [submitted.json().data.proofItemId]);
+    assert.equal(item.type, 'image');
+    assert.deepEqual(item.content.mediaAssetIds, [upload.assetId]);
+    await second.close();
+  });
+
+  it('refuses a wrong part size, a bad part number and a part checksum that does not match', async () => {
+    const d = await startDraft(t);
+    const file = pngBytes(200_000);
+    const u = await open(d, file);
+    const short = await put(d, u, 2, partOf(file, 2).subarray(1));
+    assert.equal(short.statusCode, 400);
+    assert.equal(short.json().code, 'INVALID_INPUT');
+    const long = await put(d, u, 2, Buffer.concat([partOf(file, 2), Buffer.from('x')]));
+    assert.equal(long.statusCode, 413);
+    assert.equal(long.json().code, 'TOO_LARGE');
+    assert.equal((await put(d, u, 9, partOf(file, 2))).statusCode, 400);
+    assert.equal((await put(d, u, 0, partOf(file, 2))).statusCode, 400);
+    const wrongSha = await put(d, u, 2, partOf(file, 2), { 'x-part-sha256': '0'.repeat(64) });
+    assert.equal(wrongSha.statusCode, 422);
+    assert.equal(wrongSha.json().code, 'CHECKSUM_MISMATCH');
+    const json = await customerCall({
+      method: 'PUT', url: `/api/proof/collect/drafts/${d.id}/uploads/${u.id}?part=2`, payload: { a: 1 }, headers: { 'x-upload-token': u.token },
+    });
+    assert.equal(json.statusCode, 415);
+    const missing = await call(d, u, 'POST');
+    assert.equal(missing.statusCode, 409, 'parts missing');
+  });
+
+  it('a whole-file checksum mismatch is 422 and keeps the parts; corrected parts then assemble', async () => {
+    const d = await startDraft(t);
+    const file = pngBytes(150_000);
+    const u = await open(d, file);
+    const wrong = Buffer.from(partOf(file, 2));
+    wrong[10] ^= 0xff;
+    for (const [n, bytes] of [[1, partOf(file, 1)], [2, wrong], [3, partOf(file, 3)]] as Array<[number, Buffer]>) {
+      assert.equal((await put(d, u, n, bytes)).statusCode, 200);
+    }
+    const mismatch = await call(d, u, 'POST');
+    assert.equal(mismatch.statusCode, 422, mismatch.body);
+    assert.equal(mismatch.json().code, 'CHECKSUM_MISMATCH');
+    const state = (await call(d, u, 'GET')).json().data.upload;
+    assert.equal(state.status, 'open');
+    assert.equal(state.lastError, 'CHECKSUM_MISMATCH');
+    assert.equal(state.receivedParts.length, 3, 'the parts are kept');
+    assert.equal((await put(d, u, 2, partOf(file, 2))).statusCode, 200);
+    const fixed = await call(d, u, 'POST');
+    assert.equal(fixed.statusCode, 200, fixed.body);
+    assert.equal(fixed.json().data.upload.status, 'complete');
+  });
+
+  it('sniffs the bytes: a declared image that is not one is 415; the kind decides what is accepted', async () => {
+    const d = await startDraft(t);
+    const fake = Buffer.concat([Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"></svg>'), randomBytes(70_000)]);
+    const u = await open(d, fake);
+    const refused = await put(d, u, 1, partOf(fake, 1));
+    assert.equal(refused.statusCode, 415, refused.body);
+    assert.equal(refused.json().code, 'UNSUPPORTED_MEDIA_TYPE');
+    const png = pngBytes(70_000);
+    const asVideo = await open(d, png, { kind: 'video' });
+    assert.equal((await put(d, asVideo, 1, partOf(png, 1))).statusCode, 415, 'a PNG is not a video');
+    const tooBig = await customerCall(asDraft(d, {
+      method: 'POST', url: `/api/proof/collect/drafts/${d.id}/uploads`, payload: { kind: 'image', size: 16 * 1024 * 1024, sha256: sha256(png) },
+    }));
+    assert.equal(tooBig.statusCode, 413);
+    const screen = await customerCall(asDraft(d, {
+      method: 'POST', url: `/api/proof/collect/drafts/${d.id}/uploads`,
+      payload: { kind: 'video', size: 1000, sha256: sha256(png), capture: { source: 'screen' } },
+    }));
+    assert.equal(screen.statusCode, 400, 'a screen recording needs screenConsent and the consent version');
+    const otherVersion = await customerCall(asDraft(d, {
+      method: 'POST', url: `/api/proof/collect/drafts/${d.id}/uploads`,
+      payload: { kind: 'video', size: 1000, sha256: sha256(png), capture: { source: 'screen', screenConsent: true, consentVersionId: 'ctv_other000000000' } },
+    }));
+    assert.equal(otherVersion.statusCode, 409);
+  });
+
+  it('submit while an upload is open is 409; cancel erases the bytes and frees the submit', async () => {
+    const d = await startDraft(t);
+    await fillDraft(t, d);
+    const file = pngBytes(100_000);
+    const u = await open(d, file);
+    assert.equal((await put(d, u, 1, partOf(file, 1))).statusCode, 200);
+    const blocked = await submitDraft(d);
+    assert.equal(blocked.statusCode, 409, blocked.body);
+    const partFile = path.join(ctx.config.dataDir, 'media', 'uploads', u.id, 'part-1');
+    assert.ok(fs.existsSync(partFile));
+    assert.equal((await call(d, u, 'DELETE')).statusCode, 204);
+    assert.equal((await call(d, u, 'DELETE')).statusCode, 204, 'a repeat is 204');
+    await eventually(async () => !fs.existsSync(partFile));
+    assert.equal((await put(d, u, 2, partOf(file, 2))).statusCode, 409, 'a cancelled upload takes no parts');
+    assert.equal((await submitDraft(d)).statusCode, 201);
+  });
+
+  it('an upload past its lifetime answers 410, and its timer expires it', async () => {
+    const app = await ctx.buildApp({ uploadTtlMs: 1_500 });
+    const d = await startDraft(t, app);
+    const file = pngBytes(70_000);
+    const u = await open(d, file, {}, app);
+    await eventually(async () => {
+      const [row] = await ctx.dataSource.query(`SELECT status FROM collection_uploads WHERE id = $1`, [u.id]);
+      return row.status === 'expired';
+    });
+    const res = await put(d, u, 1, partOf(file, 1), {}, app);
+    assert.equal(res.statusCode, 410);
+    assert.equal(res.json().code, 'EXPIRED');
+    assert.equal((await call(d, u, 'GET', app)).statusCode, 410);
+  });
+});
