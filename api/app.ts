@@ -6,7 +6,7 @@ import { Config } from '../runtime/config';
 import { validationFailed } from '../runtime/service-error';
 import { registerAuth } from './plugins/auth';
 import { frameworkErrorHandler, isCustomerPath, registerErrorHandling } from './plugins/errors';
-import { collectControlRoutes } from './collection/collect-control';
+import { collectControlRoutes, customerReviewRoutes } from './collection/collect-control';
 import { collectDraftRoutes } from './collection/collect-drafts';
 import { collectNojsRoutes } from './collection/collect-nojs';
 import { collectSessionRoutes } from './collection/collect-sessions';
@@ -117,6 +117,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(collectControlRoutes, deps);
   await app.register(collectNojsRoutes, deps);
   await app.register(collectSessionRoutes, deps);
+  await app.register(customerReviewRoutes, deps);
   await app.register(collectionFlowRoutes, deps);
   await app.register(collectionLibraryRoutes, deps);
   await app.register(collectionRequestRoutes, deps);

@@ -10,6 +10,7 @@ import type { AppDeps } from '../app';
 import { dataOf, timestamp } from '../plugins/responses';
 import { openObject, strictObject } from '../plugins/validation';
 import { customerAuth, secretOf } from './customer-auth';
+import { ReviewDecision, decideReview, reviewQueue } from '../../db/collection/review';
 
 const id = () => string().required().max(100);
 
@@ -134,5 +135,34 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
     const receipt = await customerReceipt(ds, personOf(request), request.query.proofItemId, request.query.receiptId);
     return reply.header('content-disposition', `attachment; filename="receipt-${request.query.proofItemId}.json"`)
       .header('cache-control', 'no-store').send(receipt);
+  });
+}
+
+const reviewBody = strictObject({
+  kind: string().required().oneOf(['version', 'asset']),
+  id: id(),
+  decision: string().required().oneOf(['approve', 'decline']),
+  contentHash: string().required().max(200),
+}).required();
+
+/** `/api/proof/review`: the customer approves or declines the exact words of new versions and assets quoting them. */
+export async function customerReviewRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  app.removeContentTypeParser('text/plain');
+  const auth = customerAuth(ds, deps.config, 'control');
+
+  app.get('/api/proof/review', {
+    schema: { response: { 200: dataOf(object({ versions: array(openObject()).defined(), assets: array(openObject()).defined() })) } },
+    onRequest: auth,
+    config: { operationId: 'getCustomerReview', summary: 'Versions and assets quoting the customer that await their decision' },
+  }, async (request) => ({ data: await reviewQueue(ds, personOf(request)) }));
+
+  app.post<{ Body: ReviewDecision }>('/api/proof/review', {
+    schema: { body: reviewBody, response: { 200: dataOf(openObject()), 201: dataOf(openObject()) } },
+    onRequest: auth,
+    config: { operationId: 'decideCustomerReview', summary: 'Approve or decline exact words (contentHash must match: 409)' },
+  }, async (request, reply) => {
+    const { status, data } = await decideReview(ds, personOf(request), request.body);
+    return reply.code(status).send({ data });
   });
 }

@@ -13,14 +13,15 @@ import { activeSigningKey } from '../../db/proof/proof-signing';
 import { MAX_PART_SIZE, MIN_PART_SIZE, SHA256_HEX, UPLOAD_KINDS } from '../../db/rules/upload-rules';
 import { Config } from '../../runtime/config';
 import { mediaStoreOf } from '../../runtime/media-store';
-import { ServiceError, conflict } from '../../runtime/service-error';
+import { ServiceError, conflict, notFound } from '../../runtime/service-error';
 import { tenantMemo } from '../../runtime/workflow-memo';
 import { assembleUpdate, cancelSignal, uploadWorkflow, uploadWorkflowId } from '../../workflows/collection/upload-workflow';
 import type { AppDeps } from '../app';
 import { pathParams } from '../plugins/path-params';
 import { dataOf, timestamp } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
-import { customerAuth, unauthorized } from './customer-auth';
+import { countPublic, customerAuth, unauthorized } from './customer-auth';
+import { servedWelcomeVideo } from '../../db/collection/media';
 import { rangeOf } from '../proof/public-proof';
 
 const uploadParams = pathParams('id', 'sessionId');
@@ -244,6 +245,24 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
         .header('content-length', String(range.end - range.start + 1)).send(await store.read(media.storageKey, range));
     },
   );
+
+  app.get<{ Params: { videoId: string } }>('/api/proof/collect/welcome/:videoId', {
+    schema: {
+      params: pathParams('videoId'),
+      response: { 200: string().meta({ description: 'the video', format: 'binary' }), 206: string().meta({ description: 'a byte range', format: 'binary' }) },
+    },
+    onRequest: async (request, reply) => countPublic(ds, cfg, request, reply),
+    config: { operationId: 'getWelcomeVideo', summary: 'A live flow\'s welcome video (byte ranges); 404 unless it passed screening or was cleared and the live version uses it' },
+  }, async (request, reply) => {
+    const media = await servedWelcomeVideo(ds, request.params.videoId);
+    if (!media) throw notFound('welcome video');
+    reply.header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff').header('accept-ranges', 'bytes').type(media.contentType);
+    const range = rangeOf(request.headers.range, media.size);
+    if (range === 'unsatisfiable') return reply.code(416).header('content-range', `bytes */${media.size}`).send();
+    if (range === null) return reply.header('content-length', String(media.size)).send(await store.read(media.storageKey));
+    return reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${media.size}`)
+      .header('content-length', String(range.end - range.start + 1)).send(await store.read(media.storageKey, range));
+  });
 
   const captionsUnavailable = async () => {
     throw new ServiceError('UNAVAILABLE', 503, 'captions are not available: transcription is off');

@@ -5,6 +5,8 @@ import { ReceiptClaim, readReceipt, verifyReceipt } from '../../db/proof/proof-r
 import { placementMedia, renderPlacement } from '../../db/proof/proof-render';
 import { publicKeySet, readEventToken } from '../../db/proof/proof-signing';
 import { ServiceError, notFound, validationFailed } from '../../runtime/service-error';
+import { mediaStoreOf } from '../../runtime/media-store';
+import { placedMedia } from '../../db/collection/media';
 import type { AppDeps } from '../app';
 import { dataOf, errorOf, fileOf, noContent } from '../plugins/responses';
 import { keySetSchema, receiptSchema, receiptVerificationSchema, renderManifestSchema } from './schemas';
@@ -45,6 +47,7 @@ const matches = (ifNoneMatch: string | undefined, etag: string) =>
 
 export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
+  const store = mediaStoreOf(deps.config);
 
   app.get<{ Params: { id: string } }>('/api/public/proof/render/:id', {
     schema: { params: idParams, response: { 200: renderManifestSchema, 304: noContent('the manifest is unchanged (If-None-Match)') } },
@@ -69,6 +72,17 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
     },
     config: { operationId: 'getPlacementMedia', summary: 'A file of an item in the placement\'s current eligible manifest; byte ranges; anything else 404' },
   }, async (request, reply) => {
+    if (request.params.assetId.startsWith('med_')) {
+      const media = await placedMedia(ds, request.params.placementId, request.params.assetId);
+      if (!media) throw notFound('media');
+      publicHeaders(reply, 'no-cache').header('accept-ranges', 'bytes').header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "default-src 'none'").type(media.contentType);
+      const range = rangeOf(request.headers.range, media.size);
+      if (range === 'unsatisfiable') return reply.code(416).header('content-range', `bytes */${media.size}`).send();
+      if (range === null) return reply.header('content-length', String(media.size)).send(await store.read(media.storageKey));
+      return reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${media.size}`)
+        .header('content-length', String(range.end - range.start + 1)).send(await store.read(media.storageKey, range));
+    }
     const asset = await placementMedia(ds, request.params.placementId, request.params.assetId);
     if (!asset) throw notFound('media');
     publicHeaders(reply, 'no-cache')

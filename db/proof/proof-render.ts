@@ -81,7 +81,9 @@ export async function renderPlacement(ds: DataSource, placementId: string, now: 
       disclosure: decision.disclosure,
       labels: decision.labels,
       receiptId: grant.receiptId,
-      media: entry.assetIds.map((assetId) => ({ assetId, url: `/api/public/proof/media/${placement.id}/${assetId}` })),
+      // Approved assets, and the customer's own recordings or images when their grant allows that media.
+      media: [...entry.assetIds, ...((grant.media ?? []).includes(entry.item.type) ? entry.version.content.mediaAssetIds ?? [] : [])]
+        .map((assetId) => ({ assetId, url: `/api/public/proof/media/${placement.id}/${assetId}` })),
       eventToken: eventToken(key, { placementId: placement.id, proofItemId: entry.proofItemId, until }),
     })),
   };

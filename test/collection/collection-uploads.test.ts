@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { FastifyInstance } from 'fastify';
-import { eventually } from '../support/proof-fixtures';
+import { approve, eventually, publishedPlacement, requestApproval } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
 import {
   CollectionTenant, OpenDraft, asDraft, createCollectionTenant, customerCall, fillDraft, pngBytes, sha256, startDraft, submitDraft,
@@ -79,6 +79,22 @@ describe('collection: resumable uploads (upload/<sessionId>)', () => {
       [submitted.json().data.proofItemId]);
     assert.equal(item.type, 'image');
     assert.deepEqual(item.content.mediaAssetIds, [upload.assetId]);
+
+    // Approved and placed, the image is served from the store as the placement's media; withdrawn, it is not.
+    const proofItemId = submitted.json().data.proofItemId;
+    assert.equal((await requestApproval(t, proofItemId, submitted.json().data.originalVersionId)).statusCode, 200);
+    assert.equal((await approve(t, proofItemId, submitted.json().data.originalVersionId)).statusCode, 200);
+    const placementId = await publishedPlacement(t, [proofItemId]);
+    const manifest = (await customerCall({ method: 'GET', url: `/api/public/proof/render/${placementId}` }, second)).json().manifest;
+    assert.deepEqual(manifest.items[0].media.map((m: { assetId: string }) => m.assetId), [upload.assetId]);
+    const served = await customerCall({ method: 'GET', url: `/api/public/proof/media/${placementId}/${upload.assetId}` }, second);
+    assert.equal(served.statusCode, 200);
+    assert.equal(sha256(served.rawPayload), sha256(file));
+    await customerCall({
+      method: 'POST', url: '/api/proof/collect/control', headers: { 'x-control-token': submitted.json().data.controlToken },
+      payload: { action: 'withdraw', proofItemId, confirm: true },
+    }, second);
+    assert.equal((await customerCall({ method: 'GET', url: `/api/public/proof/media/${placementId}/${upload.assetId}` }, second)).statusCode, 404);
     await second.close();
   });
 
@@ -183,5 +199,36 @@ describe('collection: resumable uploads (upload/<sessionId>)', () => {
     assert.equal(res.statusCode, 410);
     assert.equal(res.json().code, 'EXPIRED');
     assert.equal((await call(d, u, 'GET', app)).statusCode, 410);
+  });
+});
+
+describe('collection: welcome video serving rules', () => {
+  it('serves only a passed or cleared video that the live flow\'s latest version references', async () => {
+    const t = await createCollectionTenant();
+    const bytes = pngBytes(5_000);
+    const mediaId = `med_${randomBytes(10).toString('hex')}`;
+    const key = `media/${t.organizationId}/${mediaId}`;
+    fs.mkdirSync(path.dirname(path.join(ctx.config.dataDir, 'media', key)), { recursive: true });
+    fs.writeFileSync(path.join(ctx.config.dataDir, 'media', key), bytes);
+    await ctx.dataSource.query(
+      `INSERT INTO collection_media (id, organization_id, product_id, upload_id, kind, content_type, size, sha256, storage_key)
+       VALUES ($1, $2, $3, $4, 'video', 'video/mp4', $5, $6, $7)`, [mediaId, t.organizationId, t.product.id, `ups_${mediaId}`, bytes.length, sha256(bytes), key]);
+    const videoId = `wv_${randomBytes(10).toString('hex')}`;
+    await ctx.dataSource.query(
+      `INSERT INTO collection_welcome_videos (id, organization_id, product_id, flow_id, media_id, state, size, sha256)
+       VALUES ($1, $2, $3, $4, $5, 'held', $6, $7)`, [videoId, t.organizationId, t.product.id, t.flowId, mediaId, bytes.length, sha256(bytes)]);
+    const get = (headers: Record<string, string> = {}) => customerCall({ method: 'GET', url: `/api/proof/collect/welcome/${videoId}`, headers });
+    assert.equal((await get()).statusCode, 404, 'held');
+    await ctx.dataSource.query(`UPDATE collection_welcome_videos SET state = 'cleared' WHERE id = $1`, [videoId]);
+    assert.equal((await get()).statusCode, 404, 'not referenced by the live version');
+    await ctx.dataSource.query(`UPDATE collection_flow_versions SET definition = definition || jsonb_build_object('welcomeVideoId', $2::text) WHERE id = $1`, [t.flowVersionId, videoId]);
+    const whole = await get();
+    assert.equal(whole.statusCode, 200, whole.body);
+    assert.equal(sha256(whole.rawPayload), sha256(bytes));
+    const part = await get({ range: 'bytes=0-9' });
+    assert.equal(part.statusCode, 206);
+    assert.deepEqual(part.rawPayload, bytes.subarray(0, 10));
+    await ctx.dataSource.query(`UPDATE collection_flows SET state = 'paused' WHERE id = $1`, [t.flowId]);
+    assert.equal((await get()).statusCode, 404, 'the flow is not live');
   });
 });
