@@ -32,6 +32,8 @@ import { workspaceProofRoutes } from './proof/workspace-proof';
 import { workspaceSessionRoutes } from './platform/workspace-session';
 import { workspaceWebhookRoutes } from './webhooks/workspace-webhooks';
 import { workspaceThreadRoutes } from './customer-loop/workspace-threads';
+import { valueEventRoutes } from './integrations/value-events';
+import { hookRoutes } from './integrations/hooks';
 
 export interface AppDeps {
   dataSource: DataSource;
@@ -97,5 +99,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(releaseRoutes, deps);
   await app.register(inboxRoutes, deps);
   await app.register(identityMergeRoutes, deps);
+  await app.register(valueEventRoutes, deps);
+  await app.register(hookRoutes, deps);
   return app;
 }

@@ -38,6 +38,13 @@ export interface Config {
   aiRetryInitialMs: number;
   aiTimeoutMs: number;
   inboxHeartbeatMs: number;
+  proofMomentThreshold: number;
+  proofAskCooldownDays: number;
+  proofOpportunityTtlDays: number;
+  proofHookRatePerMinute: number;
+  proofStreamWebhookSecret: string | undefined;
+  proofHealthIntervalMs: number;
+  proofHealthConsentExpiryDays: number;
 }
 
 export class ConfigError extends Error {}
@@ -110,5 +117,12 @@ export function loadConfig(env: Env = process.env): Config {
     aiRetryInitialMs: int(env, 'SV_AI_RETRY_INITIAL_MS', 2_000, 1, 600_000),
     aiTimeoutMs: int(env, 'SV_AI_TIMEOUT_MS', 30_000, 100, 600_000),
     inboxHeartbeatMs: int(env, 'SV_INBOX_HEARTBEAT_MS', 15_000, 100, 600_000),
+    proofMomentThreshold: int(env, 'PROOF_MOMENT_THRESHOLD', 70, 0, 100),
+    proofAskCooldownDays: int(env, 'PROOF_ASK_COOLDOWN_DAYS', 90, 0, 3650),
+    proofOpportunityTtlDays: int(env, 'PROOF_OPPORTUNITY_TTL_DAYS', 30, 1, 3650),
+    proofHookRatePerMinute: int(env, 'PROOF_HOOK_RATE_PER_MINUTE', 120, 1, 1_000_000),
+    proofStreamWebhookSecret: text(env, 'PROOF_STREAM_WEBHOOK_SECRET'),
+    proofHealthIntervalMs: int(env, 'PROOF_HEALTH_INTERVAL_MS', 86_400_000, 100, 30 * 86_400_000),
+    proofHealthConsentExpiryDays: int(env, 'PROOF_HEALTH_CONSENT_EXPIRY_DAYS', 14, 1, 365),
   };
 }

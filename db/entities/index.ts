@@ -32,6 +32,18 @@ import { WebhookDelivery } from './webhook-delivery';
 import { WebhookEndpoint } from './webhook-endpoint';
 import { Thread } from './thread';
 import { ThreadMessage } from './thread-message';
+import { ProofValueEvent } from './proof-value-event';
+import { ProofMoment } from './proof-moment';
+import { ProofOpportunity } from './proof-opportunity';
+import { ProofContactPreference } from './proof-contact-preference';
+import { ProofHook } from './proof-hook';
+import { ProofStripeConnection } from './proof-stripe-connection';
+import { ProofProcessorEvent } from './proof-processor-event';
+import { ProofReward } from './proof-reward';
+import { ProofCrmDeal } from './proof-crm-deal';
+import { ProofBrandMention } from './proof-brand-mention';
+import { ProofSource } from './proof-source';
+import { ProofHealthFinding } from './proof-health-finding';
 
 export {
   Environment, IdempotencyRecord, IdentityNonce, Organization, OutboxEvent, Product, RateLimitWindow,
@@ -43,6 +55,9 @@ export {
   Signal, Thread, ThreadMessage,
 };
 export { ProofAsset, ProofPlacement, ProofPlacementItem };
+export {
+  ProofValueEvent, ProofMoment, ProofOpportunity, ProofContactPreference, ProofHook, ProofStripeConnection, ProofProcessorEvent, ProofReward, ProofCrmDeal, ProofBrandMention, ProofSource, ProofHealthFinding,
+};
 
 export const ENTITIES = [
   Organization, Product, Environment, Teammate, TeammateSession, ServiceKey, IdempotencyRecord,
@@ -51,4 +66,5 @@ export const ENTITIES = [
   EndUser, Thread, ThreadMessage, Signal, Feature, FeatureSignalLink, FeatureVote, FeatureFollow, Release,
   ReleaseReceipt, InboxItem, IntakeLimit,
   ProofPlacement, ProofPlacementItem, ProofAsset,
+  ProofValueEvent, ProofMoment, ProofOpportunity, ProofContactPreference, ProofHook, ProofStripeConnection, ProofProcessorEvent, ProofReward, ProofCrmDeal, ProofBrandMention, ProofSource, ProofHealthFinding,
 ];

@@ -15,6 +15,8 @@ export const SYSTEM_ACTOR: Actor = { type: 'system', id: null };
 const PUBLISHED = new Set([
   'proof.response.submitted', 'proof.consent.granted', 'proof.consent.revoked', 'proof.item.approved',
   'proof.health.warning', 'proof.placement.published', 'proof.asset.ready',
+  'proof.moment.detected', 'proof.opportunity.created', 'proof.reward.issued', 'proof.reward.feature_unlock',
+  'proof.brand_mention.created',
 ]);
 
 /**
@@ -28,9 +30,16 @@ const ALLOWED_PROPERTIES: Record<string, string[]> = {
   'proof.item.approved': ['versionId', 'versionNumber'],
   'proof.item.rejected': ['versionId'],
   'proof.revocation.completed': ['revocationId'],
-  'proof.health.warning': ['check', 'revocationId'],
+  'proof.health.warning': ['check', 'revocationId', 'consentGrantId', 'dueAt', 'placementId', 'count', 'mediaAssetId'],
   'proof.placement.published': ['renderCacheVersion', 'eligibleCount', 'excludedCount'],
   'proof.asset.ready': ['assetType', 'format', 'sourceVersionIds'],
+  'proof.moment.detected': ['momentId', 'valueEventId', 'type', 'strength'],
+  'proof.opportunity.created': ['opportunityId', 'momentId', 'strength'],
+  'proof.reward.issued': ['rewardId', 'kind'],
+  // The product needs the person to switch the unlock on; the reward's subject is the only personal field sent.
+  'proof.reward.feature_unlock': ['rewardId', 'unlockKey', 'personRef', 'endUserId'],
+  'proof.brand_mention.created': ['brandMentionId', 'platform'],
+  'proof.item.imported': ['brandMentionId', 'sourceId'],
 };
 
 export function allowListed(type: string, properties: Record<string, unknown>): Record<string, unknown> {
@@ -129,13 +138,17 @@ export interface LedgerFilter {
   eventId?: string;
 }
 
-/** The product's ledger, oldest first. `eventId` takes a ledger id or its webhook envelope id. */
+/** The product's ledger, oldest first. `eventId` takes a ledger id, its webhook envelope id or a value event's eventId. */
 export async function listProofEvents(
   ds: DataSource, productId: string, filter: LedgerFilter, page: PageRequest,
 ): Promise<Page<ReturnType<typeof viewProofEvent>>> {
   const qb = ds.getRepository(ProofEvent).createQueryBuilder('e').where('e.product_id = :productId', { productId });
   if (filter.proofItemId) qb.andWhere('e.proof_item_id = :itemId', { itemId: filter.proofItemId });
   if (filter.eventType) qb.andWhere('e.event_type = :type', { type: filter.eventType });
-  if (filter.eventId) qb.andWhere('e.id = :eventId', { eventId: filter.eventId.replace(/^evt_/, '') });
+  if (filter.eventId) {
+    qb.andWhere(`(e.id = :ledgerId OR (e.event_type = 'proof.value_event.recorded' AND e.properties->>'eventId' = :eventId))`, {
+      ledgerId: filter.eventId.replace(/^evt_/, ''), eventId: filter.eventId,
+    });
+  }
   return pageOf(qb, 'e', page, viewProofEvent, 'ASC');
 }
