@@ -34,6 +34,7 @@ import { workspaceWebhookRoutes } from './webhooks/workspace-webhooks';
 import { workspaceThreadRoutes } from './customer-loop/workspace-threads';
 import { valueEventRoutes } from './integrations/value-events';
 import { hookRoutes } from './integrations/hooks';
+import { stripeConnectionRoutes } from './integrations/stripe-connections';
 
 export interface AppDeps {
   dataSource: DataSource;
@@ -101,5 +102,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(identityMergeRoutes, deps);
   await app.register(valueEventRoutes, deps);
   await app.register(hookRoutes, deps);
+  await app.register(stripeConnectionRoutes, deps);
   return app;
 }
