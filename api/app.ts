@@ -35,6 +35,8 @@ import { workspaceThreadRoutes } from './customer-loop/workspace-threads';
 import { valueEventRoutes } from './integrations/value-events';
 import { hookRoutes } from './integrations/hooks';
 import { stripeConnectionRoutes } from './integrations/stripe-connections';
+import { rewardRoutes } from './integrations/rewards';
+import { automationTemplateRoutes } from './integrations/automation-templates';
 
 export interface AppDeps {
   dataSource: DataSource;
@@ -103,5 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(valueEventRoutes, deps);
   await app.register(hookRoutes, deps);
   await app.register(stripeConnectionRoutes, deps);
+  await app.register(rewardRoutes, deps);
+  await app.register(automationTemplateRoutes, deps);
   return app;
 }
