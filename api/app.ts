@@ -36,6 +36,7 @@ import { valueEventRoutes } from './integrations/value-events';
 import { hookRoutes } from './integrations/hooks';
 import { stripeConnectionRoutes } from './integrations/stripe-connections';
 import { rewardRoutes } from './integrations/rewards';
+import { crmDealRoutes } from './integrations/crm-deals';
 import { automationTemplateRoutes } from './integrations/automation-templates';
 
 export interface AppDeps {
@@ -106,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(hookRoutes, deps);
   await app.register(stripeConnectionRoutes, deps);
   await app.register(rewardRoutes, deps);
+  await app.register(crmDealRoutes, deps);
   await app.register(automationTemplateRoutes, deps);
   return app;
 }

@@ -5,6 +5,7 @@ import { Actor, appendProofEvent } from '../proof/proof-ledger';
 import { newId } from '../rules/ids';
 import { ValueEventInput, valueEventIssues, valueEventStrength } from '../rules/value-events';
 import type { ProductTenant } from '../customer-loop/signals';
+import { recordSource } from './sources';
 import { conflict, notFound, validationFailed } from '../../runtime/service-error';
 
 export interface ValueEventOrigin {
@@ -59,6 +60,13 @@ export function viewOpportunity(row: ProofOpportunity) {
     createdAt: row.createdAt.toISOString(),
     expiresAt: row.expiresAt.toISOString(),
   };
+}
+
+function sourceKindOf(type: string, origin: ValueEventOrigin['type']) {
+  if (origin === 'payment') return 'payment' as const;
+  if (type === 'resolved_ticket') return 'ticket' as const;
+  if (type === 'score') return 'survey_answer' as const;
+  return 'signal' as const;
 }
 
 function actorOf(origin: ValueEventOrigin): Actor {
@@ -136,6 +144,11 @@ export async function recordValueEventIn(
   await appendProofEvent(em, {
     ...ledger, eventType: 'proof.value_event.recorded',
     properties: { eventId: input.eventId, valueEventId: id, type: input.type, strength, origin: origin.type },
+  });
+  await recordSource(em, {
+    organizationId: tenant.organizationId, productId: tenant.productId, system: origin.type === 'payment' ? 'payment' : 'value_event',
+    externalId: input.eventId, kind: sourceKindOf(input.type, origin.type), capturedAt: new Date(input.occurredAt), title: input.type,
+    links: { valueEventId: id }, reuse: 'internal_only', reasons: ['no_consent'], actor, ref: id,
   });
   if (strength >= settings.momentThreshold) {
     const momentId = newId('mom');

@@ -5,7 +5,7 @@ import { Tenant, asTeammate, call, createTenant, withKey } from './fixtures';
 import { ctx } from './root-hooks';
 
 export const INTEGRATION_SCOPES = [
-  'service:proof:read', 'service:proof:read_private', 'service:proof:write', 'service:sources:read',
+  'service:proof:read', 'service:proof:read_private', 'service:proof:write', 'service:sources:read', 'service:proof:submissions:write',
 ];
 
 export interface IntegrationTenant extends Tenant {
