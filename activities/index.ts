@@ -5,6 +5,7 @@ import { createCustomerLoopActivities } from './customer-loop/customer-loop-acti
 import { createDatabaseActivities } from './platform/database-activities';
 import { createWebhookActivities } from './webhooks/webhook-activities';
 import { createProofActivities } from './proof/proof-activities';
+import { createIntegrationActivities } from './integrations/integration-activities';
 
 export interface ActivityDeps {
   dataSource: DataSource;
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createProofActivities(deps),
     ...createCustomerLoopActivities(deps),
     ...createAiActivities(deps),
+    ...createIntegrationActivities(deps),
   };
 }
 

@@ -37,6 +37,7 @@ import { hookRoutes } from './integrations/hooks';
 import { stripeConnectionRoutes } from './integrations/stripe-connections';
 import { rewardRoutes } from './integrations/rewards';
 import { crmDealRoutes } from './integrations/crm-deals';
+import { sourceRoutes } from './integrations/sources';
 import { automationTemplateRoutes } from './integrations/automation-templates';
 
 export interface AppDeps {
@@ -108,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(stripeConnectionRoutes, deps);
   await app.register(rewardRoutes, deps);
   await app.register(crmDealRoutes, deps);
+  await app.register(sourceRoutes, deps);
   await app.register(automationTemplateRoutes, deps);
   return app;
 }

@@ -125,7 +125,7 @@ function sourceQuery(ds: DataSource, productId: string) {
 }
 
 async function withItemState(qb: ReturnType<typeof sourceQuery>, limit: number): Promise<SourceRow[]> {
-  const { entities, raw } = await qb.take(limit).getRawAndEntities();
+  const { entities, raw } = await qb.limit(limit).getRawAndEntities();
   return entities.map((e, i) => Object.assign(e, { itemStatus: raw[i].item_status, itemPublic: raw[i].item_public }));
 }
 

@@ -202,6 +202,8 @@ export class Integrations1763712800000 implements MigrationInterface {
         proof_item_id text,
         placement_id text,
         properties jsonb NOT NULL,
+        last_seen_at timestamptz NOT NULL DEFAULT now(),
+        resolved_at timestamptz,
         created_at timestamptz(3) NOT NULL DEFAULT now()
       )`);
     // At most one warning per check, subject and UTC day.

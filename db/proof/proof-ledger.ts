@@ -42,6 +42,14 @@ const ALLOWED_PROPERTIES: Record<string, string[]> = {
   'proof.item.imported': ['brandMentionId', 'sourceId'],
 };
 
+/** Ledger types that add a provenance step to the source records of their item. */
+const SOURCE_STEPS: Record<string, string> = {
+  'proof.version.created': 'versioned',
+  'proof.item.approved': 'approved',
+  'proof.consent.revoked': 'revoked',
+  'proof.item.purged': 'erased',
+};
+
 export function allowListed(type: string, properties: Record<string, unknown>): Record<string, unknown> {
   const allowed = ALLOWED_PROPERTIES[type] ?? [];
   return Object.fromEntries(Object.entries(properties).filter(([k]) => allowed.includes(k)));
@@ -101,6 +109,15 @@ export async function appendProofEvent(em: EntityManager, entry: LedgerEntry): P
     actorId: entry.actor.id,
     properties: entry.properties ?? {},
   }));
+  const step = SOURCE_STEPS[event.eventType];
+  if (step && event.proofItemId) {
+    await em.query(
+      `UPDATE proof_sources SET provenance = provenance || $2::jsonb WHERE proof_item_id = $1`,
+      [event.proofItemId, JSON.stringify([{
+        step, at: event.createdAt.toISOString(), actor: { type: event.actorType, id: event.actorId }, ref: event.id, contentHash: null,
+      }])],
+    );
+  }
   if (PUBLISHED.has(event.eventType)) {
     await enqueueEvent(em, {
       id: `evt_${event.id}`, organizationId: event.organizationId, productId: event.productId,
