@@ -38,6 +38,8 @@ import { stripeConnectionRoutes } from './integrations/stripe-connections';
 import { rewardRoutes } from './integrations/rewards';
 import { crmDealRoutes } from './integrations/crm-deals';
 import { sourceRoutes } from './integrations/sources';
+import { healthCheckRoutes } from './integrations/health';
+import { streamHostRoutes } from './integrations/stream-host';
 import { automationTemplateRoutes } from './integrations/automation-templates';
 
 export interface AppDeps {
@@ -110,6 +112,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(rewardRoutes, deps);
   await app.register(crmDealRoutes, deps);
   await app.register(sourceRoutes, deps);
+  await app.register(healthCheckRoutes, deps);
+  await app.register(streamHostRoutes, deps);
   await app.register(automationTemplateRoutes, deps);
   return app;
 }

@@ -9,7 +9,7 @@ import { warnIfPrivateTargetsAllowed } from '../runtime/webhook-target';
 import { RunningRelay, startRelay } from './relay';
 import { webhookRelay } from './webhooks/webhook-relay';
 import { signalAnalysisRelay } from './customer-loop/signal-analysis-relay';
-import { createWorker, ensureMaintenance } from './worker';
+import { createWorker, ensureHealthChecks, ensureMaintenance } from './worker';
 
 export interface RunningWorker {
   stop: () => Promise<void>;
@@ -30,6 +30,7 @@ export async function startWorker(config: Config, dataSource: DataSource, conn: 
   warnIfPrivateTargetsAllowed(config.webhookAllowPrivateTargets);
   const worker = await createWorker({ connection: conn.nativeConnection, dataSource, config, workflowBundle: conn.workflowBundle });
   await ensureMaintenance(conn.client, config);
+  await ensureHealthChecks(conn.client, config, dataSource);
   const running = worker.run();
   const relays: RunningRelay[] = [
     startRelay(webhookRelay(dataSource, conn.client, config)),

@@ -98,7 +98,3 @@ export async function openFindings(ds: DataSource, organizationId: string, page:
   if (productId) qb.andWhere('f.product_id = :productId', { productId });
   return pageOf(qb, 'f', page, viewFinding);
 }
-
-export async function activeProductIds(ds: DataSource): Promise<string[]> {
-  return (await ds.query(`SELECT id FROM products WHERE active ORDER BY id`)).map((r: { id: string }) => r.id);
-}
