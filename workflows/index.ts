@@ -6,3 +6,4 @@ export { proofRevocationWorkflow } from './proof/proof-revocation-workflow';
 export { threadSlaWorkflow } from './customer-loop/thread-sla-workflow';
 export { signalAnalysisWorkflow } from './customer-loop/signal-analysis-workflow';
 export { proofHealthWorkflow } from './integrations/proof-health-workflow';
+export { aiOperationWorkflow } from './ai/ai-operation-workflow';

@@ -12,6 +12,7 @@ import { IntakeLimit } from './intake-limit';
 import { Organization } from './organization';
 import { OutboxEvent } from './outbox-event';
 import { Product } from './product';
+import { ProofAiOperation } from './proof-ai-operation';
 import { ProofApprovalRequest } from './proof-approval-request';
 import { ProofEvent } from './proof-event';
 import { ProofAsset } from './proof-asset';
@@ -56,8 +57,10 @@ export {
 };
 export { ProofAsset, ProofPlacement, ProofPlacementItem };
 export {
-  ProofValueEvent, ProofMoment, ProofOpportunity, ProofContactPreference, ProofHook, ProofStripeConnection, ProofProcessorEvent, ProofReward, ProofCrmDeal, ProofBrandMention, ProofSource, ProofHealthFinding,
+  ProofValueEvent, ProofMoment, ProofOpportunity, ProofContactPreference, ProofHook, ProofStripeConnection,
+  ProofProcessorEvent, ProofReward, ProofCrmDeal, ProofBrandMention, ProofSource, ProofHealthFinding,
 };
+export { ProofAiOperation };
 
 export const ENTITIES = [
   Organization, Product, Environment, Teammate, TeammateSession, ServiceKey, IdempotencyRecord,
@@ -66,5 +69,7 @@ export const ENTITIES = [
   EndUser, Thread, ThreadMessage, Signal, Feature, FeatureSignalLink, FeatureVote, FeatureFollow, Release,
   ReleaseReceipt, InboxItem, IntakeLimit,
   ProofPlacement, ProofPlacementItem, ProofAsset,
-  ProofValueEvent, ProofMoment, ProofOpportunity, ProofContactPreference, ProofHook, ProofStripeConnection, ProofProcessorEvent, ProofReward, ProofCrmDeal, ProofBrandMention, ProofSource, ProofHealthFinding,
+  ProofValueEvent, ProofMoment, ProofOpportunity, ProofContactPreference, ProofHook, ProofStripeConnection,
+  ProofProcessorEvent, ProofReward, ProofCrmDeal, ProofBrandMention, ProofSource, ProofHealthFinding,
+  ProofAiOperation,
 ];
