@@ -25,6 +25,13 @@ const TRIGGERS: Array<[string, string, string, Record<string, unknown>, string?]
   ['proof.consent.revoked', 'Consent revoked', 'The customer withdrew permission; remove copies outside the service.', { consentGrantId: 'cg_example', revocationId: 'rev_example' }, 'pit_example'],
   ['proof.health.warning', 'Health warning', 'A health check found something to fix.', { check: 'consent_expiring', consentGrantId: 'cg_example', dueAt: '2026-01-10T00:00:00.000Z' }, 'pit_example'],
   ['proof.brand_mention.created', 'Brand mention found', 'A public mention of the product was recorded.', { brandMentionId: 'bm_example', platform: 'g2' }],
+  ['proof.response.submitted', 'Response submitted', 'A customer submitted a story or survey response; it is stored before routing.', { itemType: 'text', versionId: 'pver_example', overLimit: false }, 'prf_example'],
+  ['proof.consent.granted', 'Consent granted', 'The customer approved exact wording and usage.', { consentGrantId: 'cg_example', versionId: 'pver_example', channels: ['website'] }, 'prf_example'],
+  ['proof.item.approved', 'Story approved', 'A teammate approved a story internally.', { versionId: 'pver_example', versionNumber: 1 }, 'prf_example'],
+  ['proof.asset.ready', 'Asset ready', 'A generated asset is ready for review.', { assetType: 'quote_card', format: 'square', sourceVersionIds: ['pver_example'] }, 'prf_example'],
+  ['proof.placement.published', 'Placement published', 'A placement was published.', { renderCacheVersion: 2, eligibleCount: 5, excludedCount: 0 }],
+  ['proof.request.opted_out', 'Opted out of requests', 'A customer opted out of story requests; suppress asks elsewhere too.', {}],
+  ['proof.response.routed', 'Response routed', 'A scored response was routed to its follow-up; every band included.', {}, 'prf_example'],
 ];
 
 const valueEventSchema = {

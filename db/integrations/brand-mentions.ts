@@ -1,4 +1,4 @@
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { ProofBrandMention, ProofItem, ProofVersion } from '../entities';
 import { Page, PageRequest, pageOf } from '../pagination';
 import { Actor, announceDirectly, appendProofEvent } from '../proof/proof-ledger';
@@ -40,32 +40,37 @@ export interface NewMention {
 export async function createMention(ds: DataSource, organizationId: string, input: NewMention, actor: Actor) {
   const [product] = await ds.query(`SELECT 1 FROM products WHERE id = $1 AND organization_id = $2`, [input.productId, organizationId]);
   if (!product) throw notFound('product');
-  return ds.transaction(async (em) => {
-    const id = newId('bm');
-    const inserted: unknown[] = await em.query(
-      `INSERT INTO proof_brand_mentions (id, organization_id, product_id, platform, url, author, text, rating, published_at, reuse)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (product_id, url) DO NOTHING RETURNING id`,
-      [id, organizationId, input.productId, input.platform, input.url, input.author ?? null, input.text, input.rating ?? null,
-        input.publishedAt ? new Date(input.publishedAt) : null, input.reuse ?? 'allowed_with_consent'],
-    );
-    const repo = em.getRepository(ProofBrandMention);
-    if (inserted.length === 0) {
-      return { mention: viewMention(await repo.findOneByOrFail({ productId: input.productId, url: input.url })), created: false };
-    }
-    const row = await repo.findOneByOrFail({ id });
-    await recordSource(em, {
-      organizationId, productId: input.productId, system: 'brand_mention', externalId: id, url: input.url, kind: 'mention',
-      capturedAt: row.publishedAt ?? row.createdAt, capturedText: input.text, title: `${input.platform} mention`,
-      attribution: input.author ? { name: input.author } : null, links: { brandMentionId: id },
-      reuse: row.reuse === 'blocked' ? 'blocked' : 'allowed_with_consent', reasons: row.reuse === 'blocked' ? ['platform_terms'] : ['public_mention'],
-      actor, ref: id,
-    });
-    await appendProofEvent(em, {
-      organizationId, productId: input.productId, proofItemId: null, actor, eventType: 'proof.brand_mention.created',
-      properties: { brandMentionId: id, platform: input.platform },
-    });
-    return { mention: viewMention(row), created: true };
+  return ds.transaction((em) => recordMentionIn(em, organizationId, input, actor));
+}
+
+/** The mention, its source and its `proof.brand_mention.created`, in the caller's transaction. */
+export async function recordMentionIn(
+  em: EntityManager, organizationId: string, input: NewMention & { signalId?: string }, actor: Actor,
+) {
+  const id = newId('bm');
+  const inserted: unknown[] = await em.query(
+    `INSERT INTO proof_brand_mentions (id, organization_id, product_id, platform, url, author, text, rating, published_at, reuse, signal_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (product_id, url) DO NOTHING RETURNING id`,
+    [id, organizationId, input.productId, input.platform, input.url, input.author ?? null, input.text, input.rating ?? null,
+      input.publishedAt ? new Date(input.publishedAt) : null, input.reuse ?? 'allowed_with_consent', input.signalId ?? null],
+  );
+  const repo = em.getRepository(ProofBrandMention);
+  if (inserted.length === 0) {
+    return { mention: viewMention(await repo.findOneByOrFail({ productId: input.productId, url: input.url })), created: false };
+  }
+  const row = await repo.findOneByOrFail({ id });
+  await recordSource(em, {
+    organizationId, productId: input.productId, system: 'brand_mention', externalId: id, url: input.url, kind: 'mention',
+    capturedAt: row.publishedAt ?? row.createdAt, capturedText: input.text, title: `${input.platform} mention`,
+    attribution: input.author ? { name: input.author } : null, links: { brandMentionId: id, signalId: input.signalId ?? null },
+    reuse: row.reuse === 'blocked' ? 'blocked' : 'allowed_with_consent', reasons: row.reuse === 'blocked' ? ['platform_terms'] : ['public_mention'],
+    actor, ref: id,
   });
+  await appendProofEvent(em, {
+    organizationId, productId: input.productId, proofItemId: null, actor, eventType: 'proof.brand_mention.created',
+    properties: { brandMentionId: id, platform: input.platform },
+  });
+  return { mention: viewMention(row), created: true };
 }
 
 export async function listMentions(ds: DataSource, organizationId: string, page: PageRequest): Promise<Page<ReturnType<typeof viewMention>>> {

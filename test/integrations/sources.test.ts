@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { approvedItem, submissionBody, submit } from '../support/proof-fixtures';
-import { call, createTenant, errorCode, withKey } from '../support/fixtures';
+import { call, createTenant, errorCode, eventually, withKey } from '../support/fixtures';
 import { IntegrationTenant, asOwner, createIntegrationTenant, outboxOf, postValueEvent, uniqueId, valueEvent } from '../support/integrations';
 import { ctx } from '../support/root-hooks';
 
@@ -105,6 +105,30 @@ describe('integrations: sources and brand mentions', () => {
     const refused = await asOwner(tenant, 'POST', `/api/workspace/proof/brand-mentions/${blocked.id}/import`);
     assert.equal(refused.statusCode, 422);
     assert.equal(errorCode(refused), 'SOURCE_POLICY_BLOCKED');
+  });
+
+  it('makes a source of every analysed signal, and a brand mention of a review signal', async () => {
+    const loop = await createTenant(['service:signals:write', 'service:sources:read']);
+    const marker = uniqueId('review');
+    const off = ctx.fakeAi.when(marker, { json: { sentiment: 'positive', urgency: 'low', summary: 'Happy with exports.', candidateFeatureIds: [] } });
+    try {
+      const res = await call(withKey(loop.key, { method: 'POST', url: '/api/v1/signals', payload: {
+        endUserId: 'user-7', kind: 'review', title: 'Love it', body: `Exports are fast now ${marker}`, idempotencyKey: uniqueId('idem'),
+      } }));
+      assert.equal(res.statusCode, 201, res.body);
+      const signalId = res.json().data.id;
+      const found = await eventually(async () => {
+        const list = (await call(withKey(loop.key, { method: 'GET', url: `/api/v1/sources?system=signal&externalId=${signalId}` }))).json().data;
+        return list.length === 1 ? list : null;
+      }, 30_000);
+      assert.equal(found[0].links.signalId, signalId);
+      assert.equal(found[0].policy.reuse, 'internal_only');
+      const [m] = await ctx.dataSource.query(`SELECT id, platform FROM proof_brand_mentions WHERE signal_id = $1`, [signalId]);
+      assert.equal(m.platform, 'other');
+      assert.equal((await outboxOf(loop.product.id, 'proof.brand_mention.created')).length, 1);
+    } finally {
+      off();
+    }
   });
 
   it('keeps sources and mentions to their tenant', async () => {
