@@ -43,7 +43,7 @@ export class ProofCrmDeal {
   accountDomain!: string | null;
 
   @Column({ type: 'jsonb' })
-  contacts!: any;
+  contacts!: unknown;
 
   @Column({ name: 'proof_item_ids', type: 'text', array: true })
   proofItemIds!: string[];

@@ -28,7 +28,7 @@ export class ProofHealthFinding {
   placementId!: string | null;
 
   @Column({ type: 'jsonb' })
-  properties!: any;
+  properties!: unknown;
 
   @Column({ name: 'last_seen_at', type: 'timestamptz' })
   lastSeenAt!: Date;

@@ -34,13 +34,13 @@ export class ProofSource {
   title!: string | null;
 
   @Column({ type: 'jsonb', nullable: true })
-  attribution!: any | null;
+  attribution!: unknown | null;
 
   @Column({ type: 'jsonb' })
-  links!: any;
+  links!: unknown;
 
   @Column({ type: 'jsonb' })
-  provenance!: any;
+  provenance!: unknown;
 
   @Column({ type: 'text' })
   reuse!: string;

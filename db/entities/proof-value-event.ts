@@ -31,7 +31,7 @@ export class ProofValueEvent {
   personKey!: string;
 
   @Column({ type: 'jsonb' })
-  properties!: any;
+  properties!: unknown;
 
   @Column({ name: 'origin_type', type: 'text' })
   originType!: string;
