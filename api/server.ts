@@ -2,9 +2,11 @@ import { Client, Connection } from '@temporalio/client';
 import { DataSource } from 'typeorm';
 import { Config, loadConfig } from '../runtime/config';
 import { databaseUrlOf, openDatabase, temporalAddressOf } from '../runtime/services';
+import { assertPortFree } from '../runtime/ports';
 import { onShutdown } from '../runtime/shutdown';
 import { warnIfPrivateTargetsAllowed } from '../runtime/webhook-target';
 import { buildApp } from './app';
+import { startupFailureLine } from '../runtime/startup-error';
 
 export interface RunningApi {
   url: string;
@@ -31,6 +33,7 @@ export async function startApi(config: Config, dataSource: DataSource, temporalA
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  await assertPortFree(config.host, config.port, 'PORT');
   const ds = await openDatabase(databaseUrlOf(config));
   const api = await startApi(config, ds, temporalAddressOf(config));
   console.log(`[sv] API listening on ${api.url} (OpenAPI ${api.url}/openapi.json, docs ${api.url}/docs)`);
@@ -39,7 +42,7 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((err) => {
-    console.error(`[sv] API failed to start: ${(err as Error).message}`);
+    console.error(`[sv] API: ${startupFailureLine(err)}`);
     process.exit(1);
   });
 }

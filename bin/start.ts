@@ -1,14 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { startApi } from '../api/server';
-import { connectWorker, startWorker } from '../worker/main';
 import { loadConfig } from '../runtime/config';
 import { startEmbeddedPostgres } from '../runtime/embedded-postgres';
-import { EMBEDDED_DATABASE, openDatabase } from '../runtime/services';
+import { assertPortFree } from '../runtime/ports';
 import { onShutdown } from '../runtime/shutdown';
+import { StartupError, startupFailureLine } from '../runtime/startup-error';
 import { resolveTemporalCli } from '../runtime/temporal-cli';
-import { startTemporalDevServer } from '../runtime/temporal-dev-server';
-import { installTemporalLogger } from '../runtime/temporal-logging';
 
 const log = (line: string) => console.log(`[sv] ${line}`);
 
@@ -18,15 +15,37 @@ const log = (line: string) => console.log(`[sv] ${line}`);
  */
 async function main(steps: Array<() => Promise<unknown>>): Promise<void> {
   const config = loadConfig();
+  await assertPortFree(config.host, config.port, 'PORT');
+  if (!config.databaseUrl) await assertPortFree('127.0.0.1', config.embeddedPgPort, 'SV_EMBEDDED_PG_PORT');
+  if (!config.temporalAddress) {
+    await assertPortFree('127.0.0.1', config.temporalDevPort, 'TEMPORAL_DEV_PORT');
+    await assertPortFree('127.0.0.1', config.temporalDevUiPort, 'TEMPORAL_DEV_UI_PORT');
+  }
+  try {
+    fs.mkdirSync(config.dataDir, { recursive: true });
+    fs.accessSync(config.dataDir, fs.constants.W_OK);
+  } catch (err) {
+    throw new StartupError(`cannot write the data folder ${config.dataDir} (${(err as NodeJS.ErrnoException).code}): set SV_DATA_DIR to a folder you can write`);
+  }
+
+  const executable = config.temporalAddress ? undefined : resolveTemporalCli(config, log);
+
+  // The service's modules load only after the checks above, so a start that cannot work says so at once.
+  const [{ startApi }, { connectWorker, startWorker }, { EMBEDDED_DATABASE, openDatabase }, { startTemporalDevServer }, { installTemporalLogger }] =
+    await Promise.all([
+      import('../api/server'), import('../worker/main'), import('../runtime/services'),
+      import('../runtime/temporal-dev-server'), import('../runtime/temporal-logging'),
+    ]);
   installTemporalLogger();
-  fs.mkdirSync(config.dataDir, { recursive: true });
 
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    const dir = path.join(config.dataDir, 'pg');
-    log(`starting embedded PostgreSQL on 127.0.0.1:${config.embeddedPgPort} (data in ${dir})`);
-    const pg = await startEmbeddedPostgres({ dir, port: config.embeddedPgPort, persistent: true });
+    log(`starting embedded PostgreSQL on 127.0.0.1:${config.embeddedPgPort}`);
+    const pg = await startEmbeddedPostgres({
+      dir: path.join(config.dataDir, 'pg'), port: config.embeddedPgPort, persistent: true, fixedDir: config.dataDirFromEnv, log,
+    });
     steps.push(pg.stop);
+    log(`PostgreSQL data in ${pg.dataDir}`);
     await pg.createDatabase(EMBEDDED_DATABASE);
     databaseUrl = pg.url(EMBEDDED_DATABASE);
   }
@@ -34,7 +53,6 @@ async function main(steps: Array<() => Promise<unknown>>): Promise<void> {
   let temporalAddress = config.temporalAddress;
   let temporalUi = '(external Temporal: see its own UI)';
   if (!temporalAddress) {
-    const executable = resolveTemporalCli(config, log);
     log(`starting the Temporal dev server on 127.0.0.1:${config.temporalDevPort} (${executable ?? 'SDK download'})`);
     const env = await startTemporalDevServer({
       executable,
@@ -42,6 +60,8 @@ async function main(steps: Array<() => Promise<unknown>>): Promise<void> {
       port: config.temporalDevPort,
       uiPort: config.temporalDevUiPort,
       dbFilename: path.join(config.dataDir, 'temporal.db'),
+    }).catch((err: Error) => {
+      throw new StartupError(`the Temporal dev server did not start (${err.message.split('\n')[0]}): run npm run temporal:install or set TEMPORAL_CLI, or set TEMPORAL_ADDRESS to a running Temporal`);
     });
     steps.push(() => env.teardown());
     temporalAddress = `127.0.0.1:${config.temporalDevPort}`;
@@ -67,4 +87,7 @@ async function main(steps: Array<() => Promise<unknown>>): Promise<void> {
 
 const steps: Array<() => Promise<unknown>> = [];
 const shutdown = onShutdown(steps, log);
-main(steps).catch((err) => shutdown(`failed to start: ${(err as Error).message}`, 1));
+main(steps).catch((err) => {
+  console.error(`[sv] ${startupFailureLine(err)}`);
+  return shutdown(null, 1);
+});

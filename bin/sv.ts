@@ -151,7 +151,9 @@ async function withDatabase<T>(config: Config, fn: (ds: DataSource) => Promise<T
     ds = await openDatabase(databaseUrlOf(config), 2);
   } catch (err) {
     if (config.databaseUrl || (err as { code?: string }).code !== 'ECONNREFUSED') throw err;
-    const pg = await startEmbeddedPostgres({ dir: path.join(config.dataDir, 'pg'), port: config.embeddedPgPort, persistent: true });
+    const pg = await startEmbeddedPostgres({
+      dir: path.join(config.dataDir, 'pg'), port: config.embeddedPgPort, persistent: true, fixedDir: config.dataDirFromEnv,
+    });
     stopEmbedded = pg.stop;
     await pg.createDatabase(EMBEDDED_DATABASE);
     ds = await openDatabase(pg.url(EMBEDDED_DATABASE), 2);
@@ -199,4 +201,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then((code) => process.exit(code));
+main(process.argv.slice(2)).then((code) => process.exit(code), (err: unknown) => {
+  console.error(`sv: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

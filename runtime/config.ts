@@ -1,9 +1,12 @@
 import path from 'node:path';
+import { StartupError } from './startup-error';
 
 export interface Config {
   host: string;
   port: number;
   dataDir: string;
+  /** SV_DATA_DIR was set: the embedded PostgreSQL's data stays there or the start fails. */
+  dataDirFromEnv: boolean;
   embeddedPgPort: number;
   temporalDevPort: number;
   temporalDevUiPort: number;
@@ -49,7 +52,7 @@ export interface Config {
   proofHealthConsentExpiryDays: number;
 }
 
-export class ConfigError extends Error {}
+export class ConfigError extends StartupError {}
 
 type Env = Record<string, string | undefined>;
 
@@ -85,6 +88,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: text(env, 'HOST') ?? '127.0.0.1',
     port: int(env, 'PORT', 3000, 0, 65535),
     dataDir: path.resolve(text(env, 'SV_DATA_DIR') ?? '.data'),
+    dataDirFromEnv: text(env, 'SV_DATA_DIR') !== undefined,
     embeddedPgPort: int(env, 'SV_EMBEDDED_PG_PORT', 54329, 1, 65535),
     temporalDevPort: int(env, 'TEMPORAL_DEV_PORT', 7233, 1, 65535),
     temporalDevUiPort: int(env, 'TEMPORAL_DEV_UI_PORT', 8233, 1, 65535),

@@ -1,15 +1,16 @@
 /**
  * Runs the registered steps in reverse order on SIGINT or SIGTERM (or when the returned function is
- * called after a failed start), once, then exits. A second signal exits at once.
+ * called after a failed start, with no reason when the caller has said why), once, then exits. A
+ * second signal exits at once.
  */
 export function onShutdown(
   steps: Array<() => Promise<unknown>>, log: (line: string) => void = () => undefined,
-): (reason: string, exitCode?: number) => Promise<void> {
+): (reason: string | null, exitCode?: number) => Promise<void> {
   let stopping = false;
-  const stop = async (reason: string, exitCode = 0) => {
+  const stop = async (reason: string | null, exitCode = 0) => {
     if (stopping) process.exit(130);
     stopping = true;
-    log(`${reason}, stopping`);
+    if (reason !== null) log(`${reason}, stopping`);
     for (const step of [...steps].reverse()) {
       try {
         await step();

@@ -31,7 +31,7 @@ function onPath(name: string): string | undefined {
 /** TEMPORAL_CLI, then `temporal` on PATH, then the per-user folder. */
 export function findTemporalCli(config: Pick<Config, 'temporalCli'>): string | undefined {
   if (config.temporalCli) {
-    if (!executable(config.temporalCli)) throw new ConfigError(`TEMPORAL_CLI=${config.temporalCli} is not an executable file`);
+    if (!executable(config.temporalCli)) throw new ConfigError(`TEMPORAL_CLI=${config.temporalCli} is not an executable file: point it at the temporal binary, or unset it to use the one found on PATH or built by npm run temporal:install`);
     return config.temporalCli;
   }
   const cached = path.join(temporalCliFolder(), 'temporal');

@@ -10,6 +10,7 @@ import { RunningRelay, startRelay } from './relay';
 import { webhookRelay } from './webhooks/webhook-relay';
 import { signalAnalysisRelay } from './customer-loop/signal-analysis-relay';
 import { createWorker, ensureHealthChecks, ensureMaintenance } from './worker';
+import { startupFailureLine } from '../runtime/startup-error';
 
 export interface RunningWorker {
   stop: () => Promise<void>;
@@ -71,7 +72,7 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((err) => {
-    console.error(`[sv] worker failed to start: ${(err as Error).message}`);
+    console.error(`[sv] worker: ${startupFailureLine(err)}`);
     process.exit(1);
   });
 }

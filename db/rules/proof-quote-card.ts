@@ -29,7 +29,6 @@ const LINE_HEIGHT = 1.3;
 /** Text as XML character data: markup in a quote (even `<script>`) stays text; XML-illegal controls go. */
 export function escapeXml(text: string): string {
   return text
-    // eslint-disable-next-line no-control-regex
     .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '')
     .replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 }

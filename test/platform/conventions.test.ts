@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { FastifyInstance } from 'fastify';
+import ts from 'typescript';
 import { number, string } from 'yup';
 import { strictObject } from '../../api/plugins/validation';
 import { Tenant, call, createTenant, errorCode, withKey } from '../support/fixtures';
@@ -123,4 +126,35 @@ describe('API conventions', () => {
     assert.ok(!res.body.includes('hunter2'));
     assert.ok(res.json().error.requestId);
   });
+});
+
+describe('pure rules (db/rules/)', () => {
+  const dir = path.join(__dirname, '..', '..', 'db', 'rules');
+  // A rule may compute (node:crypto), build a ServiceError, and use other rules; anything else it
+  // needs (entities) comes in as types only, so no rule reaches TypeORM, a database or the network.
+  const allowed = new Set(['node:crypto', '../../runtime/service-error']);
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.ts'));
+
+  it('are present', () => assert.ok(files.length >= 8, files.join(', ')));
+
+  for (const file of files) {
+    it(`${file} imports only types, node:crypto, ServiceError and other rules, and calls no network`, () => {
+      const text = fs.readFileSync(path.join(dir, file), 'utf8');
+      const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
+      const valueImports: string[] = [];
+      for (const statement of source.statements) {
+        if (!ts.isImportDeclaration(statement) && !ts.isExportDeclaration(statement)) continue;
+        if (!statement.moduleSpecifier || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
+        const clause = ts.isImportDeclaration(statement) ? statement.importClause : undefined;
+        const typeOnly = ts.isImportDeclaration(statement)
+          ? Boolean(clause?.isTypeOnly || (clause && !clause.name && clause.namedBindings && ts.isNamedImports(clause.namedBindings)
+            && clause.namedBindings.elements.every((e) => e.isTypeOnly)))
+          : statement.isTypeOnly;
+        const from = statement.moduleSpecifier.text;
+        if (!typeOnly && !allowed.has(from) && !/^\.\/[a-z-]+$/.test(from)) valueImports.push(from);
+      }
+      assert.deepEqual(valueImports, [], `${file} imports at run time`);
+      assert.doesNotMatch(text, /\b(require|import)\s*\(|\bfetch\s*\(/, `${file} loads modules or calls the network`);
+    });
+  }
 });

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { canonicalJson } from '../../db/rules/canonical-json';
 import {
   EligibilityContext, EligibilityGrant, EligibilityInput, EligibilityItem, EligibilityVersion, decideEligibility, evaluateEligibility,
 } from '../../db/rules/proof-eligibility';
-import { semanticDiff } from '../../db/rules/proof-semantic-diff';
 
 const item = (patch: Partial<EligibilityItem> = {}): EligibilityItem => ({
   status: 'approved', approvedPublicVersionId: 'pver_1', renderHold: false, revokedAt: null,
@@ -112,25 +110,5 @@ describe('proof eligibility: every consent dimension (table)', () => {
 
   it('is deterministic: the same input gives the same decision', () => {
     assert.deepEqual(decideEligibility(base(), context()), decideEligibility(base(), context()));
-  });
-});
-
-describe('semantic diff and canonical JSON (pure)', () => {
-  it('reports words, numbers, rating, attribution and title', () => {
-    const diff = semanticDiff(
-      { text: 'Support answered within 2 hours, always friendly.', title: 'Fast', rating: 5, attribution: { name: 'Ada', company: 'A Ltd' } },
-      { text: 'Support answered within 20 minutes, always helpful.', title: 'Fast', rating: 5, attribution: { name: 'Ada', title: 'CTO' } },
-    );
-    assert.deepEqual(diff.words, { added: ['helpful', 'minutes'], removed: ['friendly', 'hours'] });
-    assert.deepEqual(diff.numbers, { added: ['20'], removed: ['2'] });
-    assert.equal(diff.rating, null);
-    assert.deepEqual(diff.attribution, { added: ['title'], removed: ['company'], changed: [] });
-    assert.equal(diff.title, null);
-    assert.equal(diff.changed, true);
-    assert.equal(semanticDiff({ text: 'Same.' }, { text: 'Same.' }).changed, false);
-  });
-
-  it('canonical JSON sorts keys at every level and keeps array order', () => {
-    assert.equal(canonicalJson({ b: [3, { z: 1, a: 'é' }], a: null }), '{"a":null,"b":[3,{"a":"é","z":1}]}');
   });
 });

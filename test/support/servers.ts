@@ -13,7 +13,7 @@ import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
 // The real servers that tests and benchmarks run against; each start pushes its own cleanup.
 export type Cleanup = Array<() => Promise<unknown>>;
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
@@ -44,7 +44,7 @@ export async function startScratchDatabase(cleanup: Cleanup, prefix = 'sv_test')
     return url.toString();
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sv-test-pg-'));
-  const pg = await startEmbeddedPostgres({ dir, port: await freePort(), persistent: false });
+  const pg = await startEmbeddedPostgres({ dir, port: await freePort(), persistent: false, fixedDir: true });
   cleanup.push(async () => {
     await pg.stop();
     fs.rmSync(dir, { recursive: true, force: true });
