@@ -7,6 +7,7 @@ import { createDatabaseActivities } from './platform/database-activities';
 import { createWebhookActivities } from './webhooks/webhook-activities';
 import { createProofActivities } from './proof/proof-activities';
 import { createProofRequestActivities } from './collection/proof-request-activities';
+import { createIntegrationActivities } from './integrations/integration-activities';
 
 export interface ActivityDeps {
   dataSource: DataSource;
@@ -23,6 +24,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAiActivities(deps),
     ...createProofRequestActivities(deps),
     ...createCollectionActivities(deps),
+    ...createIntegrationActivities(deps),
   };
 }
 

@@ -42,6 +42,15 @@ import { workspaceProofRoutes } from './proof/workspace-proof';
 import { workspaceSessionRoutes } from './platform/workspace-session';
 import { workspaceWebhookRoutes } from './webhooks/workspace-webhooks';
 import { workspaceThreadRoutes } from './customer-loop/workspace-threads';
+import { valueEventRoutes } from './integrations/value-events';
+import { hookRoutes } from './integrations/hooks';
+import { stripeConnectionRoutes } from './integrations/stripe-connections';
+import { rewardRoutes } from './integrations/rewards';
+import { crmDealRoutes } from './integrations/crm-deals';
+import { sourceRoutes } from './integrations/sources';
+import { healthCheckRoutes } from './integrations/health';
+import { streamHostRoutes } from './integrations/stream-host';
+import { automationTemplateRoutes } from './integrations/automation-templates';
 
 export interface AppDeps {
   dataSource: DataSource;
@@ -121,5 +130,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(collectionFlowRoutes, deps);
   await app.register(collectionLibraryRoutes, deps);
   await app.register(collectionRequestRoutes, deps);
+  await app.register(valueEventRoutes, deps);
+  await app.register(hookRoutes, deps);
+  await app.register(stripeConnectionRoutes, deps);
+  await app.register(rewardRoutes, deps);
+  await app.register(crmDealRoutes, deps);
+  await app.register(sourceRoutes, deps);
+  await app.register(healthCheckRoutes, deps);
+  await app.register(streamHostRoutes, deps);
+  await app.register(automationTemplateRoutes, deps);
   return app;
 }

@@ -58,6 +58,13 @@ export interface Config {
   smtpUrl: string | undefined;
   mailFrom: string;
   proofRequestDayMs: number;
+  proofMomentThreshold: number;
+  proofAskCooldownDays: number;
+  proofOpportunityTtlDays: number;
+  proofHookRatePerMinute: number;
+  proofStreamWebhookSecret: string | undefined;
+  proofHealthIntervalMs: number;
+  proofHealthConsentExpiryDays: number;
 }
 
 export class ConfigError extends StartupError {}
@@ -158,5 +165,12 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: text(env, 'SMTP_URL'),
     mailFrom: text(env, 'MAIL_FROM') ?? 'Proof <no-reply@proof.invalid>',
     proofRequestDayMs: int(env, 'PROOF_REQUEST_DAY_MS', 86_400_000, 10, 86_400_000),
+    proofMomentThreshold: int(env, 'PROOF_MOMENT_THRESHOLD', 70, 0, 100),
+    proofAskCooldownDays: int(env, 'PROOF_ASK_COOLDOWN_DAYS', 90, 0, 3650),
+    proofOpportunityTtlDays: int(env, 'PROOF_OPPORTUNITY_TTL_DAYS', 30, 1, 3650),
+    proofHookRatePerMinute: int(env, 'PROOF_HOOK_RATE_PER_MINUTE', 120, 1, 1_000_000),
+    proofStreamWebhookSecret: text(env, 'PROOF_STREAM_WEBHOOK_SECRET'),
+    proofHealthIntervalMs: int(env, 'PROOF_HEALTH_INTERVAL_MS', 86_400_000, 100, 30 * 86_400_000),
+    proofHealthConsentExpiryDays: int(env, 'PROOF_HEALTH_CONSENT_EXPIRY_DAYS', 14, 1, 365),
   };
 }

@@ -10,7 +10,7 @@ import { warnIfPrivateTargetsAllowed } from '../runtime/webhook-target';
 import { RunningRelay, startRelay } from './relay';
 import { webhookRelay } from './webhooks/webhook-relay';
 import { signalAnalysisRelay } from './customer-loop/signal-analysis-relay';
-import { createWorker, ensureMaintenance } from './worker';
+import { createWorker, ensureHealthChecks, ensureMaintenance } from './worker';
 import { startupFailureLine } from '../runtime/startup-error';
 
 export interface RunningWorker {
@@ -34,6 +34,7 @@ export async function startWorker(config: Config, dataSource: DataSource, conn: 
   // Workflows started with tenant search attributes fail on a namespace that lacks them.
   await ensureTenantSearchAttributes(conn.client, config.temporalNamespace);
   await ensureMaintenance(conn.client, config);
+  await ensureHealthChecks(conn.client, config, dataSource);
   const running = worker.run();
   const relays: RunningRelay[] = [
     startRelay(webhookRelay(dataSource, conn.client, config)),

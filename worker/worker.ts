@@ -4,6 +4,8 @@ import { DataSource } from 'typeorm';
 import { createActivities } from '../activities';
 import { MAINTENANCE_WORKFLOW_ID, maintenanceWorkflow } from '../workflows/platform/maintenance-workflow';
 import { Config } from '../runtime/config';
+import { tenantMemo } from '../runtime/workflow-memo';
+import { proofHealthWorkflow, proofHealthWorkflowId } from '../workflows/integrations/proof-health-workflow';
 
 export interface WorkerDeps {
   connection: NativeConnection;
@@ -35,5 +37,19 @@ export async function ensureMaintenance(client: Client, config: Config): Promise
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
+/** One health workflow per active product; a running one is kept. Products added later start on their first run-now. */
+export async function ensureHealthChecks(client: Client, config: Config, dataSource: DataSource): Promise<void> {
+  const rows: Array<{ id: string; organization_id: string }> = await dataSource.query(`SELECT id, organization_id FROM products WHERE active`);
+  for (const row of rows) {
+    await client.workflow.start(proofHealthWorkflow, {
+      workflowId: proofHealthWorkflowId(row.id),
+      taskQueue: config.taskQueue,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      args: [{ productId: row.id, intervalMs: config.proofHealthIntervalMs }],
+      memo: tenantMemo(row.organization_id, row.id),
+    });
   }
 }

@@ -5,6 +5,7 @@ export { proofDeletionWorkflow } from './proof/proof-deletion-workflow';
 export { proofRevocationWorkflow } from './proof/proof-revocation-workflow';
 export { threadSlaWorkflow } from './customer-loop/thread-sla-workflow';
 export { signalAnalysisWorkflow } from './customer-loop/signal-analysis-workflow';
+export { proofHealthWorkflow } from './integrations/proof-health-workflow';
 export { aiOperationWorkflow } from './ai/ai-operation-workflow';
 export { uploadWorkflow } from './collection/upload-workflow';
 export { proofRequestWorkflow } from './collection/proof-request-workflow';

@@ -12,7 +12,7 @@ const ledgerQuery = strictObject({
   ...pageQuery,
   proofItemId: string().max(100),
   eventType: string().max(100),
-  eventId: string().max(120),
+  eventId: string().max(200),
 });
 
 export async function proofEventRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {

@@ -1,5 +1,8 @@
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { Signal } from '../entities';
+import { recordMentionIn } from '../integrations/brand-mentions';
+import { recordSource } from '../integrations/sources';
+import { SYSTEM_ACTOR } from '../proof/proof-ledger';
 import { recomputeFeaturesOfSignal } from './features';
 import { monthPeriod } from './signals';
 
@@ -99,7 +102,23 @@ export async function completeSignalAnalysis(ds: DataSource, signalId: string, r
       [signalId, result.sentiment, result.urgency, result.summary, result.candidateFeatureIds],
     );
     await recomputeFeaturesOfSignal(em, signalId);
+    await recordSignalSources(em, signalId);
   });
+}
+
+/** An analysed signal becomes a source record; a review also becomes a brand mention (Integrations). */
+async function recordSignalSources(em: EntityManager, signalId: string): Promise<void> {
+  const signal = await em.getRepository(Signal).findOneByOrFail({ id: signalId });
+  await recordSource(em, {
+    organizationId: signal.organizationId, productId: signal.productId, system: 'signal', externalId: signal.id, kind: 'signal',
+    capturedAt: signal.createdAt, capturedText: signal.body, title: signal.title, links: { signalId: signal.id },
+    reuse: 'internal_only', reasons: ['no_consent'], actor: SYSTEM_ACTOR, ref: signal.id,
+  });
+  if (signal.category === 'review') {
+    await recordMentionIn(em, signal.organizationId, {
+      productId: signal.productId, platform: 'other', url: `urn:sv:signal:${signal.id}`, text: signal.body, signalId: signal.id,
+    }, SYSTEM_ACTOR);
+  }
 }
 
 /** Records the failure; sentiment, summary and urgency stay as they were: nothing is made up. */

@@ -48,6 +48,17 @@ import { WebhookDelivery } from './webhook-delivery';
 import { WebhookEndpoint } from './webhook-endpoint';
 import { Thread } from './thread';
 import { ThreadMessage } from './thread-message';
+import { ProofValueEvent } from './proof-value-event';
+import { ProofMoment } from './proof-moment';
+import { ProofContactPreference } from './proof-contact-preference';
+import { ProofHook } from './proof-hook';
+import { ProofStripeConnection } from './proof-stripe-connection';
+import { ProofProcessorEvent } from './proof-processor-event';
+import { ProofReward } from './proof-reward';
+import { ProofCrmDeal } from './proof-crm-deal';
+import { ProofBrandMention } from './proof-brand-mention';
+import { ProofSource } from './proof-source';
+import { ProofHealthFinding } from './proof-health-finding';
 
 export {
   Environment, IdempotencyRecord, IdentityNonce, Organization, OutboxEvent, Product, RateLimitWindow,
@@ -59,6 +70,10 @@ export {
   Signal, Thread, ThreadMessage,
 };
 export { ProofAsset, ProofPlacement, ProofPlacementItem };
+export {
+  ProofValueEvent, ProofMoment, ProofContactPreference, ProofHook, ProofStripeConnection,
+  ProofProcessorEvent, ProofReward, ProofCrmDeal, ProofBrandMention, ProofSource, ProofHealthFinding,
+};
 export { ProofAiOperation };
 export { CollectionDraft, CollectionMedia, CollectionUpload };
 export {
@@ -74,6 +89,8 @@ export const ENTITIES = [
   EndUser, Thread, ThreadMessage, Signal, Feature, FeatureSignalLink, FeatureVote, FeatureFollow, Release,
   ReleaseReceipt, InboxItem, IntakeLimit,
   ProofPlacement, ProofPlacementItem, ProofAsset,
+  ProofValueEvent, ProofMoment, ProofContactPreference, ProofHook, ProofStripeConnection,
+  ProofProcessorEvent, ProofReward, ProofCrmDeal, ProofBrandMention, ProofSource, ProofHealthFinding,
   ProofAiOperation,
   CollectionDraft, CollectionUpload, CollectionMedia,
   ConsentTemplate, ConsentTemplateVersion, CollectionQuestion, CollectionQuestionVersion, CollectionFlow,

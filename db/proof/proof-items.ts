@@ -11,6 +11,8 @@ import { issueReceipt } from './proof-receipts';
 import { semanticDiff } from '../rules/proof-semantic-diff';
 import { consentStatus, recoveryClosed } from '../rules/proof-status';
 import { Page, PageRequest, pageOf } from '../pagination';
+import { consentedAttribution } from '../rules/source-attribution';
+import { recordSource } from '../integrations/sources';
 
 export const EXPANDABLE = ['versions', 'consent'] as const;
 export type Expandable = (typeof EXPANDABLE)[number];
@@ -259,6 +261,12 @@ export async function submitProof(ds: DataSource, ctx: SubmissionContext, body: 
     await appendProofEvent(em, {
       organizationId: ctx.organizationId, productId: ctx.productId, proofItemId: itemId, actor,
       eventType: 'proof.response.submitted', properties: { itemType: body.type, versionId, overLimit: item.overLimit },
+    });
+    await recordSource(em, {
+      organizationId: ctx.organizationId, productId: ctx.productId, system: 'proof_submission', externalId: itemId,
+      kind: body.type === 'review' ? 'review' : 'testimonial', capturedAt: now, capturedText: body.content.text ?? null,
+      title: body.content.title ?? null, attribution: consentedAttribution(body.content.attribution, body.consent),
+      links: { proofItemId: itemId, versionId }, reuse: 'allowed_with_consent', actor, ref: versionId,
     });
     const grantId = await recordGrant(ds, em, {
       item, versionId, contentHash: hash, terms: body.consent, actor,

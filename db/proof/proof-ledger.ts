@@ -15,6 +15,8 @@ export const SYSTEM_ACTOR: Actor = { type: 'system', id: null };
 const PUBLISHED = new Set([
   'proof.response.submitted', 'proof.consent.granted', 'proof.consent.revoked', 'proof.item.approved',
   'proof.health.warning', 'proof.placement.published', 'proof.asset.ready', 'proof.response.routed',
+  'proof.moment.detected', 'proof.opportunity.created', 'proof.reward.issued', 'proof.reward.feature_unlock',
+  'proof.brand_mention.created',
 ]);
 
 /**
@@ -29,9 +31,24 @@ const ALLOWED_PROPERTIES: Record<string, string[]> = {
   'proof.item.approved': ['versionId', 'versionNumber'],
   'proof.item.rejected': ['versionId'],
   'proof.revocation.completed': ['revocationId', 'byCustomer'],
-  'proof.health.warning': ['check', 'revocationId'],
+  'proof.health.warning': ['check', 'revocationId', 'consentGrantId', 'dueAt', 'placementId', 'count', 'mediaAssetId'],
   'proof.placement.published': ['renderCacheVersion', 'eligibleCount', 'excludedCount'],
   'proof.asset.ready': ['assetType', 'format', 'sourceVersionIds'],
+  'proof.moment.detected': ['momentId', 'valueEventId', 'type', 'strength'],
+  'proof.opportunity.created': ['opportunityId', 'momentId', 'strength'],
+  'proof.reward.issued': ['rewardId', 'kind'],
+  // The product needs the person to switch the unlock on; the reward's subject is the only personal field sent.
+  'proof.reward.feature_unlock': ['rewardId', 'unlockKey', 'personRef', 'endUserId'],
+  'proof.brand_mention.created': ['brandMentionId', 'platform'],
+  'proof.item.imported': ['brandMentionId', 'sourceId'],
+};
+
+/** Ledger types that add a provenance step to the source records of their item. */
+const SOURCE_STEPS: Record<string, string> = {
+  'proof.version.created': 'versioned',
+  'proof.item.approved': 'approved',
+  'proof.consent.revoked': 'revoked',
+  'proof.item.purged': 'erased',
 };
 
 export function allowListed(type: string, properties: Record<string, unknown>): Record<string, unknown> {
@@ -93,6 +110,15 @@ export async function appendProofEvent(em: EntityManager, entry: LedgerEntry): P
     actorId: entry.actor.id,
     properties: entry.properties ?? {},
   }));
+  const step = SOURCE_STEPS[event.eventType];
+  if (step && event.proofItemId) {
+    await em.query(
+      `UPDATE proof_sources SET provenance = provenance || $2::jsonb WHERE proof_item_id = $1`,
+      [event.proofItemId, JSON.stringify([{
+        step, at: event.createdAt.toISOString(), actor: { type: event.actorType, id: event.actorId }, ref: event.id, contentHash: null,
+      }])],
+    );
+  }
   if (PUBLISHED.has(event.eventType)) {
     await enqueueEvent(em, {
       id: `evt_${event.id}`, organizationId: event.organizationId, productId: event.productId,
@@ -130,13 +156,17 @@ export interface LedgerFilter {
   eventId?: string;
 }
 
-/** The product's ledger, oldest first. `eventId` takes a ledger id or its webhook envelope id. */
+/** The product's ledger, oldest first. `eventId` takes a ledger id, its webhook envelope id or a value event's eventId. */
 export async function listProofEvents(
   ds: DataSource, productId: string, filter: LedgerFilter, page: PageRequest,
 ): Promise<Page<ReturnType<typeof viewProofEvent>>> {
   const qb = ds.getRepository(ProofEvent).createQueryBuilder('e').where('e.product_id = :productId', { productId });
   if (filter.proofItemId) qb.andWhere('e.proof_item_id = :itemId', { itemId: filter.proofItemId });
   if (filter.eventType) qb.andWhere('e.event_type = :type', { type: filter.eventType });
-  if (filter.eventId) qb.andWhere('e.id = :eventId', { eventId: filter.eventId.replace(/^evt_/, '') });
+  if (filter.eventId) {
+    qb.andWhere(`(e.id = :ledgerId OR (e.event_type = 'proof.value_event.recorded' AND e.properties->>'eventId' = :eventId))`, {
+      ledgerId: filter.eventId.replace(/^evt_/, ''), eventId: filter.eventId,
+    });
+  }
   return pageOf(qb, 'e', page, viewProofEvent, 'ASC');
 }

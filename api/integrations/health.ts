@@ -1,0 +1,47 @@
+import { FastifyInstance } from 'fastify';
+import { object, string } from 'yup';
+import { HEALTH_CHECKS, openFindings } from '../../db/integrations/health';
+import { assertOwnProduct } from '../../db/integrations/hooks';
+import { PageRequest } from '../../db/pagination';
+import type { AppDeps } from '../app';
+import { sessionPrincipal } from '../plugins/auth';
+import { dataOf, pageOf, timestamp } from '../plugins/responses';
+import { openObject, pageQuery, strictObject } from '../plugins/validation';
+import { runHealthNow } from './integration-workflows';
+
+const findingSchema = object({
+  id: string().required(),
+  productId: string().required(),
+  check: string().oneOf([...HEALTH_CHECKS]).required(),
+  proofItemId: string().nullable().defined(),
+  placementId: string().nullable().defined(),
+  properties: openObject().required(),
+  firstSeenAt: timestamp().required(),
+  lastSeenAt: timestamp().required(),
+});
+const runBody = strictObject({ productId: string().required().max(100) }).required();
+const listQuery = strictObject({ ...pageQuery, productId: string().max(100) });
+
+/** The health checks a person can read and run now; the workflow `proof-health/<productId>` runs them on its interval. */
+export async function healthCheckRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
+
+  app.post<{ Body: { productId: string } }>('/api/workspace/proof/health/run', {
+    schema: { body: runBody, response: { 202: dataOf(object({ workflowId: string().required(), productId: string().required() })) } },
+    config: { ...people, operationId: 'runProofHealth', summary: 'Run the product\'s health checks now' },
+  }, async (request, reply) => {
+    const s = sessionPrincipal(request);
+    await assertOwnProduct(ds, s.organizationId, request.body.productId);
+    const workflowId = await runHealthNow(deps.temporal, deps.config, { organizationId: s.organizationId, productId: request.body.productId });
+    return reply.code(202).send({ data: { workflowId, productId: request.body.productId } });
+  });
+
+  app.get<{ Querystring: PageRequest & { productId?: string } }>('/api/workspace/proof/health', {
+    schema: { querystring: listQuery, response: { 200: pageOf(findingSchema) } },
+    config: { ...people, operationId: 'listProofHealthFindings', summary: 'Open health findings, newest first' },
+  }, async (request) => {
+    const { limit, cursor, productId } = request.query;
+    return openFindings(ds, sessionPrincipal(request).organizationId, { limit, cursor }, productId);
+  });
+}

@@ -1,0 +1,98 @@
+import { FastifyInstance, FastifyRequest } from 'fastify';
+import { boolean, object, string } from 'yup';
+import { PageRequest } from '../../db/pagination';
+import {
+  HOOK_SOURCES, ResolvedHook, createHook, disableHook, listHooks, resolveHookToken, rotateHook,
+} from '../../db/integrations/hooks';
+import { recordValueEvent } from '../../db/integrations/value-events';
+import { ValueEventInput } from '../../db/rules/value-events';
+import { ServiceError, notFound } from '../../runtime/service-error';
+import type { AppDeps } from '../app';
+import { sessionPrincipal } from '../plugins/auth';
+import { idParams } from '../plugins/path-params';
+import { dataOf, pageOf, timestamp } from '../plugins/responses';
+import { pageQuery, strictObject } from '../plugins/validation';
+import { scoringSettings, valueEventBody } from './value-events';
+
+export const HOOK_BODY_LIMIT = 64 * 1024;
+
+const hookSchema = object({
+  id: string().required(),
+  productId: string().required(),
+  name: string().required(),
+  source: string().oneOf([...HOOK_SOURCES]).required(),
+  state: string().oneOf(['active', 'disabled']).required(),
+  tokenPrefix: string().required(),
+  createdAt: timestamp().required(),
+  lastUsedAt: timestamp().nullable().defined(),
+});
+const issuedHook = object({ hook: hookSchema.required(), url: string().required(), token: string().required() });
+const createBody = strictObject({
+  productId: string().required().max(100),
+  name: string().required().min(1).max(100),
+  source: string().required().oneOf([...HOOK_SOURCES]),
+}).required();
+const hookReceipt = object({ eventId: string().required(), valueEventId: string().required(), replayed: boolean().required() });
+const tokenParams = strictObject({ token: string().required().max(200) });
+
+export const hookUrl = (token: string) => `/api/public/proof/hooks/${token}`;
+
+const resolved = new WeakMap<FastifyRequest, ResolvedHook>();
+
+/** Inbound value-event hooks (the token in the URL names tenant and product) and their workspace management. */
+export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  const settings = scoringSettings(deps.config);
+  const limit = deps.config.proofHookRatePerMinute;
+
+  app.post<{ Params: { token: string }; Body: ValueEventInput }>('/api/public/proof/hooks/:token', {
+    bodyLimit: HOOK_BODY_LIMIT,
+    schema: { params: tokenParams, body: valueEventBody, response: { 200: dataOf(hookReceipt), 202: dataOf(hookReceipt) } },
+    config: { auth: 'public', operationId: 'callValueEventHook', summary: 'Report a value event through a hook token; 202 first, 200 for a repeated eventId' },
+    // The token is checked before the body is read, so every bad token hears the same 404 whatever it sent.
+    onRequest: async (request) => {
+      const hook = await resolveHookToken(ds, (request.params as { token: string }).token);
+      if (!hook) throw notFound('hook');
+      if (hook.count > limit) {
+        const wait = Math.max(1, hook.reset - Math.floor(Date.now() / 1000));
+        throw new ServiceError('RATE_LIMITED', 429, `more than ${limit} calls this minute for this hook`, null, { 'retry-after': String(wait) });
+      }
+      resolved.set(request, hook);
+    },
+  }, async (request, reply) => {
+    const hook = resolved.get(request)!;
+    const { event, replayed } = await recordValueEvent(
+      ds, { organizationId: hook.organizationId, productId: hook.productId }, request.body, { type: 'hook', id: hook.id }, settings,
+    );
+    return reply.code(replayed ? 200 : 202).send({ data: { eventId: event.eventId, valueEventId: event.id, replayed } });
+  });
+
+  const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
+
+  app.post<{ Body: { productId: string; name: string; source: string } }>('/api/workspace/proof/hooks', {
+    schema: { body: createBody, response: { 201: dataOf(issuedHook) } },
+    config: { ...people, operationId: 'createHook', summary: 'Create a value-event hook; its token is shown once' },
+  }, async (request, reply) => {
+    const s = sessionPrincipal(request);
+    const { hook, token } = await createHook(ds, s.organizationId, s.teammateId, request.body);
+    return reply.code(201).send({ data: { hook, url: hookUrl(token), token } });
+  });
+
+  app.get<{ Querystring: PageRequest }>('/api/workspace/proof/hooks', {
+    schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(hookSchema) } },
+    config: { ...people, operationId: 'listHooks', summary: 'The workspace\'s hooks, never their tokens' },
+  }, async (request) => listHooks(ds, sessionPrincipal(request).organizationId, request.query));
+
+  app.post<{ Params: { id: string } }>('/api/workspace/proof/hooks/:id/rotate', {
+    schema: { params: idParams, response: { 200: dataOf(issuedHook) } },
+    config: { ...people, operationId: 'rotateHook', summary: 'A new token, shown once; the old one stops at once' },
+  }, async (request) => {
+    const { hook, token } = await rotateHook(ds, sessionPrincipal(request).organizationId, request.params.id);
+    return { data: { hook, url: hookUrl(token), token } };
+  });
+
+  app.delete<{ Params: { id: string } }>('/api/workspace/proof/hooks/:id', {
+    schema: { params: idParams, response: { 200: dataOf(hookSchema) } },
+    config: { ...people, operationId: 'disableHook', summary: 'Disable a hook; its history is kept' },
+  }, async (request) => ({ data: await disableHook(ds, sessionPrincipal(request).organizationId, request.params.id) }));
+}

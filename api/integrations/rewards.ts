@@ -1,0 +1,85 @@
+import { FastifyInstance } from 'fastify';
+import { object, string } from 'yup';
+import { PageRequest } from '../../db/pagination';
+import {
+  NewReward, REWARD_KINDS, REWARD_STATES, RewardFilter, UNLOCK_KEY_PATTERN, approveReward, cancelReward, confirmReward, createReward,
+  listRewards,
+} from '../../db/integrations/rewards';
+import type { AppDeps } from '../app';
+import { keyPrincipal, sessionPrincipal } from '../plugins/auth';
+import { idParams } from '../plugins/path-params';
+import { productTenant } from '../plugins/product-tenant';
+import { dataOf, pageOf, timestamp } from '../plugins/responses';
+import { pageQuery, strictObject } from '../plugins/validation';
+
+const rewardSchema = object({
+  id: string().required(),
+  productId: string().required(),
+  proofItemId: string().nullable().defined(),
+  personRef: string().nullable().defined(),
+  endUserId: string().nullable().defined(),
+  kind: string().oneOf([...REWARD_KINDS]).required(),
+  description: string().required(),
+  unlockKey: string().nullable().defined(),
+  state: string().oneOf([...REWARD_STATES]).required(),
+  createdAt: timestamp().required(),
+  approvedAt: timestamp().nullable().defined(),
+  approvedBy: string().nullable().defined(),
+  fulfilledAt: timestamp().nullable().defined(),
+});
+
+const createBody = strictObject({
+  productId: string().required().max(100),
+  kind: string().required().oneOf([...REWARD_KINDS]),
+  description: string().required().min(1).max(500),
+  unlockKey: string().matches(UNLOCK_KEY_PATTERN, 'must be 1 to 100 of A-Z a-z 0-9 . _ : -'),
+  proofItemId: string().max(100),
+  personRef: string().min(1).max(200),
+  endUserId: string().min(1).max(200),
+}).required();
+
+const listQuery = strictObject({ ...pageQuery, state: string().oneOf([...REWARD_STATES]), kind: string().oneOf([...REWARD_KINDS]) });
+
+/** Participation rewards: people create, approve and cancel; the product confirms a feature unlock with a key. */
+export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
+  const decision = { ...people, keyRefusal: 'HUMAN_APPROVAL_REQUIRED' as const };
+
+  app.post<{ Params: { id: string } }>('/api/v1/proof/rewards/:id/confirm', {
+    schema: { params: idParams, response: { 200: dataOf(rewardSchema) } },
+    config: {
+      auth: 'key', scope: 'service:proof:write', operationId: 'confirmReward',
+      summary: 'The product switched a feature unlock on; a repeat answers the same fulfilled reward',
+    },
+  }, async (request) => ({ data: await confirmReward(ds, productTenant(request), request.params.id, keyPrincipal(request).id) }));
+
+  app.get<{ Querystring: PageRequest & RewardFilter }>('/api/workspace/proof/rewards', {
+    schema: { querystring: listQuery, response: { 200: pageOf(rewardSchema) } },
+    config: { ...people, operationId: 'listRewards', summary: 'Rewards of the workspace, newest first' },
+  }, async (request) => {
+    const { limit, cursor, ...filter } = request.query;
+    return listRewards(ds, sessionPrincipal(request).organizationId, filter, { limit, cursor });
+  });
+
+  app.post<{ Body: NewReward }>('/api/workspace/proof/rewards', {
+    schema: { body: createBody, response: { 201: dataOf(rewardSchema) } },
+    config: { ...people, operationId: 'createReward', summary: 'A pending participation reward; never conditioned on rating or sentiment' },
+  }, async (request, reply) => reply.code(201).send({ data: await createReward(ds, sessionPrincipal(request).organizationId, request.body) }));
+
+  app.post<{ Params: { id: string } }>('/api/workspace/proof/rewards/:id/approve', {
+    schema: { params: idParams, response: { 200: dataOf(rewardSchema) } },
+    config: { ...decision, operationId: 'approveReward', summary: 'A person approves the participation: issued, or unlock pending' },
+  }, async (request) => {
+    const s = sessionPrincipal(request);
+    return { data: await approveReward(ds, s.organizationId, request.params.id, s.teammateId) };
+  });
+
+  app.post<{ Params: { id: string } }>('/api/workspace/proof/rewards/:id/cancel', {
+    schema: { params: idParams, response: { 200: dataOf(rewardSchema) } },
+    config: { ...decision, operationId: 'cancelReward', summary: 'Cancel a pending reward' },
+  }, async (request) => {
+    const s = sessionPrincipal(request);
+    return { data: await cancelReward(ds, s.organizationId, request.params.id, s.teammateId) };
+  });
+}

@@ -1,0 +1,127 @@
+import { FastifyInstance } from 'fastify';
+import { array, boolean, date, mixed, number, object, string } from 'yup';
+import { PageRequest } from '../../db/pagination';
+import { MENTION_PLATFORMS, NewMention, createMention, importMention, listMentions } from '../../db/integrations/brand-mentions';
+import { SOURCE_KINDS, SOURCE_SYSTEMS, SourceFilter, getSource, listSources } from '../../db/integrations/sources';
+import type { AppDeps } from '../app';
+import { keyPrincipal, sessionPrincipal } from '../plugins/auth';
+import { idParams } from '../plugins/path-params';
+import { productTenant } from '../plugins/product-tenant';
+import { dataOf, pageOf, timestamp } from '../plugins/responses';
+import { openObject, pageQuery, strictObject } from '../plugins/validation';
+
+/** A query list: comma-separated, repeated, or both; every value from `allowed`. */
+function listParam(allowed: readonly string[]) {
+  return mixed<string | string[]>()
+    .transform((v: unknown) => (v === undefined ? v : (Array.isArray(v) ? v : [v]).flatMap((x) => String(x).split(',')).map((x) => x.trim()).filter(Boolean)))
+    .test('allowed', `values must be among ${allowed.join(', ')}`, (v) => v === undefined || (Array.isArray(v) && v.every((x) => allowed.includes(x))))
+    .meta({ description: `comma-separated or repeated: ${allowed.join(', ')}` });
+}
+
+const sourceQuery = strictObject({
+  ...pageQuery,
+  q: string().min(2).max(200),
+  system: listParam(SOURCE_SYSTEMS),
+  kind: listParam(SOURCE_KINDS),
+  externalId: string().max(200),
+  proofItemId: string().max(100),
+  since: date(),
+  until: date(),
+});
+
+const sourceSchema = object({
+  id: string().required(),
+  productId: string().required(),
+  origin: object({ system: string().oneOf([...SOURCE_SYSTEMS]).required(), externalId: string().required(), url: string().nullable().defined() }).required(),
+  kind: string().oneOf([...SOURCE_KINDS]).required(),
+  capturedAt: timestamp().required(),
+  capturedText: string().nullable().defined(),
+  capturedTextWithheld: boolean().required(),
+  title: string().nullable().defined(),
+  attribution: openObject().nullable().defined(),
+  links: object({
+    proofItemId: string().nullable().defined(), versionId: string().nullable().defined(), signalId: string().nullable().defined(),
+    valueEventId: string().nullable().defined(), dealId: string().nullable().defined(), brandMentionId: string().nullable().defined(),
+  }).required(),
+  provenance: array(object({
+    step: string().required(), at: timestamp().required(), actor: object({ type: string().required(), id: string().nullable().defined() }).required(),
+    ref: string().nullable().defined(), contentHash: string().nullable().defined(),
+  })).defined(),
+  policy: object({ reuse: string().oneOf(['allowed_with_consent', 'internal_only', 'blocked']).required(), reasons: array(string().defined()).defined() }).required(),
+  createdAt: timestamp().required(),
+});
+
+const mentionSchema = object({
+  id: string().required(),
+  productId: string().required(),
+  platform: string().oneOf([...MENTION_PLATFORMS]).required(),
+  url: string().required(),
+  author: string().nullable().defined(),
+  text: string().required(),
+  rating: number().nullable().defined(),
+  publishedAt: timestamp().nullable().defined(),
+  reuse: string().oneOf(['allowed_with_consent', 'blocked']).required(),
+  importedItemId: string().nullable().defined(),
+  createdAt: timestamp().required(),
+});
+
+const mentionBody = strictObject({
+  productId: string().required().max(100),
+  platform: string().required().oneOf([...MENTION_PLATFORMS]),
+  url: string().required().url().max(2000),
+  author: string().min(1).max(200),
+  text: string().required().min(1).max(10_000),
+  rating: number().min(0).max(5),
+  publishedAt: string().meta({ format: 'date-time' }).test('date-time', 'must be a date-time', (v) => v === undefined || !Number.isNaN(Date.parse(v))),
+  reuse: string().oneOf(['allowed_with_consent', 'blocked']),
+}).required();
+
+const imported = object({
+  proofItemId: string().required(), versionId: string().required(), brandMentionId: string().required(), sourceId: string().nullable().defined(),
+});
+
+const canReadPrivate = (scopes: string[]) => scopes.includes('service:proof:read_private');
+
+/** Attributed source records with provenance, and brand mentions managed in the workspace. */
+export async function sourceRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+
+  app.get<{ Querystring: PageRequest & SourceFilter }>('/api/v1/sources', {
+    schema: { querystring: sourceQuery, response: { 200: pageOf(sourceSchema) } },
+    config: { auth: 'key', scope: 'service:sources:read', operationId: 'listSources', summary: 'Search attributed source records, newest first' },
+  }, async (request) => {
+    const { limit, cursor, ...filter } = request.query;
+    return listSources(ds, productTenant(request).productId, filter, { limit, cursor }, canReadPrivate(keyPrincipal(request).scopes));
+  });
+
+  app.get<{ Params: { id: string } }>('/api/v1/sources/:id', {
+    schema: { params: idParams, response: { 200: dataOf(sourceSchema) } },
+    config: { auth: 'key', scope: 'service:sources:read', operationId: 'getSource', summary: 'One source record with its provenance' },
+  }, async (request) => ({
+    data: await getSource(ds, productTenant(request).productId, request.params.id, canReadPrivate(keyPrincipal(request).scopes)),
+  }));
+
+  const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
+
+  app.post<{ Body: NewMention }>('/api/workspace/proof/brand-mentions', {
+    schema: { body: mentionBody, response: { 200: dataOf(mentionSchema), 201: dataOf(mentionSchema) } },
+    config: { ...people, operationId: 'createBrandMention', summary: 'Record a brand mention; the same URL answers the existing one' },
+  }, async (request, reply) => {
+    const s = sessionPrincipal(request);
+    const { mention, created } = await createMention(ds, s.organizationId, request.body, { type: 'teammate', id: s.teammateId });
+    return reply.code(created ? 201 : 200).send({ data: mention });
+  });
+
+  app.get<{ Querystring: PageRequest }>('/api/workspace/proof/brand-mentions', {
+    schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(mentionSchema) } },
+    config: { ...people, operationId: 'listBrandMentions', summary: 'Brand mentions, newest first' },
+  }, async (request) => listMentions(ds, sessionPrincipal(request).organizationId, request.query));
+
+  app.post<{ Params: { id: string } }>('/api/workspace/proof/brand-mentions/:id/import', {
+    schema: { params: idParams, response: { 201: dataOf(imported) } },
+    config: { ...people, operationId: 'importBrandMention', summary: 'Import a mention as a review item that renders nowhere until consented' },
+  }, async (request, reply) => {
+    const s = sessionPrincipal(request);
+    return reply.code(201).send({ data: await importMention(ds, s.organizationId, request.params.id, s.teammateId) });
+  });
+}

@@ -1,0 +1,121 @@
+import { FastifyInstance, FastifyRequest } from 'fastify';
+import { array, boolean, number, object, string } from 'yup';
+import { PageRequest } from '../../db/pagination';
+import {
+  ConnectionChange, ResolvedConnection, createConnection, listConnections, receiveStripeEvent, resolveConnectionToken,
+  rotateConnection, updateConnection,
+} from '../../db/integrations/stripe-connections';
+import { isStripeEvent, stripeSignatureProblem } from '../../db/rules/stripe-events';
+import { notFound, validationFailed } from '../../runtime/service-error';
+import type { AppDeps } from '../app';
+import { sessionPrincipal } from '../plugins/auth';
+import { idParams } from '../plugins/path-params';
+import { dataOf, pageOf, timestamp } from '../plugins/responses';
+import { pageQuery, strictObject } from '../plugins/validation';
+import { scoringSettings } from './value-events';
+
+const SIGNING_SECRET = /^whsec_[A-Za-z0-9+/=_-]{1,250}$/;
+
+const connectionSchema = object({
+  id: string().required(),
+  productId: string().required(),
+  name: string().required(),
+  state: string().oneOf(['active', 'disabled']).required(),
+  hasSigningSecret: boolean().required(),
+  invoiceMilestones: array(number().integer().defined()).defined(),
+  createdAt: timestamp().required(),
+  lastEventAt: timestamp().nullable().defined(),
+});
+const issuedConnection = object({ connection: connectionSchema.required(), url: string().required(), token: string().required() });
+const signingSecret = () => string().matches(SIGNING_SECRET, 'must be the endpoint\'s signing secret (whsec_...)');
+const createBody = strictObject({
+  productId: string().required().max(100),
+  name: string().required().min(1).max(100),
+  signingSecret: signingSecret(),
+}).required();
+const patchBody = strictObject({
+  name: string().min(1).max(100),
+  signingSecret: signingSecret(),
+  state: string().oneOf(['active', 'disabled']),
+  invoiceMilestones: array(number().required().integer().min(1).max(120)).min(1).max(20),
+}).required();
+const receiptSchema = object({
+  received: boolean().required(),
+  duplicate: boolean().required(),
+  processorEventId: string().required(),
+  valueEventId: string().nullable().defined(),
+});
+const tokenParams = strictObject({ token: string().required().max(200) });
+
+const connectorUrl = (token: string) => `/api/public/proof/stripe/${token}`;
+const resolved = new WeakMap<FastifyRequest, ResolvedConnection>();
+const signatureFailed = (message: string) => validationFailed([{ path: 'stripe-signature', message }], 'the Stripe-Signature header does not verify');
+
+/** The payment connector: one URL per connection, verified with that connection's own signing secret. */
+export async function stripeConnectionRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  const settings = scoringSettings(deps.config);
+
+  // The signature covers the exact bytes, so this route reads its body raw; JSON is parsed after the check.
+  await app.register(async (raw) => {
+    raw.removeAllContentTypeParsers();
+    raw.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+    raw.post<{ Params: { token: string } }>('/api/public/proof/stripe/:token', {
+      bodyLimit: 1024 * 1024,
+      schema: { params: tokenParams, response: { 200: dataOf(receiptSchema) } },
+      config: {
+        auth: 'public', operationId: 'receiveStripeEvent',
+        summary: 'Payment-processor webhook: verified, stored once per event id, mapped to value events',
+      },
+      onRequest: async (request) => {
+        const connection = await resolveConnectionToken(ds, (request.params as { token: string }).token);
+        if (!connection) throw notFound('connection');
+        resolved.set(request, connection);
+      },
+    }, async (request) => {
+      const connection = resolved.get(request)!;
+      const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      const header = request.headers['stripe-signature'];
+      const problem = stripeSignatureProblem(typeof header === 'string' ? header : undefined, body, connection.signingSecret, Math.floor(Date.now() / 1000));
+      if (problem) throw signatureFailed(problem);
+      let event: unknown;
+      try {
+        event = JSON.parse(body.toString('utf8'));
+      } catch {
+        throw validationFailed([{ path: '', message: 'the body is not valid JSON' }]);
+      }
+      if (!isStripeEvent(event)) {
+        throw validationFailed([{ path: '', message: 'an event needs id, type, created and data.object' }]);
+      }
+      return { data: await receiveStripeEvent(ds, connection, event, settings) };
+    });
+  });
+
+  const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
+
+  app.post<{ Body: { productId: string; name: string; signingSecret?: string } }>('/api/workspace/proof/stripe-connections', {
+    schema: { body: createBody, response: { 201: dataOf(issuedConnection) } },
+    config: { ...people, operationId: 'createStripeConnection', summary: 'Connect a payment processor; the URL token is shown once' },
+  }, async (request, reply) => {
+    const { connection, token } = await createConnection(ds, sessionPrincipal(request).organizationId, request.body);
+    return reply.code(201).send({ data: { connection, url: connectorUrl(token), token } });
+  });
+
+  app.get<{ Querystring: PageRequest }>('/api/workspace/proof/stripe-connections', {
+    schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(connectionSchema) } },
+    config: { ...people, operationId: 'listStripeConnections', summary: 'Payment connections; never the signing secret' },
+  }, async (request) => listConnections(ds, sessionPrincipal(request).organizationId, request.query));
+
+  app.patch<{ Params: { id: string }; Body: ConnectionChange }>('/api/workspace/proof/stripe-connections/:id', {
+    schema: { params: idParams, body: patchBody, response: { 200: dataOf(connectionSchema) } },
+    config: { ...people, operationId: 'updateStripeConnection', summary: 'Rename, set the signing secret, disable, or set invoice milestones' },
+  }, async (request) => ({ data: await updateConnection(ds, sessionPrincipal(request).organizationId, request.params.id, request.body) }));
+
+  app.post<{ Params: { id: string } }>('/api/workspace/proof/stripe-connections/:id/rotate', {
+    schema: { params: idParams, response: { 200: dataOf(issuedConnection) } },
+    config: { ...people, operationId: 'rotateStripeConnection', summary: 'A new URL token, shown once; the old URL stops at once' },
+  }, async (request) => {
+    const { connection, token } = await rotateConnection(ds, sessionPrincipal(request).organizationId, request.params.id);
+    return { data: { connection, url: connectorUrl(token), token } };
+  });
+}

@@ -1,0 +1,125 @@
+import { FastifyInstance } from 'fastify';
+import { boolean, number, object, string } from 'yup';
+import { PageRequest } from '../../db/pagination';
+import {
+  OpportunityFilter, ScoringSettings, decideOpportunity, getOpportunity, listOpportunities, recordValueEvent,
+} from '../../db/integrations/value-events';
+import { EVENT_ID_PATTERN, VALUE_EVENT_TYPES, ValueEventInput } from '../../db/rules/value-events';
+import { Config } from '../../runtime/config';
+import type { AppDeps } from '../app';
+import { keyPrincipal, sessionPrincipal } from '../plugins/auth';
+import { idParams } from '../plugins/path-params';
+import { productTenant } from '../plugins/product-tenant';
+import { dataOf, pageOf, timestamp } from '../plugins/responses';
+import { openObject, pageQuery, strictObject } from '../plugins/validation';
+
+/** The body of POST /api/v1/proof/events and of every hook call; per-type rules are in db/rules/value-events.ts. */
+export const valueEventBody = strictObject({
+  eventId: string().required().matches(EVENT_ID_PATTERN, 'must be 8 to 200 of A-Z a-z 0-9 . _ : -'),
+  type: string().required().oneOf([...VALUE_EVENT_TYPES]),
+  occurredAt: string().required().meta({ format: 'date-time' }),
+  personRef: string().min(1).max(200),
+  endUserId: string().min(1).max(200),
+  properties: openObject().meta({ description: '≤ 50 keys; values string ≤ 1000, number, boolean or null; required keys per type' }),
+}).required();
+
+export const valueEventSchema = object({
+  id: string().required(),
+  eventId: string().required(),
+  type: string().oneOf([...VALUE_EVENT_TYPES]).required(),
+  occurredAt: timestamp().required(),
+  personRef: string().nullable().defined(),
+  endUserId: string().nullable().defined(),
+  properties: openObject().defined(),
+  origin: object({ type: string().oneOf(['api', 'hook', 'payment']).required(), id: string().nullable().defined() }).required(),
+  receivedAt: timestamp().required(),
+  strength: number().integer().required(),
+  momentId: string().nullable().defined(),
+  opportunityId: string().nullable().defined(),
+  suppressedReason: string().oneOf(['opted_out', 'open_opportunity', 'cooldown']).nullable().defined(),
+  replayed: boolean().required(),
+});
+
+export const OPPORTUNITY_STATES = ['proposed', 'accepted', 'dismissed', 'expired'] as const;
+
+export const opportunitySchema = object({
+  id: string().required(),
+  trigger: string().required(),
+  personRef: string().nullable().defined(),
+  endUserId: string().nullable().defined(),
+  momentId: string().required(),
+  valueEventId: string().required(),
+  strength: number().integer().required(),
+  state: string().oneOf([...OPPORTUNITY_STATES]).required(),
+  requestId: string().nullable().defined(),
+  decidedAt: timestamp().nullable().defined(),
+  createdAt: timestamp().required(),
+  expiresAt: timestamp().required(),
+});
+
+const opportunityQuery = strictObject({
+  ...pageQuery,
+  state: string().oneOf([...OPPORTUNITY_STATES]),
+  personRef: string().max(200),
+});
+
+const acceptBody = strictObject({
+  requestId: string().max(100).meta({ description: 'the request made from the candidate, when one was made' }),
+});
+
+export function scoringSettings(config: Config): ScoringSettings {
+  return {
+    momentThreshold: config.proofMomentThreshold,
+    cooldownDays: config.proofAskCooldownDays,
+    opportunityTtlDays: config.proofOpportunityTtlDays,
+  };
+}
+
+/** Value events from a key, and the ask candidates they open. Nothing here sends an ask. */
+export async function valueEventRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  const settings = scoringSettings(deps.config);
+
+  app.post<{ Body: ValueEventInput }>('/api/v1/proof/events', {
+    schema: { body: valueEventBody, response: { 200: dataOf(valueEventSchema), 201: dataOf(valueEventSchema) } },
+    config: {
+      auth: 'key', scope: 'service:proof:write', operationId: 'recordValueEvent',
+      summary: 'Report a verified value event; stored once per eventId, scored into moments and ask candidates',
+    },
+  }, async (request, reply) => {
+    const origin = { type: 'api' as const, id: keyPrincipal(request).id };
+    const { event, replayed } = await recordValueEvent(ds, productTenant(request), request.body, origin, settings);
+    return reply.code(replayed ? 200 : 201).send({ data: event });
+  });
+
+  app.get<{ Querystring: PageRequest & OpportunityFilter }>('/api/v1/proof/opportunities', {
+    schema: { querystring: opportunityQuery, response: { 200: pageOf(opportunitySchema) } },
+    config: { auth: 'key', scope: 'service:proof:read', operationId: 'listOpportunities', summary: 'Ask candidates, newest first' },
+  }, async (request) => {
+    const { limit, cursor, ...filter } = request.query;
+    return listOpportunities(ds, productTenant(request).productId, filter, { limit, cursor });
+  });
+
+  app.get<{ Params: { id: string } }>('/api/v1/proof/opportunities/:id', {
+    schema: { params: idParams, response: { 200: dataOf(opportunitySchema) } },
+    config: { auth: 'key', scope: 'service:proof:read', operationId: 'getOpportunity', summary: 'One ask candidate' },
+  }, async (request) => ({ data: await getOpportunity(ds, productTenant(request).productId, request.params.id) }));
+
+  const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const], keyRefusal: 'HUMAN_APPROVAL_REQUIRED' as const };
+
+  app.post<{ Params: { id: string }; Body: { requestId?: string } | undefined }>('/api/workspace/proof/opportunities/:id/accept', {
+    schema: { params: idParams, body: acceptBody, response: { 200: dataOf(opportunitySchema) } },
+    config: { ...people, operationId: 'acceptOpportunity', summary: 'A person accepts an ask candidate (a request is made from it)' },
+  }, async (request) => {
+    const s = sessionPrincipal(request);
+    return { data: await decideOpportunity(ds, s.organizationId, request.params.id, { action: 'accept', teammateId: s.teammateId, requestId: request.body?.requestId }) };
+  });
+
+  app.post<{ Params: { id: string } }>('/api/workspace/proof/opportunities/:id/dismiss', {
+    schema: { params: idParams, response: { 200: dataOf(opportunitySchema) } },
+    config: { ...people, operationId: 'dismissOpportunity', summary: 'A person dismisses an ask candidate' },
+  }, async (request) => {
+    const s = sessionPrincipal(request);
+    return { data: await decideOpportunity(ds, s.organizationId, request.params.id, { action: 'dismiss', teammateId: s.teammateId }) };
+  });
+}

@@ -1,0 +1,166 @@
+import { DataSource, EntityManager } from 'typeorm';
+import { ProofSource } from '../entities';
+import { Page, PageRequest, decodeCursor, encodeCursor } from '../pagination';
+import type { Actor } from '../proof/proof-ledger';
+import { newId } from '../rules/ids';
+import { sha256Hex } from '../rules/secrets';
+import { notFound } from '../../runtime/service-error';
+
+export const SOURCE_SYSTEMS = ['proof_submission', 'proof_import', 'signal', 'value_event', 'payment', 'crm', 'brand_mention'] as const;
+export const SOURCE_KINDS = ['testimonial', 'review', 'survey_answer', 'signal', 'ticket', 'mention', 'payment', 'deal'] as const;
+export type SourceReuse = 'allowed_with_consent' | 'internal_only' | 'blocked';
+
+export interface SourceLinks {
+  proofItemId?: string | null;
+  versionId?: string | null;
+  signalId?: string | null;
+  valueEventId?: string | null;
+  dealId?: string | null;
+  brandMentionId?: string | null;
+}
+
+export interface NewSource {
+  organizationId: string;
+  productId: string;
+  system: (typeof SOURCE_SYSTEMS)[number];
+  externalId: string;
+  url?: string | null;
+  kind: (typeof SOURCE_KINDS)[number];
+  capturedAt: Date;
+  capturedText?: string | null;
+  title?: string | null;
+  attribution?: Record<string, unknown> | null;
+  links: SourceLinks;
+  reuse: SourceReuse;
+  reasons?: string[];
+  actor: Actor;
+  ref?: string | null;
+}
+
+function step(name: string, actor: Actor, ref: string | null, text: string | null | undefined) {
+  return { step: name, at: new Date().toISOString(), actor, ref, contentHash: text ? `sha256:${sha256Hex(text)}` : null };
+}
+
+const LINK_KEYS = ['proofItemId', 'versionId', 'signalId', 'valueEventId', 'dealId', 'brandMentionId'] as const;
+
+/**
+ * Writes the source record of something an origin stored, in the caller's transaction, with its
+ * first provenance steps; the same origin again only appends `stepName`.
+ */
+export async function recordSource(em: EntityManager, s: NewSource, stepName: 'captured' | 'imported' = 'captured'): Promise<string> {
+  const links = Object.fromEntries(LINK_KEYS.map((k) => [k, s.links[k] ?? null]));
+  const first = [step(stepName, s.actor, s.ref ?? null, s.capturedText), step('stored', s.actor, s.ref ?? null, s.capturedText)];
+  const [row] = await em.query(
+    `INSERT INTO proof_sources (id, organization_id, product_id, system, external_id, url, kind, captured_at, captured_text, title,
+       attribution, links, provenance, reuse, reasons, proof_item_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+     ON CONFLICT (product_id, system, external_id) DO UPDATE SET provenance = proof_sources.provenance || $17::jsonb
+     RETURNING id`,
+    [newId('src'), s.organizationId, s.productId, s.system, s.externalId, s.url ?? null, s.kind, s.capturedAt, s.capturedText ?? null,
+      s.title ?? null, s.attribution ? JSON.stringify(s.attribution) : null, JSON.stringify(links), JSON.stringify(first), s.reuse,
+      s.reasons ?? [], s.links.proofItemId ?? null, JSON.stringify([step(stepName, s.actor, s.ref ?? null, s.capturedText)])],
+  );
+  return row.id;
+}
+
+/** Appends a later step (approved, revoked, erased, versioned) to every source of an item. */
+export async function appendItemSourceStep(em: EntityManager, proofItemId: string, name: string, actor: Actor, ref: string | null = null): Promise<void> {
+  await em.query(
+    `UPDATE proof_sources SET provenance = provenance || $2::jsonb WHERE proof_item_id = $1`,
+    [proofItemId, JSON.stringify([step(name, actor, ref, null)])],
+  );
+}
+
+/** Links an existing source to the item made from it (an import), appending the step. */
+export async function linkSourceToItem(em: EntityManager, sourceId: string, proofItemId: string, versionId: string, actor: Actor): Promise<void> {
+  await em.query(
+    `UPDATE proof_sources SET proof_item_id = $2, links = links || jsonb_build_object('proofItemId', $2::text, 'versionId', $3::text),
+       provenance = provenance || $4::jsonb WHERE id = $1`,
+    [sourceId, proofItemId, versionId, JSON.stringify([step('imported', actor, proofItemId, null)])],
+  );
+}
+
+type SourceRow = ProofSource & { itemStatus?: string | null; itemPublic?: boolean | null };
+
+function viewSource(row: SourceRow, canReadPrivate: boolean) {
+  const gone = row.itemStatus === 'revoked' || row.itemStatus === 'deleted';
+  const approvedPublic = row.itemStatus === 'approved' && row.itemPublic === true;
+  const withheld = !gone && row.capturedText !== null && !approvedPublic && !canReadPrivate;
+  return {
+    id: row.id,
+    productId: row.productId,
+    origin: { system: row.system, externalId: row.externalId, url: row.url },
+    kind: row.kind,
+    capturedAt: row.capturedAt.toISOString(),
+    capturedText: gone || withheld ? null : row.capturedText,
+    capturedTextWithheld: withheld,
+    title: row.title,
+    attribution: row.attribution ?? null,
+    links: row.links,
+    provenance: row.provenance,
+    policy: gone
+      ? { reuse: 'blocked' as const, reasons: [...new Set([...row.reasons, row.itemStatus === 'revoked' ? 'revoked' : 'erased'])] }
+      : { reuse: row.reuse, reasons: row.reasons },
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+export type SourceView = ReturnType<typeof viewSource>;
+
+export interface SourceFilter {
+  q?: string;
+  system?: string[];
+  kind?: string[];
+  externalId?: string;
+  proofItemId?: string;
+  since?: Date;
+  until?: Date;
+}
+
+function sourceQuery(ds: DataSource, productId: string) {
+  return ds.getRepository(ProofSource).createQueryBuilder('s')
+    .leftJoin('proof_items', 'i', 'i.id = s.proof_item_id')
+    .addSelect('i.status', 'item_status')
+    .addSelect('(i.approved_public_version_id IS NOT NULL)', 'item_public')
+    .where('s.product_id = :productId', { productId });
+}
+
+async function withItemState(qb: ReturnType<typeof sourceQuery>, limit: number): Promise<SourceRow[]> {
+  const { entities, raw } = await qb.limit(limit).getRawAndEntities();
+  return entities.map((e, i) => Object.assign(e, { itemStatus: raw[i].item_status, itemPublic: raw[i].item_public }));
+}
+
+/** Newest first. Without proof:read_private, `q` searches only titles and approved public text. */
+export async function listSources(
+  ds: DataSource, productId: string, filter: SourceFilter, page: PageRequest, canReadPrivate: boolean,
+): Promise<Page<SourceView>> {
+  const qb = sourceQuery(ds, productId);
+  if (filter.system?.length) qb.andWhere('s.system IN (:...systems)', { systems: filter.system });
+  if (filter.kind?.length) qb.andWhere('s.kind IN (:...kinds)', { kinds: filter.kind });
+  if (filter.externalId) qb.andWhere('s.external_id = :externalId', { externalId: filter.externalId });
+  if (filter.proofItemId) qb.andWhere('s.proof_item_id = :proofItemId', { proofItemId: filter.proofItemId });
+  if (filter.since) qb.andWhere('s.captured_at >= :since', { since: filter.since });
+  if (filter.until) qb.andWhere('s.captured_at < :until', { until: filter.until });
+  const words = (filter.q ?? '').split(/\s+/).filter(Boolean);
+  const searchable = canReadPrivate
+    ? `coalesce(s.captured_text, '')`
+    : `CASE WHEN i.status = 'approved' AND i.approved_public_version_id IS NOT NULL THEN coalesce(s.captured_text, '') ELSE '' END`;
+  words.forEach((word, n) => {
+    qb.andWhere(`(${searchable} ILIKE :w${n} OR coalesce(s.title, '') ILIKE :w${n})`, { [`w${n}`]: `%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%` });
+  });
+  // The same keyset paging as db/pagination's pageOf, with the linked item's state read alongside.
+  if (page.cursor) {
+    const after = decodeCursor(page.cursor);
+    qb.andWhere('(s.created_at, s.id) < (:cursorTime, :cursorId)', { cursorTime: after.createdAt, cursorId: after.id });
+  }
+  qb.orderBy('s.created_at', 'DESC').addOrderBy('s.id', 'DESC');
+  const rows = await withItemState(qb, page.limit + 1);
+  const more = rows.length > page.limit;
+  const data = more ? rows.slice(0, page.limit) : rows;
+  return { data: data.map((r) => viewSource(r, canReadPrivate)), nextCursor: more ? encodeCursor(data[data.length - 1]) : null };
+}
+
+export async function getSource(ds: DataSource, productId: string, id: string, canReadPrivate: boolean): Promise<SourceView> {
+  const [row] = await withItemState(sourceQuery(ds, productId).andWhere('s.id = :id', { id }), 1);
+  if (!row) throw notFound('source');
+  return viewSource(row, canReadPrivate);
+}
