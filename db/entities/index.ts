@@ -32,6 +32,7 @@ import { WebhookDelivery } from './webhook-delivery';
 import { WebhookEndpoint } from './webhook-endpoint';
 import { Thread } from './thread';
 import { ThreadMessage } from './thread-message';
+import { WorkflowCommand } from './workflow-command';
 
 export {
   Environment, IdempotencyRecord, IdentityNonce, Organization, OutboxEvent, Product, RateLimitWindow,
@@ -42,7 +43,7 @@ export {
   EndUser, Feature, FeatureFollow, FeatureSignalLink, FeatureVote, InboxItem, IntakeLimit, Release, ReleaseReceipt,
   Signal, Thread, ThreadMessage,
 };
-export { ProofAsset, ProofPlacement, ProofPlacementItem };
+export { ProofAsset, ProofPlacement, ProofPlacementItem, WorkflowCommand };
 
 export const ENTITIES = [
   Organization, Product, Environment, Teammate, TeammateSession, ServiceKey, IdempotencyRecord,
@@ -50,5 +51,5 @@ export const ENTITIES = [
   ProofItem, ProofVersion, ConsentGrant, ProofApprovalRequest, ProofRevocation, ProofEvent,
   EndUser, Thread, ThreadMessage, Signal, Feature, FeatureSignalLink, FeatureVote, FeatureFollow, Release,
   ReleaseReceipt, InboxItem, IntakeLimit,
-  ProofPlacement, ProofPlacementItem, ProofAsset,
+  ProofPlacement, ProofPlacementItem, ProofAsset, WorkflowCommand,
 ];

@@ -1,0 +1,26 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+
+export class Hardening1763712700000 implements MigrationInterface {
+  name = 'Hardening1763712700000';
+
+  async up(q: QueryRunner): Promise<void> {
+    // Workflow starts and signals a committed change needs, written in the change's transaction.
+    await q.query(`
+      CREATE TABLE workflow_commands (
+        seq bigserial PRIMARY KEY,
+        ordering_key text NOT NULL,
+        command jsonb NOT NULL,
+        attempts integer NOT NULL DEFAULT 0,
+        claimed_until timestamptz,
+        last_error text,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        processed_at timestamptz
+      )`);
+    await q.query(`CREATE INDEX workflow_commands_pending_idx ON workflow_commands (ordering_key, seq) WHERE processed_at IS NULL`);
+    await q.query(`CREATE INDEX workflow_commands_processed_idx ON workflow_commands (processed_at) WHERE processed_at IS NOT NULL`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TABLE workflow_commands`);
+  }
+}
