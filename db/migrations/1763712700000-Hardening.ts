@@ -18,9 +18,22 @@ export class Hardening1763712700000 implements MigrationInterface {
       )`);
     await q.query(`CREATE INDEX workflow_commands_pending_idx ON workflow_commands (ordering_key, seq) WHERE processed_at IS NULL`);
     await q.query(`CREATE INDEX workflow_commands_processed_idx ON workflow_commands (processed_at) WHERE processed_at IS NOT NULL`);
+    // A workflow step that failed for good, kept for an operator instead of only in Temporal's history.
+    await q.query(`
+      CREATE TABLE workflow_failures (
+        id bigserial PRIMARY KEY,
+        workflow_id text NOT NULL,
+        run_id text NOT NULL,
+        workflow_type text NOT NULL,
+        step text NOT NULL,
+        error text NOT NULL,
+        failed_at timestamptz NOT NULL DEFAULT now(),
+        UNIQUE (run_id, step)
+      )`);
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TABLE workflow_failures`);
     await q.query(`DROP TABLE workflow_commands`);
   }
 }
