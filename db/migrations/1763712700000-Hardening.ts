@@ -18,6 +18,9 @@ export class Hardening1763712700000 implements MigrationInterface {
       )`);
     await q.query(`CREATE INDEX workflow_commands_pending_idx ON workflow_commands (ordering_key, seq) WHERE processed_at IS NULL`);
     await q.query(`CREATE INDEX workflow_commands_processed_idx ON workflow_commands (processed_at) WHERE processed_at IS NOT NULL`);
+    // Relays claim with a lease committed at once, and call Temporal outside any transaction.
+    await q.query(`ALTER TABLE webhook_deliveries ADD COLUMN dispatch_claimed_until timestamptz`);
+    await q.query(`ALTER TABLE signals ADD COLUMN analysis_claimed_until timestamptz, ADD COLUMN analysis_counted_period text`);
     // A workflow step that failed for good, kept for an operator instead of only in Temporal's history.
     await q.query(`
       CREATE TABLE workflow_failures (
@@ -34,6 +37,8 @@ export class Hardening1763712700000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP TABLE workflow_failures`);
+    await q.query(`ALTER TABLE signals DROP COLUMN analysis_claimed_until, DROP COLUMN analysis_counted_period`);
+    await q.query(`ALTER TABLE webhook_deliveries DROP COLUMN dispatch_claimed_until`);
     await q.query(`DROP TABLE workflow_commands`);
   }
 }

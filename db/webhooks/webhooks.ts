@@ -251,25 +251,36 @@ export interface UnstartedDelivery {
   endpointId: string;
 }
 
+// Long enough for a batch of Temporal starts; a worker that dies holding a claim loses it after this.
+const DISPATCH_LEASE = '1 minute';
+// A delivery whose start failed waits this long before another try.
+const DISPATCH_RETRY = '5 seconds';
+
 /**
- * Publisher, second phase: hands deliveries whose workflow has not started yet to `start`, and marks
- * the ones it answers as started. Rows stay locked while they are handed over, so several workers never
- * start the same one at the same time (and the workflow id refuses a second start anyway).
+ * Publisher, second phase: claims deliveries whose workflow has not started yet with a lease (one short
+ * statement, committed at once), hands them to `start` outside any transaction, and marks the ones it
+ * answers as started. No lock is held while Temporal is called; a failed start delays only its own
+ * delivery, and the workflow id refuses a second start anyway.
  */
 export async function dispatchDeliveries(
   ds: DataSource, batchSize: number, start: (deliveries: UnstartedDelivery[]) => Promise<string[]>,
 ): Promise<number> {
-  return ds.transaction(async (em) => {
-    const rows: Array<{ id: string; organization_id: string; product_id: string | null; endpoint_id: string }> = await em.query(
-      `SELECT id, organization_id, product_id, endpoint_id FROM webhook_deliveries
-        WHERE NOT workflow_started ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
-      [batchSize],
-    );
-    if (rows.length === 0) return 0;
-    const started = await start(rows.map((r) => ({ id: r.id, organizationId: r.organization_id, productId: r.product_id, endpointId: r.endpoint_id })));
-    await em.query(`UPDATE webhook_deliveries SET workflow_started = true WHERE id = ANY($1)`, [started]);
-    return started.length;
-  });
+  const [rows]: [Array<{ id: string; organization_id: string; product_id: string | null; endpoint_id: string }>, number] = await ds.query(
+    `UPDATE webhook_deliveries d SET dispatch_claimed_until = now() + interval '${DISPATCH_LEASE}'
+      WHERE d.id IN (SELECT id FROM webhook_deliveries
+                      WHERE NOT workflow_started AND (dispatch_claimed_until IS NULL OR dispatch_claimed_until <= now())
+                      ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+      RETURNING d.id, d.organization_id, d.product_id, d.endpoint_id`,
+    [batchSize],
+  );
+  if (rows.length === 0) return 0;
+  const started = await start(rows.map((r) => ({ id: r.id, organizationId: r.organization_id, productId: r.product_id, endpointId: r.endpoint_id })));
+  await ds.query(`UPDATE webhook_deliveries SET workflow_started = true, dispatch_claimed_until = NULL WHERE id = ANY($1)`, [started]);
+  const left = rows.map((r) => r.id).filter((id) => !started.includes(id));
+  if (left.length > 0) {
+    await ds.query(`UPDATE webhook_deliveries SET dispatch_claimed_until = now() + interval '${DISPATCH_RETRY}' WHERE id = ANY($1)`, [left]);
+  }
+  return rows.length;
 }
 
 export interface AttemptTarget {
