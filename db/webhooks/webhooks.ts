@@ -306,6 +306,29 @@ export interface AttemptRecord {
   delivered: boolean;
 }
 
+export const IN_FLIGHT = 'in flight';
+export const INTERRUPTED = 'interrupted: the worker stopped before this attempt was answered or recorded';
+
+/**
+ * Takes the next attempt number of a delivery before anything is sent, and logs it as in flight. A
+ * try that finds an earlier attempt still in flight is the next worker taking over: that one is
+ * recorded as interrupted. So the log holds every attempt made, and no number is ever sent twice.
+ */
+export async function reserveAttempt(ds: DataSource, deliveryId: string): Promise<number> {
+  return ds.transaction(async (em) => {
+    await em.query(`SELECT 1 FROM webhook_deliveries WHERE id = $1 FOR UPDATE`, [deliveryId]);
+    await em.query(`UPDATE webhook_attempts SET error = $2 WHERE delivery_id = $1 AND error = $3`, [deliveryId, INTERRUPTED, IN_FLIGHT]);
+    const [{ next }]: Array<{ next: number }> = await em.query(
+      `SELECT coalesce(max(attempt), 0) + 1 AS next FROM webhook_attempts WHERE delivery_id = $1`, [deliveryId]);
+    await em.query(
+      `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, error) VALUES ($1, $2, now(), 0, $3)`,
+      [deliveryId, next, IN_FLIGHT],
+    );
+    await em.query(`UPDATE webhook_deliveries SET attempt_count = greatest(attempt_count, $2) WHERE id = $1`, [deliveryId, next]);
+    return next;
+  });
+}
+
 /** Writes one attempt (again, if an activity retry repeats it) and moves the delivery on. */
 export async function recordAttempt(ds: DataSource, record: AttemptRecord): Promise<void> {
   await ds.transaction(async (em) => {
@@ -328,9 +351,12 @@ export async function recordAttempt(ds: DataSource, record: AttemptRecord): Prom
 }
 
 export async function failDelivery(ds: DataSource, deliveryId: string, reason: string): Promise<void> {
-  await ds.query(
-    `UPDATE webhook_deliveries SET status = 'failed', last_error = $2, completed_at = now()
-      WHERE id = $1 AND status = 'pending'`,
-    [deliveryId, reason],
-  );
+  await ds.transaction(async (em) => {
+    await em.query(
+      `UPDATE webhook_deliveries SET status = 'failed', last_error = $2, completed_at = now()
+        WHERE id = $1 AND status = 'pending'`,
+      [deliveryId, reason],
+    );
+    await em.query(`UPDATE webhook_attempts SET error = $2 WHERE delivery_id = $1 AND error = $3`, [deliveryId, INTERRUPTED, IN_FLIGHT]);
+  });
 }
