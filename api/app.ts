@@ -14,6 +14,7 @@ import { inboxRoutes } from './customer-loop/inbox';
 import { installationRoutes } from './platform/installation';
 import { registerJsonBodyParser } from './plugins/json-body';
 import { registerOpenApi } from './plugins/openapi';
+import { proofAiRoutes } from './ai/proof-ai';
 import { proofAssetRoutes } from './proof/proof-assets';
 import { proofEventRoutes } from './proof/proof-events';
 import { proofExportRoutes } from './proof/proof-exports';
@@ -88,6 +89,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(proofPlacementRoutes, deps);
   await app.register(publicProofRoutes, deps);
   await app.register(proofAssetRoutes, deps);
+  await app.register(proofAiRoutes, deps);
   await app.register(workspaceProofRoutes, deps);
   await app.register(signalRoutes, deps);
   await app.register(threadRoutes, deps);

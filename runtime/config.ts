@@ -37,6 +37,8 @@ export interface Config {
   aiMaxAttempts: number;
   aiRetryInitialMs: number;
   aiTimeoutMs: number;
+  aiEvaluatedModels: string[];
+  aiMonthlyAllowance: number;
   inboxHeartbeatMs: number;
   /** Key-encryption keys of secrets at rest (runtime/secret-box.ts); unset: a generated one under dataDir. */
   secretKeys: string | undefined;
@@ -112,6 +114,8 @@ export function loadConfig(env: Env = process.env): Config {
     aiMaxAttempts: int(env, 'SV_AI_MAX_ATTEMPTS', 3, 1, 20),
     aiRetryInitialMs: int(env, 'SV_AI_RETRY_INITIAL_MS', 2_000, 1, 600_000),
     aiTimeoutMs: int(env, 'SV_AI_TIMEOUT_MS', 30_000, 100, 600_000),
+    aiEvaluatedModels: (text(env, 'SV_AI_EVALUATED_MODELS') ?? '').split(',').map((m) => m.trim()).filter(Boolean),
+    aiMonthlyAllowance: int(env, 'SV_AI_MONTHLY_ALLOWANCE', 1_000, 0, 100_000_000),
     inboxHeartbeatMs: int(env, 'SV_INBOX_HEARTBEAT_MS', 15_000, 100, 600_000),
   };
 }

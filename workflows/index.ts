@@ -5,3 +5,4 @@ export { proofDeletionWorkflow } from './proof/proof-deletion-workflow';
 export { proofRevocationWorkflow } from './proof/proof-revocation-workflow';
 export { threadSlaWorkflow } from './customer-loop/thread-sla-workflow';
 export { signalAnalysisWorkflow } from './customer-loop/signal-analysis-workflow';
+export { aiOperationWorkflow } from './ai/ai-operation-workflow';

@@ -1,41 +1,79 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import OpenAI from 'openai';
+import { DataSource } from 'typeorm';
+import { OperationInput, completeOperation, failOperation } from '../../db/ai/ai-operations';
 import { AnalysisJob, AnalysisResult, SENTIMENTS, URGENCIES } from '../../db/customer-loop/signal-analysis';
+import { ProofAiOperation } from '../../db/entities';
+import {
+  AI_PROGRAMS, MalformedAnswer, modelInfo, parseAskDraft, parseCaseStudy, parseJsonObject, parseSummary, systemLine,
+} from '../../db/rules/ai-answers';
+import { signalSummaryAllowed } from '../../db/rules/ai-validator';
 import { Config } from '../../runtime/config';
 
 export interface AiActivityDeps {
   config: Config;
+  dataSource?: DataSource;
 }
 
-export const AI_NOT_CONFIGURED = 'AI_NOT_CONFIGURED';
-export const AI_INVALID_OUTPUT = 'AI_INVALID_OUTPUT';
-export const AI_REQUEST_REFUSED = 'AI_REQUEST_REFUSED';
+/** Failure types of the provider activity; AI.md §1 names them as `reason`. */
+export const AI_NOT_CONFIGURED = 'not_configured';
+export const AI_INVALID_OUTPUT = 'malformed_output';
+export const AI_REQUEST_REFUSED = 'refused';
+export const AI_PROVIDER_ERROR = 'provider_error';
+export const AI_TIMEOUT = 'timeout';
 const SUMMARY_MAX = 500;
 
-const SYSTEM_PROMPT = [
-  'You triage customer feedback for a software product. Answer with one JSON object and nothing else:',
-  '{"sentiment": "positive" | "mixed" | "neutral" | "negative",',
-  ' "urgency": "low" | "medium" | "high" | "critical",',
-  ' "summary": one sentence restating only what the customer wrote, without new facts or numbers,',
-  ' "candidateFeatureIds": ids from the given features that this feedback is evidence for (may be empty)}',
-].join('\n');
+const INSTRUCTIONS: Record<string, string> = {
+  'signal-analysis': [
+    'You triage customer feedback for a software product. Answer with one JSON object and nothing else:',
+    '{"sentiment": "positive" | "mixed" | "neutral" | "negative",',
+    ' "urgency": "low" | "medium" | "high" | "critical",',
+    ' "summary": one sentence restating only what the customer wrote, without new facts or numbers,',
+    ' "candidateFeatureIds": ids from the given features that this feedback is evidence for (may be empty)}',
+  ].join('\n'),
+  'proof-summary': [
+    'Summarize one customer story. Use only facts and numbers in the story; never add a number, a name, a company,',
+    'a title or an e-mail address. Caveats must state the incentive (if any), the verification state and the consent limits given.',
+    'Answer with one JSON object: {"sentiment": "positive"|"mixed"|"neutral"|"negative", "sentences": [{"text"}] (1 to 8),',
+    '"caveats": [{"text"}] (0 to 6)}.',
+  ].join('\n'),
+  'proof-ask-draft': [
+    'Draft a request asking a customer to share their story. Never make a reward depend on a positive answer, never ask only',
+    'happy customers, never add a number that is not in the input, and state any incentive disclosure exactly as given.',
+    'Answer with one JSON object: {"subject": up to 150 characters, "body": up to 4000 characters}.',
+  ].join('\n'),
+  'proof-case-study': [
+    'Compile a case study from the given sources only. Every statement cites the sourceVersionId it comes from; a quote',
+    'in double quotes must be copied exactly and given as the citation quote. Never add a number, name or company.',
+    'Answer with one JSON object: {"title", "sections": [{"heading", "statements": [{"text", "citations": [{"sourceVersionId", "quote": string|null}]}]}]}.',
+  ].join('\n'),
+};
 
-const invalid = (why: string) => ApplicationFailure.retryable(`the model's answer failed validation: ${why}`, AI_INVALID_OUTPUT);
+const invalid = (why: string) => ApplicationFailure.create({
+  message: `the model's answer failed validation: ${why}`, type: AI_INVALID_OUTPUT, details: [attempt()],
+});
+
+function attempt(): number {
+  try {
+    return Context.current().info.attempt;
+  } catch {
+    return 1;
+  }
+}
 
 /**
  * Checks the model's answer field by field. Links may only name features that were offered, so the
- * model cannot invent one; anything else malformed fails the attempt rather than being repaired.
+ * model cannot invent one; a summary with a number the signal does not contain, or an e-mail
+ * address, is dropped (AI.md §9); anything else malformed fails the attempt rather than being repaired.
  */
 export function validateAnalysis(text: string | null | undefined, job: AnalysisJob): AnalysisResult {
-  if (!text) throw invalid('empty answer');
-  let value: unknown;
+  let value: Record<string, unknown>;
   try {
-    value = JSON.parse(text);
-  } catch {
-    throw invalid('not JSON');
+    value = parseJsonObject(text);
+  } catch (err) {
+    throw invalid((err as Error).message);
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw invalid('not a JSON object');
-  const { sentiment, urgency, summary, candidateFeatureIds } = value as Record<string, unknown>;
+  const { sentiment, urgency, summary, candidateFeatureIds } = value;
   if (!SENTIMENTS.includes(sentiment as AnalysisResult['sentiment'])) throw invalid('sentiment');
   if (!URGENCIES.includes(urgency as AnalysisResult['urgency'])) throw invalid('urgency');
   if (typeof summary !== 'string' || summary.trim().length === 0 || summary.length > SUMMARY_MAX) throw invalid('summary');
@@ -44,46 +82,91 @@ export function validateAnalysis(text: string | null | undefined, job: AnalysisJ
   return {
     sentiment: sentiment as AnalysisResult['sentiment'],
     urgency: urgency as AnalysisResult['urgency'],
-    summary: summary.trim(),
+    summary: signalSummaryAllowed(summary, job) ? summary.trim() : null,
     candidateFeatureIds: [...new Set(candidateFeatureIds as string[])].filter((id) => offered.has(id)),
   };
 }
 
-/** Calls to the AI provider (any OpenAI-compatible endpoint). The workflow bounds the retries. */
-export function createAiActivities({ config }: AiActivityDeps) {
+const PARSERS = { summarize: parseSummary, ask_draft: parseAskDraft, case_study: parseCaseStudy };
+
+/** Calls to the AI provider (any OpenAI-compatible endpoint). The workflows bound the retries. */
+export function createAiActivities({ config, dataSource }: AiActivityDeps) {
   let client: OpenAI | null = null;
   const provider = () => {
     if (!config.aiBaseUrl || !config.aiModel) {
-      throw ApplicationFailure.nonRetryable('no AI provider is configured (AI_BASE_URL, AI_MODEL)', AI_NOT_CONFIGURED);
+      throw ApplicationFailure.create({
+        message: 'no AI provider is configured (AI_BASE_URL, AI_MODEL)', type: AI_NOT_CONFIGURED, nonRetryable: true, details: [attempt()],
+      });
     }
     client ??= new OpenAI({ baseURL: config.aiBaseUrl, apiKey: config.aiApiKey ?? 'unset', timeout: config.aiTimeoutMs, maxRetries: 0 });
-    return { client, model: config.aiModel };
+    return { client, model: config.aiModel, baseUrl: config.aiBaseUrl };
+  };
+
+  /**
+   * One chat completion (AI.md §1): temperature 0, a JSON object answer, the program on the system
+   * message's first line. Failures are typed by reason; only those a retry may cure are retryable.
+   */
+  async function chat(program: { id: string; version: string }, user: unknown, timeoutMs: number) {
+    const { client: ai, model } = provider();
+    try {
+      const completion = await ai.chat.completions.create({
+        model,
+        temperature: 0,
+        response_format: { type: 'json_object' },
+        messages: [
+          { role: 'system', content: `${systemLine(program)}\n${INSTRUCTIONS[program.id]}` },
+          { role: 'user', content: JSON.stringify(user) },
+        ],
+      }, { timeout: timeoutMs });
+      return { content: completion.choices?.[0]?.message?.content, resolved: completion.model };
+    } catch (err) {
+      if (err instanceof OpenAI.APIConnectionTimeoutError) {
+        throw ApplicationFailure.create({ message: 'the AI provider did not answer in time', type: AI_TIMEOUT, details: [attempt()] });
+      }
+      const status = err instanceof OpenAI.APIError ? err.status : undefined;
+      if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
+        throw ApplicationFailure.create({
+          message: `the AI provider refused the request (HTTP ${status})`, type: AI_REQUEST_REFUSED, nonRetryable: true, details: [attempt()],
+        });
+      }
+      throw ApplicationFailure.create({
+        message: `the AI provider failed: ${status ? `HTTP ${status}` : (err as Error).message}`, type: AI_PROVIDER_ERROR, details: [attempt()],
+      });
+    }
+  }
+
+  const db = () => {
+    if (!dataSource) throw new Error('AI operation activities need the DataSource');
+    return dataSource;
   };
 
   return {
     async analyzeSignal(job: AnalysisJob): Promise<AnalysisResult> {
-      const { client: ai, model } = provider();
-      let text: string | null | undefined;
+      const { content } = await chat(AI_PROGRAMS.signal_analysis,
+        { category: job.category, title: job.title, body: job.body, features: job.features }, config.aiTimeoutMs);
+      return validateAnalysis(content, job);
+    },
+
+    /** Asks the provider for an operation's answer and checks its shape (§3); malformed answers are retried. */
+    async callAiProvider(operationId: string, timeoutMs: number): Promise<{ answer: unknown; resolved: string | null }> {
+      const op = await db().getRepository(ProofAiOperation).findOneByOrFail({ id: operationId });
+      const input = op.input as unknown as OperationInput;
+      const { content, resolved } = await chat(op.program, input.user, timeoutMs);
       try {
-        const completion = await ai.chat.completions.create({
-          model,
-          temperature: 0,
-          response_format: { type: 'json_object' },
-          messages: [
-            { role: 'system', content: SYSTEM_PROMPT },
-            { role: 'user', content: JSON.stringify({ category: job.category, title: job.title, body: job.body, features: job.features }) },
-          ],
-        });
-        text = completion.choices[0]?.message?.content;
+        return { answer: PARSERS[input.operation](content), resolved: resolved || null };
       } catch (err) {
-        // A refused request (bad key, unknown model) will not succeed on retry; overload and outages may.
-        const status = err instanceof OpenAI.APIError ? err.status : undefined;
-        if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
-          throw ApplicationFailure.nonRetryable(`the AI provider refused the request (HTTP ${status})`, AI_REQUEST_REFUSED);
-        }
-        throw ApplicationFailure.retryable(`the AI provider failed: ${status ? `HTTP ${status}` : (err as Error).message}`, 'AI_UNAVAILABLE');
+        if (err instanceof MalformedAnswer) throw invalid(err.message);
+        throw err;
       }
-      return validateAnalysis(text, job);
+    },
+
+    async completeAiOperation(operationId: string, answer: unknown, resolved: string | null, evaluatedModels: string[]): Promise<string> {
+      const { model, baseUrl } = provider();
+      return completeOperation(db(), operationId, answer, modelInfo(baseUrl, model, resolved, evaluatedModels));
+    },
+
+    async failAiOperation(operationId: string, reason: string, attempts: number): Promise<void> {
+      await failOperation(db(), operationId, { code: 'AI_UNAVAILABLE', reason, attempts });
     },
   };
 }

@@ -17,7 +17,8 @@ export interface AnalysisJob {
 export interface AnalysisResult {
   sentiment: (typeof SENTIMENTS)[number];
   urgency: (typeof URGENCIES)[number];
-  summary: string;
+  /** Null when the model's summary stated what the signal does not (AI.md §9). */
+  summary: string | null;
   candidateFeatureIds: string[];
 }
 

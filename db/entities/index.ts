@@ -12,6 +12,7 @@ import { IntakeLimit } from './intake-limit';
 import { Organization } from './organization';
 import { OutboxEvent } from './outbox-event';
 import { Product } from './product';
+import { ProofAiOperation } from './proof-ai-operation';
 import { ProofApprovalRequest } from './proof-approval-request';
 import { ProofEvent } from './proof-event';
 import { ProofAsset } from './proof-asset';
@@ -44,6 +45,7 @@ export {
   Signal, Thread, ThreadMessage,
 };
 export { ProofAsset, ProofPlacement, ProofPlacementItem, WorkflowCommand };
+export { ProofAiOperation };
 
 export const ENTITIES = [
   Organization, Product, Environment, Teammate, TeammateSession, ServiceKey, IdempotencyRecord,
@@ -52,4 +54,5 @@ export const ENTITIES = [
   EndUser, Thread, ThreadMessage, Signal, Feature, FeatureSignalLink, FeatureVote, FeatureFollow, Release,
   ReleaseReceipt, InboxItem, IntakeLimit,
   ProofPlacement, ProofPlacementItem, ProofAsset, WorkflowCommand,
+  ProofAiOperation,
 ];

@@ -11,4 +11,8 @@ export class IntakeLimit {
 
   @Column({ name: 'daily_safety_ceiling', type: 'integer', nullable: true })
   dailySafetyCeiling!: number | null;
+
+  /** Proof AI operations per UTC month (AI.md §2). */
+  @Column({ name: 'ai_monthly_allowance', type: 'integer', nullable: true })
+  aiMonthlyAllowance!: number | null;
 }

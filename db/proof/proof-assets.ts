@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { ServiceError, notFound, validationFailed } from '../../runtime/service-error';
+import { ServiceError, conflict, notFound, validationFailed } from '../../runtime/service-error';
 import { ProofAsset, ProofRevocation, ProofVersion } from '../entities';
 import { newId } from '../rules/ids';
 import { EligibilityContext, EligibilityInput, PROOF_CHANNELS, decideEligibility } from '../rules/proof-eligibility';
@@ -31,7 +31,7 @@ export function viewAsset(a: ProofAsset) {
     approvalState: a.approvalState,
     channelEligibility: a.channelEligibility,
     files: a.files,
-    content: { ...a.content, mediaType: a.mediaType, svg: a.body.toString('utf8') },
+    content: a.mediaType === 'image/svg+xml' ? { ...a.content, mediaType: a.mediaType, svg: a.body.toString('utf8') } : { ...a.content, mediaType: a.mediaType },
     createdAt: a.createdAt.toISOString(),
   };
 }
@@ -121,6 +121,11 @@ export async function approveAsset(ds: DataSource, organizationId: string, id: s
     const repo = em.getRepository(ProofAsset);
     const asset = await repo.findOne({ where: { id, organizationId }, lock: { mode: 'pessimistic_write' } });
     if (!asset) throw notFound('asset');
+    // A case study quotes its customers: each must approve their words first (COLLECTION.md §3).
+    const approvals = (asset.content as { customerApprovals?: Array<{ state: string }> }).customerApprovals ?? [];
+    if (approvals.some((a) => a.state === 'pending' || a.state === 'declined')) {
+      throw conflict('every quoted customer must approve this asset first');
+    }
     if (asset.approvalState !== 'approved') {
       await repo.update(id, { approvalState: 'approved' });
       await appendProofEvent(em, {

@@ -50,6 +50,24 @@ describe('customer loop: signal analysis (real Temporal, fake AI provider)', () 
     }
   });
 
+  it('runs on the AI layer: the program line, and a summary with an invented number or an e-mail is dropped, the rest kept', async () => {
+    for (const summary of ['Exports take 10 minutes for 500 rows.', 'Write to ada@example.com about exports.']) {
+      const m = marker();
+      const off = ctx.fakeAi.when(m, { json: { sentiment: 'negative', urgency: 'high', summary, candidateFeatureIds: [] } });
+      try {
+        const { id } = await postSignal(tenant, { body: `Exports of 500 rows take 3 minutes ${m}` });
+        const done = await until(id, 'done');
+        assert.equal(done.summary, null);
+        assert.equal(done.sentiment, 'negative');
+        assert.equal(done.urgency, 'high');
+        const sent = ctx.fakeAi.requests.find((r) => r.messages.some((x) => x.content.includes(m)))!;
+        assert.equal(sent.messages[0].content.split('\n')[0], 'program: signal-analysis@1.0.0');
+      } finally {
+        off();
+      }
+    }
+  });
+
   it('a provider that keeps failing marks the signal failed after the bounded attempts, with nothing invented', async () => {
     const m = marker();
     const off = ctx.fakeAi.when(m, { status: 503 });

@@ -16,6 +16,15 @@ describe('configuration defaults are the spec\'s values', () => {
     assert.equal(backoffMs(input, 12), 3_600_000, 'capped at one hour');
   });
 
+  it('AI: 3 attempts from 2 s doubling, 30 s per call, 1000 operations a month, no evaluated models', () => {
+    const config = loadConfig({});
+    assert.deepEqual([config.aiMaxAttempts, config.aiRetryInitialMs, config.aiTimeoutMs], [3, 2_000, 30_000]);
+    assert.equal(config.aiMonthlyAllowance, 1_000);
+    assert.deepEqual(config.aiEvaluatedModels, []);
+    assert.deepEqual(loadConfig({ SV_AI_EVALUATED_MODELS: 'gpt-4o, gpt-4o-mini,' }).aiEvaluatedModels, ['gpt-4o', 'gpt-4o-mini']);
+    assert.throws(() => loadConfig({ SV_AI_MONTHLY_ALLOWANCE: '-1' }), /SV_AI_MONTHLY_ALLOWANCE/);
+  });
+
   it('refuses a malformed value with a message naming the variable', () => {
     assert.throws(() => loadConfig({ PORT: 'abc' }), (err: Error) => err instanceof ConfigError && /PORT/.test(err.message));
     assert.throws(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' }), /WEBHOOK_ALLOW_PRIVATE_TARGETS/);

@@ -9,6 +9,8 @@ export interface FakeReply {
   /** The assistant message as JSON. */
   json?: unknown;
   delayMs?: number;
+  /** The `model` the answer reports; null leaves it out. The requested model by default. */
+  model?: string | null;
 }
 
 interface Rule {
@@ -22,6 +24,8 @@ interface Rule {
  */
 export class FakeAi {
   readonly prompts: string[] = [];
+  /** Every request body as sent, for checks of the call itself (temperature, response_format, program line). */
+  readonly requests: Array<{ model: string; temperature?: number; response_format?: unknown; messages: Array<{ role: string; content: string }> }> = [];
   private rules: Rule[] = [];
   private server: http.Server | null = null;
   defaultReply: FakeReply = {
@@ -50,7 +54,8 @@ export class FakeAi {
           res.writeHead(404).end();
           return;
         }
-        const request = JSON.parse(body) as { model: string; messages: Array<{ content: string }> };
+        const request = JSON.parse(body) as FakeAi['requests'][number];
+        this.requests.push(request);
         const prompt = request.messages.map((m) => m.content).join('\n');
         this.prompts.push(prompt);
         const reply = this.rules.find((r) => prompt.includes(r.marker))?.reply ?? this.defaultReply;
@@ -63,7 +68,8 @@ export class FakeAi {
           const content = reply.content ?? JSON.stringify(reply.json);
           res.writeHead(200, { 'content-type': 'application/json' });
           res.end(JSON.stringify({
-            id: 'chatcmpl-fake', object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: request.model,
+            id: 'chatcmpl-fake', object: 'chat.completion', created: Math.floor(Date.now() / 1000),
+            ...(reply.model === null ? {} : { model: reply.model ?? request.model }),
             choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
             usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
           }));
