@@ -65,6 +65,8 @@ export interface Config {
   proofStreamWebhookSecret: string | undefined;
   proofHealthIntervalMs: number;
   proofHealthConsentExpiryDays: number;
+  /** Key-encryption keys of secrets at rest (runtime/secret-box.ts); unset: a generated one under dataDir. */
+  secretKeys: string | undefined;
 }
 
 export class ConfigError extends StartupError {}
@@ -115,6 +117,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: int(env, 'PORT', 3000, 0, 65535),
     dataDir: path.resolve(text(env, 'SV_DATA_DIR') ?? '.data'),
     dataDirFromEnv: text(env, 'SV_DATA_DIR') !== undefined,
+    secretKeys: text(env, 'SV_SECRET_KEYS'),
     embeddedPgPort: int(env, 'SV_EMBEDDED_PG_PORT', 54329, 1, 65535),
     temporalDevPort: int(env, 'TEMPORAL_DEV_PORT', 7233, 1, 65535),
     temporalDevUiPort: int(env, 'TEMPORAL_DEV_UI_PORT', 8233, 1, 65535),

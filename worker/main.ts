@@ -12,6 +12,7 @@ import { webhookRelay } from './webhooks/webhook-relay';
 import { signalAnalysisRelay } from './customer-loop/signal-analysis-relay';
 import { createWorker, ensureHealthChecks, ensureMaintenance } from './worker';
 import { startupFailureLine } from '../runtime/startup-error';
+import { workflowCommandRelay } from './workflow-commands';
 
 export interface RunningWorker {
   stop: () => Promise<void>;
@@ -39,6 +40,7 @@ export async function startWorker(config: Config, dataSource: DataSource, conn: 
   const relays: RunningRelay[] = [
     startRelay(webhookRelay(dataSource, conn.client, config)),
     startRelay(signalAnalysisRelay(dataSource, conn.client, config)),
+    startRelay(workflowCommandRelay(dataSource, conn.client, config)),
   ];
   return {
     stop: async () => {

@@ -5,7 +5,6 @@ import {
 } from '../../db/collection/control';
 import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
 import { ServiceError } from '../../runtime/service-error';
-import { proofWorkflows } from '../proof/proof-workflows';
 import type { AppDeps } from '../app';
 import { dataOf, timestamp } from '../plugins/responses';
 import { openObject, strictObject } from '../plugins/validation';
@@ -79,7 +78,6 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
   // Customer routes answer 415 for any body type they do not take (Fastify would read text/plain).
   app.removeContentTypeParser('text/plain');
   const auth = customerAuth(ds, deps.config, 'control');
-  const workflows = proofWorkflows(deps.temporal, deps.config);
 
   app.get('/api/proof/collect/control', {
     schema: { response: { 200: dataOf(object({ person: openObject().required(), stories: array(storySchema).defined() })) } },
@@ -95,10 +93,7 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
     const person = personOf(request);
     const body = request.body;
     if (body.action === 'withdraw') {
-      const done = await withdraw(ds, person, body.proofItemId);
-      for (const revocationId of done.completedRevocationIds) await workflows.signalRevocationCompleted(revocationId);
-      for (const ref of done.cancelled) await workflows.signalApproval(ref, 'cancelled');
-      return { data: done.result };
+      return { data: (await withdraw(ds, person, body.proofItemId)).result };
     }
     const { status, data } = await controlAction(ds, person, body);
     return reply.code(status).send({ data });

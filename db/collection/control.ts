@@ -9,6 +9,7 @@ import { IMMEDIATE_POLICY_ACTION } from '../proof/proof-revocations';
 import { decideEntry, loadPlacement } from '../proof/proof-placements';
 import { readReceipt } from '../proof/proof-receipts';
 import { activeSigningKey, signCanonical } from '../proof/proof-signing';
+import { enqueueWorkflowCommand } from '../workflow-commands';
 import { recoveryClosed } from '../rules/proof-status';
 
 const CUSTOMER: Actor = { type: 'customer', id: null };
@@ -85,9 +86,6 @@ export async function controlView(ds: DataSource, person: Person) {
 
 export interface Withdrawal {
   result: { requestOnly: false; revocation: { id: string; resolutionState: string; immediatePolicyAction: string; slaDeadlineAt: string } };
-  /** Open revocation workflows to signal, and approval workflows to cancel, after the commit. */
-  completedRevocationIds: string[];
-  cancelled: ApprovalRef[];
 }
 
 const viewWithdrawal = (r: ProofRevocation): Withdrawal['result'] => ({
@@ -98,7 +96,8 @@ const viewWithdrawal = (r: ProofRevocation): Withdrawal['result'] => ({
 /**
  * Withdraw everywhere: the customer's own revocation, completed at once and final. Every grant is
  * revoked, the item is `revoked`, its public version cleared, open revocations completed with it and
- * pending reviews cancelled. A repeat answers the same revocation.
+ * pending reviews cancelled. A repeat answers the same revocation. Their workflows hear of it through
+ * the workflow-command outbox, written in this transaction.
  */
 export async function withdraw(ds: DataSource, person: Person, itemId: string): Promise<Withdrawal> {
   return ds.transaction(async (em) => {
@@ -106,7 +105,7 @@ export async function withdraw(ds: DataSource, person: Person, itemId: string): 
     const revocations = em.getRepository(ProofRevocation);
     if (item.status === 'revoked') {
       const done = await revocations.findOneOrFail({ where: { proofItemId: item.id, resolutionState: 'completed' }, order: { createdAt: 'DESC' } });
-      return { result: viewWithdrawal(done), completedRevocationIds: [], cancelled: [] };
+      return { result: viewWithdrawal(done) };
     }
     const now = new Date();
     const open = await revocations.findBy({ proofItemId: item.id, resolutionState: In(['pending', 'escalated']) });
@@ -137,11 +136,12 @@ export async function withdraw(ds: DataSource, person: Person, itemId: string): 
       properties: { revocationId, consentGrantId: null, consentGrantIds: grants.map((g) => g.id), byCustomer: true },
     });
     await announceDirectly(em, 'proof.revocation.completed', event);
-    return {
-      result: viewWithdrawal(await revocations.findOneByOrFail({ id: revocationId })),
-      completedRevocationIds: open.map((r) => r.id),
-      cancelled: pending.map((r) => ({ requestId: r.id, proofItemId: r.proofItemId, versionId: r.versionId })),
-    };
+    for (const r of open) await enqueueWorkflowCommand(em, { type: 'proof.revocation.completed', revocationId: r.id });
+    for (const r of pending) {
+      const ref: ApprovalRef = { requestId: r.id, proofItemId: r.proofItemId, versionId: r.versionId };
+      await enqueueWorkflowCommand(em, { type: 'proof.approval.outcome', ref, outcome: 'cancelled' });
+    }
+    return { result: viewWithdrawal(await revocations.findOneByOrFail({ id: revocationId })) };
   });
 }
 

@@ -59,6 +59,7 @@ import { ProofCrmDeal } from './proof-crm-deal';
 import { ProofBrandMention } from './proof-brand-mention';
 import { ProofSource } from './proof-source';
 import { ProofHealthFinding } from './proof-health-finding';
+import { WorkflowCommand } from './workflow-command';
 
 export {
   Environment, IdempotencyRecord, IdentityNonce, Organization, OutboxEvent, Product, RateLimitWindow,
@@ -69,7 +70,7 @@ export {
   EndUser, Feature, FeatureFollow, FeatureSignalLink, FeatureVote, InboxItem, IntakeLimit, Release, ReleaseReceipt,
   Signal, Thread, ThreadMessage,
 };
-export { ProofAsset, ProofPlacement, ProofPlacementItem };
+export { ProofAsset, ProofPlacement, ProofPlacementItem, WorkflowCommand };
 export {
   ProofValueEvent, ProofMoment, ProofContactPreference, ProofHook, ProofStripeConnection,
   ProofProcessorEvent, ProofReward, ProofCrmDeal, ProofBrandMention, ProofSource, ProofHealthFinding,
@@ -88,7 +89,7 @@ export const ENTITIES = [
   ProofItem, ProofVersion, ConsentGrant, ProofApprovalRequest, ProofRevocation, ProofEvent,
   EndUser, Thread, ThreadMessage, Signal, Feature, FeatureSignalLink, FeatureVote, FeatureFollow, Release,
   ReleaseReceipt, InboxItem, IntakeLimit,
-  ProofPlacement, ProofPlacementItem, ProofAsset,
+  ProofPlacement, ProofPlacementItem, ProofAsset, WorkflowCommand,
   ProofValueEvent, ProofMoment, ProofContactPreference, ProofHook, ProofStripeConnection,
   ProofProcessorEvent, ProofReward, ProofCrmDeal, ProofBrandMention, ProofSource, ProofHealthFinding,
   ProofAiOperation,

@@ -2,11 +2,11 @@ import { KeyObject, createHmac, createPrivateKey, createPublicKey, generateKeyPa
 import { DataSource, EntityManager } from 'typeorm';
 import { canonicalJson } from '../rules/canonical-json';
 import { newId } from '../rules/ids';
+import { openSecret, sealSecret } from '../../runtime/secret-box';
 
 /**
  * The service's Ed25519 keys (render manifests, receipts) and the beacon's event tokens. The private
- * key lives in the database (table proof_signing_keys) beside the data it vouches for, like webhook
- * secrets do; the first key is generated when none exists, and a rotation retires the old one, which
+ * key lives in the database (table proof_signing_keys), sealed like webhook secrets (runtime/secret-box.ts); the first key is generated when none exists, and a rotation retires the old one, which
  * stays in the key set so that every earlier signature keeps verifying.
  */
 
@@ -31,17 +31,18 @@ const ACTIVE_TTL_MS = 60_000;
 const byKid = new Map<string, SigningKey>();
 const activeOf = new WeakMap<DataSource, { kid: string; at: number }>();
 
-function toKey(row: KeyRow): SigningKey {
+function toKey(row: KeyRow, remember = true): SigningKey {
   const known = byKid.get(row.id);
   if (known) return known;
-  const privateKey = createPrivateKey(row.private_key_pem);
+  const pem = openSecret(row.private_key_pem);
+  const privateKey = createPrivateKey(pem);
   const key: SigningKey = {
     kid: row.id,
     privateKey,
     publicKey: createPublicKey(privateKey),
-    tokenSecret: Buffer.from(hkdfSync('sha256', row.private_key_pem, row.id, 'service-proof-event-token', 32)),
+    tokenSecret: Buffer.from(hkdfSync('sha256', pem, row.id, 'service-proof-event-token', 32)),
   };
-  byKid.set(row.id, key);
+  if (remember) byKid.set(row.id, key);
   return key;
 }
 
@@ -50,25 +51,29 @@ async function insertKey(em: EntityManager): Promise<void> {
   await em.query(
     `INSERT INTO proof_signing_keys (id, state, public_jwk, private_key_pem) VALUES ($1, 'active', $2, $3)
      ON CONFLICT DO NOTHING`,
-    [newId('sk'), JSON.stringify(publicKey.export({ format: 'jwk' })), privateKey.export({ format: 'pem', type: 'pkcs8' })],
+    [newId('sk'), JSON.stringify(publicKey.export({ format: 'jwk' })), sealSecret(privateKey.export({ format: 'pem', type: 'pkcs8' }) as string)],
   );
 }
 
 /**
  * The key that signs now; the first call on an empty database creates it (racing creators agree on
- * one). Always on its own connection, never in a caller's transaction: a key must never be cached that
- * a rollback could take back.
+ * one). A caller inside a transaction passes its EntityManager: the key is read on the transaction's own
+ * connection, because waiting for a second pooled connection while holding one deadlocks a busy pool.
+ * A key created inside a caller's transaction is not cached, since a rollback could take it back.
  */
-export async function activeSigningKey(ds: DataSource): Promise<SigningKey> {
+export async function activeSigningKey(ds: DataSource, em?: EntityManager): Promise<SigningKey> {
   const cached = activeOf.get(ds);
   if (cached && Date.now() - cached.at < ACTIVE_TTL_MS && byKid.has(cached.kid)) return byKid.get(cached.kid)!;
-  let rows: KeyRow[] = await ds.query(`SELECT * FROM proof_signing_keys WHERE state = 'active'`);
+  const db = em ?? ds.manager;
+  let rows: KeyRow[] = await db.query(`SELECT * FROM proof_signing_keys WHERE state = 'active'`);
+  let createdHere = false;
   if (rows.length === 0) {
-    await insertKey(ds.manager);
-    rows = await ds.query(`SELECT * FROM proof_signing_keys WHERE state = 'active'`);
+    await insertKey(db);
+    createdHere = em !== undefined;
+    rows = await db.query(`SELECT * FROM proof_signing_keys WHERE state = 'active'`);
   }
-  const key = toKey(rows[0]);
-  activeOf.set(ds, { kid: key.kid, at: Date.now() });
+  const key = toKey(rows[0], !createdHere);
+  if (!createdHere) activeOf.set(ds, { kid: key.kid, at: Date.now() });
   return key;
 }
 
