@@ -32,7 +32,8 @@ export interface TestContext {
   /** The suite's key-encryption keys (tests that rotate put these back). */
   secretKeys: KeyRing;
   /** A fresh app on the same database and Temporal, for tests that need other settings or routes. */
-  buildApp: (overrides?: Partial<Config>, extend?: (app: FastifyInstance) => void) => Promise<FastifyInstance>;
+  /** `checkAnswers: false` only for an app whose test breaks it on purpose (a simulated crash answers 500). */
+  buildApp: (overrides?: Partial<Config>, extend?: (app: FastifyInstance) => void, options?: { checkAnswers?: boolean }) => Promise<FastifyInstance>;
 }
 
 export const ctx = {} as TestContext;
@@ -87,9 +88,9 @@ export const mochaHooks = {
     const worker = await startWorker(config, dataSource, { ...temporal, workflowBundle });
     teardown.push(worker.stop);
     const deps: AppDeps = { dataSource, temporal: temporal.client, config };
-    const make = async (overrides: Partial<Config> = {}, extend?: (app: FastifyInstance) => void) => {
+    const make = async (overrides: Partial<Config> = {}, extend?: (app: FastifyInstance) => void, options = { checkAnswers: true }) => {
       const app = await buildApp({ ...deps, config: { ...config, ...overrides } });
-      drift.attach(app);
+      if (options.checkAnswers) drift.attach(app);
       extend?.(app);
       await app.ready();
       teardown.push(() => app.close());
