@@ -1,5 +1,5 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { ProofOpportunity, ProofValueEvent } from '../entities';
+import { ProofOpportunity, ProofRequest, ProofValueEvent } from '../entities';
 import { Page, PageRequest, pageOf } from '../pagination';
 import { Actor, appendProofEvent } from '../proof/proof-ledger';
 import { newId } from '../rules/ids';
@@ -221,6 +221,9 @@ export async function decideOpportunity(
       .where('o.id = :id AND o.organization_id = :organizationId', { id, organizationId }).getOne();
     if (!row) throw notFound('opportunity');
     if (opportunityState(row) !== 'proposed') throw conflict(`the candidate is ${opportunityState(row)}`);
+    if (decision.requestId && !(await em.getRepository(ProofRequest).existsBy({ id: decision.requestId, organizationId }))) {
+      throw notFound('request');
+    }
     row.state = decision.action === 'accept' ? 'accepted' : 'dismissed';
     row.decidedBy = decision.teammateId;
     row.decidedAt = new Date();

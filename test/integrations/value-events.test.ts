@@ -145,7 +145,9 @@ describe('integrations: value events, moments and ask candidates', () => {
     assert.deepEqual(listed.json().data.map((o: { id: string }) => o.id), [e.opportunityId]);
     const byKey = await call(withKey(tenant.key, { method: 'POST', url: `/api/workspace/proof/opportunities/${e.opportunityId}/accept`, payload: {} }));
     assert.equal(errorCode(byKey), 'HUMAN_APPROVAL_REQUIRED');
-    const accepted = await asOwner(tenant, 'POST', `/api/workspace/proof/opportunities/${e.opportunityId}/accept`, { requestId: 'preq_000000000000' });
+    const unknownRequest = await asOwner(tenant, 'POST', `/api/workspace/proof/opportunities/${e.opportunityId}/accept`, { requestId: 'prq_000000000000' });
+    assert.equal(errorCode(unknownRequest), 'NOT_FOUND');
+    const accepted = await asOwner(tenant, 'POST', `/api/workspace/proof/opportunities/${e.opportunityId}/accept`, {});
     assert.equal(accepted.statusCode, 200, accepted.body);
     assert.equal(accepted.json().data.state, 'accepted');
     assert.equal(errorCode(await asOwner(tenant, 'POST', `/api/workspace/proof/opportunities/${e.opportunityId}/dismiss`)), 'CONFLICT');
