@@ -6,7 +6,7 @@ import {
 import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
 import { ServiceError } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
-import { dataOf, timestamp } from '../plugins/responses';
+import { dataOf, timestamp, errorOf } from '../plugins/responses';
 import { openObject, strictObject } from '../plugins/validation';
 import { customerAuth, secretOf } from './customer-auth';
 import { ReviewDecision, decideReview, reviewQueue } from '../../db/collection/review';
@@ -80,13 +80,13 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
   const auth = customerAuth(ds, deps.config, 'control');
 
   app.get('/api/proof/collect/control', {
-    schema: { response: { 200: dataOf(object({ person: openObject().required(), stories: array(storySchema).defined() })) } },
+    schema: { response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 200: dataOf(object({ person: openObject().required(), stories: array(storySchema).defined() })) } },
     onRequest: auth,
     config: { operationId: 'getControl', summary: 'The customer\'s stories, pending wording approvals, active uses and corrections' },
   }, async (request) => ({ data: await controlView(ds, personOf(request)) }));
 
   app.post<{ Body: ControlAction | { action: 'withdraw'; proofItemId: string; confirm: true } }>('/api/proof/collect/control', {
-    schema: { body: controlBody, response: { 200: dataOf(openObject()), 201: dataOf(openObject()) } },
+    schema: { body: controlBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
     config: { operationId: 'controlStory', summary: 'approve_wording, decline_wording, request_correction, pause, resume or withdraw (completed at once, final)' },
   }, async (request, reply) => {
@@ -100,7 +100,7 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.get<{ Querystring: { proofItemId: string; download?: string } }>('/api/proof/collect/control/passport', {
-    schema: { querystring: itemQuery, response: { 200: dataOf(passportSchema) } },
+    schema: { querystring: itemQuery, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 200: dataOf(passportSchema) } },
     onRequest: auth,
     config: { operationId: 'getPassport', summary: 'Every use of the story and whether it renders now; download=1 answers the signed file' },
   }, async (request, reply) => {
@@ -123,7 +123,7 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.get<{ Querystring: { proofItemId: string; receiptId?: string } }>('/api/proof/collect/control/receipt', {
-    schema: { querystring: receiptQuery, response: { 200: signedFile } },
+    schema: { querystring: receiptQuery, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 200: signedFile } },
     onRequest: auth,
     config: { operationId: 'getCustomerReceipt', summary: 'The story\'s signed receipt (newest grant), as a downloadable JSON file' },
   }, async (request, reply) => {
@@ -153,7 +153,7 @@ export async function customerReviewRoutes(app: FastifyInstance, deps: AppDeps):
   }, async (request) => ({ data: await reviewQueue(ds, personOf(request)) }));
 
   app.post<{ Body: ReviewDecision }>('/api/proof/review', {
-    schema: { body: reviewBody, response: { 200: dataOf(openObject()), 201: dataOf(openObject()) } },
+    schema: { body: reviewBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
     config: { operationId: 'decideCustomerReview', summary: 'Approve or decline exact words (contentHash must match: 409)' },
   }, async (request, reply) => {

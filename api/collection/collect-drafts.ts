@@ -9,7 +9,7 @@ import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
 import { ServiceError } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
 import { pathParams } from '../plugins/path-params';
-import { dataOf, timestamp } from '../plugins/responses';
+import { dataOf, timestamp, errorOf } from '../plugins/responses';
 import { openObject, strictObject } from '../plugins/validation';
 import { countPublic, countSecret, customerAuth, headerSecret } from './customer-auth';
 import { WorkflowNotFoundError } from '@temporalio/client';
@@ -100,7 +100,7 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   };
 
   app.post<{ Body: { flowId?: string } | undefined }>('/api/proof/collect/drafts', {
-    schema: { body: startBody, response: { 200: dataOf(draftOpened), 201: dataOf(draftOpened) } },
+    schema: { body: startBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'), 200: dataOf(draftOpened), 201: dataOf(draftOpened) } },
     onRequest: async (request, reply) => {
       if (request.headers['x-link-token'] === undefined) await countPublic(ds, cfg, request, reply);
       else await countSecret(ds, cfg, reply, headerSecret(request, 'x-link-token', 'pr'));
@@ -118,7 +118,7 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   });
 
   app.get<{ Params: { id: string } }>('/api/proof/collect/drafts/:id', {
-    schema: { params: draftParams, response: { 200: dataOf(draftRead) } },
+    schema: { params: draftParams, response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 200: dataOf(draftRead) } },
     onRequest: draftAuth,
     config: { operationId: 'getDraft', summary: 'Resume a draft: its fields, uploads and the pinned flow version' },
   }, async (request) => {
@@ -127,13 +127,13 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   });
 
   app.patch<{ Params: { id: string }; Body: DraftPatch }>('/api/proof/collect/drafts/:id', {
-    schema: { params: draftParams, body: patchBody, response: { 200: dataOf(draftRead) } },
+    schema: { params: draftParams, body: patchBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 200: dataOf(draftRead) } },
     onRequest: draftAuth,
     config: { operationId: 'saveDraft', summary: 'Auto-save: merge fields (a null answer removes it); optional revision check' },
   }, async (request) => ({ data: await patchDraft(ds, request.params.id, request.body, cfg.draftTtlDays) }));
 
   app.post<{ Params: { id: string } }>('/api/proof/collect/drafts/:id/submit', {
-    schema: { params: draftParams, body: emptyBody, response: { 201: dataOf(submission) } },
+    schema: { params: draftParams, body: emptyBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 201: dataOf(submission) } },
     onRequest: draftAuth,
     config: { operationId: 'submitDraft', summary: 'Submit: stored first; the private control link is returned once' },
   }, async (request, reply) => {
@@ -156,13 +156,13 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   }, async (request, reply) => reply.code(201).send({ data: await issueContinuation(ds, request.params.id, cfg.collectPageUrl) }));
 
   app.post('/api/proof/collect/continue', {
-    schema: { body: emptyBody, response: { 200: dataOf(draftOpened) } },
+    schema: { body: emptyBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 200: dataOf(draftOpened) } },
     onRequest: async (request, reply) => countSecret(ds, cfg, reply, headerSecret(request, 'x-link-token', 'cl')),
     config: { operationId: 'continueDraft', summary: 'Redeem a continuation link (x-link-token: cl_) for a fresh draft session' },
   }, async (request) => ({ data: await redeemContinuation(ds, request.headers['x-link-token'] as string) }));
 
   app.post('/api/proof/collect/opt-out', {
-    schema: { body: emptyBody, response: { 200: dataOf(object({ status: mixed().oneOf(['opted_out']).required() })) } },
+    schema: { body: emptyBody, response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 200: dataOf(object({ status: mixed().oneOf(['opted_out']).required() })) } },
     onRequest: async (request, reply) => countSecret(ds, cfg, reply, headerSecret(request, 'x-link-token', 'pr')),
     config: { operationId: 'optOut', summary: 'Stop all story requests to this recipient (x-link-token: pr_); idempotent' },
   }, async (request) => {

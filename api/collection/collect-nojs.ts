@@ -1,11 +1,11 @@
 import { FastifyInstance } from 'fastify';
-import { string } from 'yup';
 import { DraftFields } from '../../db/collection/drafts';
 import { liveFlow } from '../../db/collection/pinned-flow';
 import { checkDailyCeiling, storeSubmission } from '../../db/collection/submit';
 import { CollectionDraft } from '../../db/entities';
 import { newId } from '../../db/rules/ids';
 import { ServiceError, conflict } from '../../runtime/service-error';
+import { errorOf, fileOf } from '../plugins/responses';
 import type { AppDeps } from '../app';
 import { countPublic } from './customer-auth';
 
@@ -68,7 +68,7 @@ export async function collectNojsRoutes(app: FastifyInstance, deps: AppDeps): Pr
   });
 
   app.post<{ Body: Form }>('/api/proof/collect/nojs', {
-    schema: { response: { 200: string().meta({ description: 'the HTML receipt (text/html)' }) } },
+    schema: { response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: fileOf('text/html', 'the HTML receipt') } },
     onRequest: async (request, reply) => countPublic(ds, cfg, request, reply),
     config: {
       operationId: 'submitNojsForm', summary: 'No-JavaScript form (application/x-www-form-urlencoded); answers a plain HTML receipt',

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Client, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { FastifyInstance } from 'fastify';
-import { array, boolean, mixed, number, object, string } from 'yup';
+import { array, boolean, number, object, string } from 'yup';
 import { DataSource } from 'typeorm';
 import { findDraft, effectiveDraftStatus } from '../../db/collection/drafts';
 import { pinnedFlow } from '../../db/collection/pinned-flow';
@@ -18,7 +18,7 @@ import { tenantMemo } from '../../runtime/workflow-memo';
 import { assembleUpdate, cancelSignal, uploadWorkflow, uploadWorkflowId } from '../../workflows/collection/upload-workflow';
 import type { AppDeps } from '../app';
 import { pathParams } from '../plugins/path-params';
-import { dataOf, timestamp } from '../plugins/responses';
+import { dataOf, errorOf, fileOf, noContent, timestamp } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
 import { countPublic, customerAuth, unauthorized } from './customer-auth';
 import { servedWelcomeVideo } from '../../db/collection/media';
@@ -132,7 +132,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   };
 
   app.post<{ Params: { id: string }; Body: OpenUploadBody }>('/api/proof/collect/drafts/:id/uploads', {
-    schema: { params: draftParams, body: openBody, response: { 201: dataOf(object({ upload: uploadSchema.required(), uploadToken: string().required() })) } },
+    schema: { params: draftParams, body: openBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 201: dataOf(object({ upload: uploadSchema.required(), uploadToken: string().required() })) } },
     onRequest: draftAuth,
     config: { operationId: 'openUpload', summary: 'Open a resumable multipart upload (size and sha256 of the whole file); the upload token once' },
   }, async (request, reply) => {
@@ -147,7 +147,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   });
 
   app.get<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
-    schema: { params: uploadParams, response: { 200: dataOf(object({ upload: uploadSchema.required() })) } },
+    schema: { params: uploadParams, response: { 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 200: dataOf(object({ upload: uploadSchema.required() })) } },
     onRequest: uploadAuth,
     config: { operationId: 'getUpload', summary: 'Resume state: the parts received, with their sizes and sha256' },
   }, async (request) => {
@@ -159,7 +159,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   app.put<{ Params: { id: string; sessionId: string }; Querystring: { part: number }; Body: Buffer }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
     schema: {
       params: uploadParams, querystring: partQuery,
-      response: { 200: dataOf(object({ number: number().required(), size: number().required(), sha256: string().required(), receivedBytes: number().required() })) },
+      response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'), 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'), 200: dataOf(object({ number: number().required(), size: number().required(), sha256: string().required(), receivedBytes: number().required() })) },
     },
     bodyLimit: PART_BODY_LIMIT,
     onRequest: partAuth,
@@ -179,7 +179,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   app.post<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
     schema: {
       params: uploadParams, body: strictObject({}).nullable().default(undefined),
-      response: { 200: dataOf(object({ upload: uploadSchema.required() })), 202: dataOf(object({ upload: uploadSchema.required() })) },
+      response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'), 200: dataOf(object({ upload: uploadSchema.required() })), 202: dataOf(object({ upload: uploadSchema.required() })) },
     },
     onRequest: uploadAuth,
     config: { operationId: 'assembleUpload', summary: 'Assemble the immutable original: 200 complete within the wait, else 202 assembling; idempotent' },
@@ -206,7 +206,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   });
 
   app.delete<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
-    schema: { params: uploadParams, response: { 204: mixed().meta({ description: 'No Content' }) } },
+    schema: { params: uploadParams, response: { 204: noContent('No Content') } },
     onRequest: uploadAuth,
     config: { operationId: 'cancelUpload', summary: 'Cancel: the bytes are erased and the upload detached; a repeat is 204' },
   }, async (request, reply) => {
@@ -219,7 +219,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     '/api/proof/collect/drafts/:id/uploads/:sessionId/preview', {
       schema: {
         params: uploadParams, querystring: previewQuery,
-        response: { 200: string().meta({ description: 'the bytes', format: 'binary' }), 206: string().meta({ description: 'a byte range', format: 'binary' }) },
+        response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 200: fileOf('*/*', 'the bytes, with the recording\'s own content type'), 206: fileOf('*/*', 'a byte range') },
       },
       onRequest: async (request, reply) => {
         const t = (request.query as { t?: string }).t;
@@ -249,7 +249,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   app.get<{ Params: { videoId: string } }>('/api/proof/collect/welcome/:videoId', {
     schema: {
       params: pathParams('videoId'),
-      response: { 200: string().meta({ description: 'the video', format: 'binary' }), 206: string().meta({ description: 'a byte range', format: 'binary' }) },
+      response: { 200: fileOf('video/*', 'the video'), 206: fileOf('video/*', 'a byte range') },
     },
     onRequest: async (request, reply) => countPublic(ds, cfg, request, reply),
     config: { operationId: 'getWelcomeVideo', summary: 'A live flow\'s welcome video (byte ranges); 404 unless it passed screening or was cleared and the live version uses it' },

@@ -12,7 +12,7 @@ import type { AppDeps } from '../app';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { PageRequest } from '../../db/pagination';
-import { dataOf, pageOf } from '../plugins/responses';
+import { dataOf, errorOf, fileOf, noContent, pageOf } from '../plugins/responses';
 import { openObject, pageQuery, strictObject } from '../plugins/validation';
 import {
   definitionSchema, domainSchema, flowDetail, flowSummary, flowVersionSchema, readers, writers,
@@ -94,7 +94,7 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
   }, async (request) => listFlows(ds, who(request).organizationId, settings, request.query));
 
   app.post<{ Body: { productId: string; name: string; definition?: Partial<FlowDefinition> } }>('/api/proof/collect/forms', {
-    schema: { body: createBody, response: { 201: dataOf(flowDetail) } },
+    schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 201: dataOf(flowDetail) } },
     config: { ...writers, operationId: 'createCollectionFlow', summary: 'Create a flow (state draft) with an optional draft definition' },
   }, async (request, reply) => reply.code(201).send({ data: await createFlow(ds, who(request), request.body, settings) }));
 
@@ -104,12 +104,12 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
   }, async (request) => ({ data: await readFlow(ds, who(request).organizationId, request.params.id, settings, request.query.version) }));
 
   app.patch<{ Params: { id: string }; Body: FlowPatch }>('/api/proof/collect/forms/:id', {
-    schema: { params: idParams, body: patchBody, response: { 200: dataOf(flowDetail) } },
+    schema: { params: idParams, body: patchBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(flowDetail) } },
     config: { ...writers, operationId: 'updateCollectionFlow', summary: 'Save the draft (revision checked) or pause, resume or archive the flow' },
   }, async (request) => ({ data: await saveFlow(ds, who(request).organizationId, request.params.id, request.body, settings) }));
 
   app.post<{ Params: { id: string }; Body: { draftRevision: number } }>('/api/proof/collect/forms/:id', {
-    schema: { params: idParams, body: publishBody, response: { 201: dataOf(object({ flowVersion: flowVersionSchema.required() })) } },
+    schema: { params: idParams, body: publishBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 201: dataOf(object({ flowVersion: flowVersionSchema.required() })) } },
     config: { ...writers, operationId: 'publishCollectionFlow', summary: 'Publish the draft as a new immutable version; the live link serves it' },
   }, async (request, reply) => reply.code(201).send({ data: await publishFlow(ds, who(request), request.params.id, request.body.draftRevision) }));
 
@@ -137,7 +137,7 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.post<{ Params: { id: string }; Body: { hostname: string } }>('/api/proof/collect/forms/:id/domains', {
-    schema: { params: idParams, body: domainBody, response: { 201: dataOf(domainSchema) } },
+    schema: { params: idParams, body: domainBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 201: dataOf(domainSchema) } },
     config: { ...writers, operationId: 'addCollectionDomain', summary: 'Add a custom domain (at most five); answers the DNS records to set' },
   }, async (request, reply) => {
     const d = await addDomain(ds, who(request).organizationId, request.params.id, request.body.hostname);
@@ -145,7 +145,7 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.delete<{ Params: { id: string }; Querystring: { hostname: string } }>('/api/proof/collect/forms/:id/domains', {
-    schema: { params: idParams, querystring: domainQuery, response: { 204: object().meta({ description: 'removed' }) } },
+    schema: { params: idParams, querystring: domainQuery, response: { 204: noContent('removed') } },
     config: { ...writers, operationId: 'removeCollectionDomain', summary: 'Remove a custom domain' },
   }, async (request, reply) => {
     await removeDomain(ds, who(request).organizationId, request.params.id, request.query.hostname);
@@ -153,7 +153,7 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.get<{ Params: { id: string }; Querystring: { download?: string; domain?: string } }>('/api/proof/collect/forms/:id/qr', {
-    schema: { params: idParams, querystring: qrQuery, response: { 200: string().meta({ description: 'image/svg+xml' }) } },
+    schema: { params: idParams, querystring: qrQuery, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: fileOf('image/svg+xml', 'the QR code') } },
     config: { ...readers, operationId: 'getCollectionFlowQr', summary: 'Printable SVG QR code of the live link; download=1 saves it' },
   }, async (request, reply) => {
     const { organizationId } = who(request);

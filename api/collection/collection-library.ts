@@ -1,5 +1,5 @@
 import { FastifyInstance } from 'fastify';
-import { array, boolean, number, object, string } from 'yup';
+import { array, boolean, number, string } from 'yup';
 import { listTemplateVersions, publishTemplateVersion, NewTemplateVersion } from '../../db/collection/consent-templates';
 import {
   QuestionText, createQuestion, listQuestions, pinQuestion, readQuestion, reviseQuestion, setQuestionState,
@@ -10,7 +10,7 @@ import type { AppDeps } from '../app';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { PageRequest } from '../../db/pagination';
-import { dataOf, pageOf } from '../plugins/responses';
+import { anyObject, dataOf, errorOf, pageOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
 import { questionSchema, questionVersionSchema, readers, templateVersionSchema, writers } from './collection-schemas';
 
@@ -76,7 +76,7 @@ export async function collectionLibraryRoutes(app: FastifyInstance, deps: AppDep
   }, async (request, reply) => reply.code(201).send({ data: await reviseQuestion(ds, who(request), request.params.id, request.body) }));
 
   app.post<{ Params: { id: string }; Body: { action: 'archive' | 'restore' | 'pin'; version?: number } }>('/api/proof/collect/questions/:id', {
-    schema: { params: idParams, body: questionAction, response: { 200: dataOf(object()) } },
+    schema: { params: idParams, body: questionAction, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(anyObject().meta({ description: 'the question (archive, restore) or { flowQuestion } (build)' })) } },
     config: { ...writers, operationId: 'actOnCollectionQuestion', summary: 'Archive or restore a question, or build a flow question pinned to a version' },
   }, async (request) => {
     const { organizationId } = who(request);

@@ -16,7 +16,7 @@ import type { AppDeps } from '../app';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { PageRequest } from '../../db/pagination';
-import { dataOf, pageOf } from '../plugins/responses';
+import { dataOf, pageOf, errorOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
 import {
   candidateSchema, correctionSchema, readers, recipientSchema, requestSchema, routingSchema, writers,
@@ -91,7 +91,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
   }, async (request) => listRequests(ds, creator(request).organizationId, request.query));
 
   app.post<{ Body: NewRequest }>('/api/proof/collect/requests', {
-    schema: { body: createBody, response: { 201: dataOf(issued) } },
+    schema: { body: createBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 201: dataOf(issued) } },
     config: { ...writers, operationId: 'createProofRequest', summary: 'A draft personal request pinned to the live version; its link secret is shown once' },
   }, async (request, reply) => {
     const made = await createRequest(ds, creator(request), request.body);
@@ -124,7 +124,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
   app.post<{ Body: { candidateId: string; action: 'accept' | 'dismiss'; flowId?: string; channel?: RequestChannel } }>('/api/proof/collect/requests/outcome', {
     schema: {
       body: outcomeBody,
-      response: {
+      response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'),
         200: dataOf(object({ candidate: candidateSchema.required() })),
         201: dataOf(object({ candidate: candidateSchema.required(), request: requestSchema.required(), linkToken: string().required(), linkUrl: string().required() })),
       },
@@ -145,7 +145,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
     schema: {
       params: idParams,
       body: actionBody,
-      response: { 200: dataOf(object({ request: requestSchema.required(), linkToken: string(), linkUrl: string() })) },
+      response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(object({ request: requestSchema.required(), linkToken: string(), linkUrl: string() })) },
     },
     config: { ...writers, operationId: 'actOnProofRequest', summary: 'Send a request, send its one reminder, or cancel it' },
   }, async (request) => {
@@ -176,7 +176,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
   }, async (request) => listRouting(ds, creator(request).organizationId, request.query));
 
   app.patch<{ Params: { id: string }; Body: { state?: RoutingState; roomId?: string; note?: string } }>('/api/proof/collect/routing/:id', {
-    schema: { params: idParams, body: routingPatch, response: { 200: dataOf(routingSchema) } },
+    schema: { params: idParams, body: routingPatch, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(routingSchema) } },
     config: { ...writers, operationId: 'updateResponseRouting', summary: 'Move a follow-up forward, link its room or note it' },
   }, async (request) => ({ data: await updateRouting(ds, creator(request).organizationId, request.params.id, request.body) }));
 
@@ -186,7 +186,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
   }, async (request) => listCorrections(ds, creator(request).organizationId, request.query));
 
   app.patch<{ Params: { id: string }; Body: { status: 'closed'; note: string } }>('/api/proof/collect/corrections/:id', {
-    schema: { params: idParams, body: correctionPatch, response: { 200: dataOf(correctionSchema) } },
+    schema: { params: idParams, body: correctionPatch, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(correctionSchema) } },
     config: { ...writers, operationId: 'closeCorrection', summary: 'Close a correction with a note the customer sees on the control link' },
   }, async (request) => ({ data: await closeCorrection(ds, creator(request), request.params.id, request.body.note) }));
 
@@ -194,7 +194,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
     schema: {
       params: idParams,
       body: approvalLinkBody,
-      response: {
+      response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'),
         201: dataOf(object({
           controlToken: string().required(), controlUrl: string().required(), expiresAt: string().required(),
           delivered: string().oneOf(['none', 'email', 'in_app']).required(),

@@ -2,7 +2,7 @@ import { FastifyInstance } from 'fastify';
 import { array, number, object, string } from 'yup';
 import { sha256Hex } from '../../db/rules/secrets';
 import type { AppDeps } from '../app';
-import { dataOf } from '../plugins/responses';
+import { dataOf, noContent } from '../plugins/responses';
 import { openObject } from '../plugins/validation';
 import { AUTOMATION_CATALOG } from './automation-catalog';
 
@@ -25,7 +25,7 @@ export async function automationTemplateRoutes(app: FastifyInstance, _deps: AppD
   const body = JSON.stringify({ data: AUTOMATION_CATALOG });
   const etag = `"${sha256Hex(body)}"`;
   app.get('/api/public/proof/automation-templates', {
-    schema: { response: { 200: dataOf(catalogSchema), 304: object().meta({ description: 'not modified' }) } },
+    schema: { response: { 200: dataOf(catalogSchema), 304: noContent('not modified: the If-None-Match ETag is current') } },
     config: { auth: 'public', operationId: 'getAutomationTemplates', summary: 'Automation triggers, actions and templates' },
   }, async (request, reply) => {
     reply.header('access-control-allow-origin', '*').header('cache-control', 'public, max-age=3600').header('etag', etag);

@@ -5,7 +5,7 @@ import { assertOwnProduct } from '../../db/integrations/hooks';
 import { PageRequest } from '../../db/pagination';
 import type { AppDeps } from '../app';
 import { sessionPrincipal } from '../plugins/auth';
-import { dataOf, pageOf, timestamp } from '../plugins/responses';
+import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
 import { openObject, pageQuery, strictObject } from '../plugins/validation';
 import { runHealthNow } from './integration-workflows';
 
@@ -28,7 +28,7 @@ export async function healthCheckRoutes(app: FastifyInstance, deps: AppDeps): Pr
   const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
 
   app.post<{ Body: { productId: string } }>('/api/workspace/proof/health/run', {
-    schema: { body: runBody, response: { 202: dataOf(object({ workflowId: string().required(), productId: string().required() })) } },
+    schema: { body: runBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 202: dataOf(object({ workflowId: string().required(), productId: string().required() })) } },
     config: { ...people, operationId: 'runProofHealth', summary: 'Run the product\'s health checks now' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);

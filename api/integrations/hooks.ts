@@ -10,7 +10,7 @@ import { ServiceError, notFound } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
-import { dataOf, pageOf, timestamp } from '../plugins/responses';
+import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
 import { scoringSettings, valueEventBody } from './value-events';
 
@@ -47,7 +47,7 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
 
   app.post<{ Params: { token: string }; Body: ValueEventInput }>('/api/public/proof/hooks/:token', {
     bodyLimit: HOOK_BODY_LIMIT,
-    schema: { params: tokenParams, body: valueEventBody, response: { 200: dataOf(hookReceipt), 202: dataOf(hookReceipt) } },
+    schema: { params: tokenParams, body: valueEventBody, response: { 429: errorOf('RATE_LIMITED: too many calls; retry later'), 200: dataOf(hookReceipt), 202: dataOf(hookReceipt) } },
     config: { auth: 'public', operationId: 'callValueEventHook', summary: 'Report a value event through a hook token; 202 first, 200 for a repeated eventId' },
     // The token is checked before the body is read, so every bad token hears the same 404 whatever it sent.
     onRequest: async (request) => {
@@ -70,7 +70,7 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
   const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
 
   app.post<{ Body: { productId: string; name: string; source: string } }>('/api/workspace/proof/hooks', {
-    schema: { body: createBody, response: { 201: dataOf(issuedHook) } },
+    schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 201: dataOf(issuedHook) } },
     config: { ...people, operationId: 'createHook', summary: 'Create a value-event hook; its token is shown once' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);

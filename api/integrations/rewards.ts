@@ -9,7 +9,7 @@ import type { AppDeps } from '../app';
 import { keyPrincipal, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
-import { dataOf, pageOf, timestamp } from '../plugins/responses';
+import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
 
 const rewardSchema = object({
@@ -47,7 +47,7 @@ export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise
   const decision = { ...people, keyRefusal: 'HUMAN_APPROVAL_REQUIRED' as const };
 
   app.post<{ Params: { id: string } }>('/api/v1/proof/rewards/:id/confirm', {
-    schema: { params: idParams, response: { 200: dataOf(rewardSchema) } },
+    schema: { params: idParams, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(rewardSchema) } },
     config: {
       auth: 'key', scope: 'service:proof:write', operationId: 'confirmReward',
       summary: 'The product switched a feature unlock on; a repeat answers the same fulfilled reward',
@@ -68,7 +68,7 @@ export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise
   }, async (request, reply) => reply.code(201).send({ data: await createReward(ds, sessionPrincipal(request).organizationId, request.body) }));
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/rewards/:id/approve', {
-    schema: { params: idParams, response: { 200: dataOf(rewardSchema) } },
+    schema: { params: idParams, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(rewardSchema) } },
     config: { ...decision, operationId: 'approveReward', summary: 'A person approves the participation: issued, or unlock pending' },
   }, async (request) => {
     const s = sessionPrincipal(request);
@@ -76,7 +76,7 @@ export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise
   });
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/rewards/:id/cancel', {
-    schema: { params: idParams, response: { 200: dataOf(rewardSchema) } },
+    schema: { params: idParams, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(rewardSchema) } },
     config: { ...decision, operationId: 'cancelReward', summary: 'Cancel a pending reward' },
   }, async (request) => {
     const s = sessionPrincipal(request);

@@ -7,7 +7,7 @@ import type { AppDeps } from '../app';
 import { keyPrincipal, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
-import { dataOf, pageOf, timestamp } from '../plugins/responses';
+import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
 import { openObject, pageQuery, strictObject } from '../plugins/validation';
 
 /** A query list: comma-separated, repeated, or both; every value from `allowed`. */
@@ -104,7 +104,7 @@ export async function sourceRoutes(app: FastifyInstance, deps: AppDeps): Promise
   const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
 
   app.post<{ Body: NewMention }>('/api/workspace/proof/brand-mentions', {
-    schema: { body: mentionBody, response: { 200: dataOf(mentionSchema), 201: dataOf(mentionSchema) } },
+    schema: { body: mentionBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 200: dataOf(mentionSchema), 201: dataOf(mentionSchema) } },
     config: { ...people, operationId: 'createBrandMention', summary: 'Record a brand mention; the same URL answers the existing one' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
@@ -118,7 +118,7 @@ export async function sourceRoutes(app: FastifyInstance, deps: AppDeps): Promise
   }, async (request) => listMentions(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/brand-mentions/:id/import', {
-    schema: { params: idParams, response: { 201: dataOf(imported) } },
+    schema: { params: idParams, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'), 201: dataOf(imported) } },
     config: { ...people, operationId: 'importBrandMention', summary: 'Import a mention as a review item that renders nowhere until consented' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);

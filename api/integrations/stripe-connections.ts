@@ -10,7 +10,7 @@ import { notFound, validationFailed } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
-import { dataOf, pageOf, timestamp } from '../plugins/responses';
+import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
 import { scoringSettings } from './value-events';
 
@@ -94,7 +94,7 @@ export async function stripeConnectionRoutes(app: FastifyInstance, deps: AppDeps
   const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
 
   app.post<{ Body: { productId: string; name: string; signingSecret?: string } }>('/api/workspace/proof/stripe-connections', {
-    schema: { body: createBody, response: { 201: dataOf(issuedConnection) } },
+    schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 201: dataOf(issuedConnection) } },
     config: { ...people, operationId: 'createStripeConnection', summary: 'Connect a payment processor; the URL token is shown once' },
   }, async (request, reply) => {
     const { connection, token } = await createConnection(ds, sessionPrincipal(request).organizationId, request.body);

@@ -10,7 +10,7 @@ import type { AppDeps } from '../app';
 import { keyPrincipal, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
-import { dataOf, pageOf, timestamp } from '../plugins/responses';
+import { dataOf, errorOf, pageOf, timestamp } from '../plugins/responses';
 import { openObject, pageQuery, strictObject } from '../plugins/validation';
 
 /** The body of POST /api/v1/proof/events and of every hook call; per-type rules are in db/rules/value-events.ts. */
@@ -116,7 +116,7 @@ export async function valueEventRoutes(app: FastifyInstance, deps: AppDeps): Pro
   });
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/opportunities/:id/dismiss', {
-    schema: { params: idParams, response: { 200: dataOf(opportunitySchema) } },
+    schema: { params: idParams, response: { 200: dataOf(opportunitySchema), 409: errorOf('CONFLICT: the candidate was already accepted or dismissed') } },
     config: { ...people, operationId: 'dismissOpportunity', summary: 'A person dismisses an ask candidate' },
   }, async (request) => {
     const s = sessionPrincipal(request);

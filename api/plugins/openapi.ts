@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { FastifyInstance, RouteOptions } from 'fastify';
 import { AnySchema } from 'yup';
-import { errorEnvelope } from './responses';
+import { errorEnvelope, proofErrorBody } from './responses';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -110,11 +110,19 @@ declare module 'fastify' {
 
 const STATUS_TEXT: Record<string, string> = {
   200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 206: 'Partial Content', 302: 'Found', 304: 'Not Modified',
-  400: 'VALIDATION_FAILED: the request does not match the schema', 404: 'NOT_FOUND', 409: 'CONFLICT', 416: 'Range Not Satisfiable',
+  400: 'VALIDATION_FAILED: the request does not match the schema', 401: 'UNAUTHORIZED', 404: 'NOT_FOUND', 409: 'CONFLICT', 410: 'GONE',
+  413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 416: 'Range Not Satisfiable',
   422: 'Unprocessable', 429: 'RATE_LIMITED', 503: 'SERVICE_UNAVAILABLE',
 };
 
-const ERROR_REF = { $ref: '#/components/schemas/ErrorEnvelope' };
+/** Routes under /api/proof/ (not /api/v1/proof) answer errors as `{error, code}` (COLLECTION.md §1). */
+function isProofPath(url: string): boolean {
+  return url.startsWith('/api/proof/');
+}
+
+function errorRef(proof: boolean): JsonSchema {
+  return { $ref: `#/components/schemas/${proof ? 'ProofErrorBody' : 'ErrorEnvelope'}` };
+}
 
 const SCHEMES: Record<string, string[]> = {
   key: ['serviceKey'],
@@ -155,8 +163,8 @@ function parameters(where: 'query' | 'path', schema: unknown, components: Compon
   });
 }
 
-function errorResponse(description: string, headers?: string[]): JsonSchema {
-  const out: JsonSchema = { description, content: { 'application/json': { schema: ERROR_REF } } };
+function errorResponse(description: string, proof: boolean, headers?: string[]): JsonSchema {
+  const out: JsonSchema = { description, content: { 'application/json': { schema: errorRef(proof) } } };
   if (headers) {
     out.headers = Object.fromEntries(headers.map((h) => [h, { description: 'seconds to wait before retrying', schema: { type: 'integer' } }]));
   }
@@ -166,33 +174,43 @@ function errorResponse(description: string, headers?: string[]): JsonSchema {
 /** The error statuses a route can answer by its auth, input and idempotency; a route adds its own in schema.response. */
 function impliedErrors(route: RouteOptions, config: Record<string, unknown>, schema: Record<string, unknown>): Record<string, JsonSchema> {
   const auth = (config.auth as string | undefined) ?? 'public';
+  const proof = isProofPath(String(route.url));
   const out: Record<string, JsonSchema> = {
-    400: errorResponse('VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema'),
+    400: errorResponse('VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema', proof),
   };
   if (auth === 'key' || auth === 'key-or-identity') {
-    out[401] = errorResponse('INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired');
-    out[403] = errorResponse(`INSUFFICIENT_SCOPE${config.scope ? ` (needs ${config.scope})` : ''}, ENVIRONMENT_SCOPE_MISMATCH, PRODUCT_SCOPE_REQUIRED or PRODUCT_SCOPE_UNAVAILABLE`);
-    out[429] = errorResponse('RATE_LIMITED: more requests this minute than the key may make', ['Retry-After']);
+    out[401] = errorResponse('INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired', proof);
+    out[403] = errorResponse(`INSUFFICIENT_SCOPE${config.scope ? ` (needs ${config.scope})` : ''}, ENVIRONMENT_SCOPE_MISMATCH, PRODUCT_SCOPE_REQUIRED or PRODUCT_SCOPE_UNAVAILABLE`, proof);
+    out[429] = errorResponse('RATE_LIMITED: more requests this minute than the key may make', proof, ['Retry-After']);
   } else if (auth === 'identity') {
-    out[401] = errorResponse('The end-user token is missing, malformed, badly signed, expired or already used');
-    out[403] = errorResponse('KEY_AUDIENCE_MISMATCH (a service key was sent) or PRODUCT_SCOPE_UNAVAILABLE');
+    out[401] = errorResponse('The end-user token is missing, malformed, badly signed, expired or already used', proof);
+    out[403] = errorResponse('KEY_AUDIENCE_MISMATCH (a service key was sent) or PRODUCT_SCOPE_UNAVAILABLE', proof);
   } else if (auth === 'session') {
-    out[401] = errorResponse('The workspace session is missing, malformed or expired');
+    out[401] = errorResponse('The workspace session is missing, malformed or expired', proof);
     const refusal = config.keyRefusal === 'HUMAN_APPROVAL_REQUIRED' ? 'HUMAN_APPROVAL_REQUIRED (a service key was sent)' : 'FORBIDDEN (a service key was sent)';
     const roles = Array.isArray(config.roles) ? `, a role other than ${(config.roles as string[]).join(' or ')}` : '';
-    out[403] = errorResponse(`${refusal}, or FORBIDDEN: no x-csrf-token on a write${roles}`);
+    out[403] = errorResponse(`${refusal}, or FORBIDDEN: no x-csrf-token on a write${roles}`, proof);
   }
-  if (schema.params) out[404] = errorResponse('NOT_FOUND: no such resource for this tenant (another tenant\'s id answers the same)');
+  if (schema.params) out[404] = errorResponse('NOT_FOUND: no such resource for this tenant (another tenant\'s id answers the same)', proof);
   if (config.idempotency) {
-    out[409] = errorResponse('IDEMPOTENCY_IN_PROGRESS (Retry-After) or the Idempotency-Key was used for a different request', ['Retry-After']);
+    out[409] = errorResponse('IDEMPOTENCY_IN_PROGRESS (Retry-After) or the Idempotency-Key was used for a different request', proof, ['Retry-After']);
   }
-  out[503] = errorResponse('SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry', ['Retry-After']);
+  if (proof && schema.body) {
+    // The /api/proof body parser refuses oversized and non-JSON bodies before the route runs.
+    out[413] = errorResponse('TOO_LARGE: the body is larger than the route accepts', proof);
+    out[415] = errorResponse('UNSUPPORTED_MEDIA_TYPE: this content-type is not accepted here', proof);
+  }
+  out[503] = errorResponse('SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry', proof, ['Retry-After']);
   return out;
 }
 
-function declaredResponse(status: string, d: Description | undefined, components: Components): JsonSchema {
+function declaredResponse(status: string, d: Description | undefined, components: Components, proof: boolean): JsonSchema {
   const described: JsonSchema = { description: d?.meta?.description ?? STATUS_TEXT[status] ?? status };
   if (!d || d.meta?.noContent) return described;
+  if (d.meta?.name === 'ErrorEnvelope') {
+    described.content = { 'application/json': { schema: errorRef(proof) } };
+    return described;
+  }
   if (d.meta?.contentType) {
     described.content = { [d.meta.contentType]: { schema: { type: 'string', ...(d.meta.format ? { format: d.meta.format } : {}) } } };
     return described;
@@ -208,7 +226,13 @@ function operation(route: RouteOptions, components: Components): JsonSchema {
   const auth = (config.auth as string | undefined) ?? 'public';
   const declared = Object.entries((schema.response ?? {}) as Record<string, unknown>);
   const responses: JsonSchema = impliedErrors(route, config, schema);
-  for (const [status, s] of declared) responses[status] = declaredResponse(status, describe(s), components);
+  for (const [status, s] of declared) responses[status] = declaredResponse(status, describe(s), components, isProofPath(String(route.url)));
+  if (config.htmlError) {
+    // A form posted without JavaScript gets its errors as a page (api/plugins/errors.ts).
+    for (const [status, response] of Object.entries(responses)) {
+      if (Number(status) >= 400) (response as JsonSchema).content = { 'text/html': { schema: { type: 'string' } } };
+    }
+  }
   const notes: string[] = [];
   if (config.scope) notes.push(`Service key scope: \`${config.scope}\`.`);
   if (Array.isArray(config.roles)) notes.push(`Workspace roles: ${(config.roles as string[]).join(', ')}.`);
@@ -242,6 +266,7 @@ function operation(route: RouteOptions, components: Components): JsonSchema {
 export function buildDocument(routes: RouteOptions[], version: string): JsonSchema {
   const components: Components = {};
   toJsonSchema(describe(errorEnvelope)!, components, 'response');
+  toJsonSchema(describe(proofErrorBody)!, components, 'response');
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes) {
     const url = String(route.url).replace(/:([A-Za-z]+)/g, '{$1}');

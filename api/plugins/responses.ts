@@ -43,6 +43,16 @@ export const errorEnvelope = named('ErrorEnvelope', object({
   }).required(),
 }), { error: { code: 'NOT_FOUND', message: 'signal not found', requestId: 'req_5f0c2a9d1e7b3c4a8d6e2f10', details: null } });
 
+/** The error body of /api/proof (COLLECTION.md §1): `{ error, code }`, nothing else. */
+export const proofErrorBody = named('ProofErrorBody', mixed().meta({
+  jsonSchema: {
+    type: 'object',
+    properties: { error: { type: 'string', description: 'a readable message' }, code: { type: 'string', description: 'the error code, e.g. VALIDATION_FAILED' } },
+    required: ['error', 'code'],
+    additionalProperties: false,
+  },
+}), { error: 'draft not found', code: 'NOT_FOUND' });
+
 /** An error status a route answers beyond the ones its auth, input and idempotency imply: `errorOf('CONFLICT: ...')`. */
 export function errorOf(description: string) {
   return errorEnvelope.meta({ description });

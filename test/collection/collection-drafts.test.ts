@@ -177,6 +177,10 @@ describe('collection: drafts, submit and the control link', () => {
     const verify = async () => (await call({ method: 'POST', url: '/api/public/proof/receipts/verify', payload: receipt.json() })).json().data.status;
     assert.equal(await verify(), 'granted');
 
+    const narrowNothing = await control({ method: 'POST', url: '/api/proof/collect/control/passport', payload: { action: 'limit_channels', proofItemId: s.proofItemId, channels: [] } });
+    assert.equal(narrowNothing.statusCode, 400, narrowNothing.body);
+    assert.deepEqual(Object.keys(narrowNothing.json()).sort(), ['code', 'error']);
+
     const withdrawn = await control({ method: 'POST', url: '/api/proof/collect/control', payload: { action: 'withdraw', proofItemId: s.proofItemId, confirm: true } });
     assert.equal(withdrawn.statusCode, 200, withdrawn.body);
     assert.equal(withdrawn.json().data.requestOnly, false);

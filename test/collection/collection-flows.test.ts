@@ -144,6 +144,10 @@ describe('collection setup: flows, questions, consent templates', () => {
     assert.equal(rows[0].wording, 'First wording that the customer agrees to.');
     const short = await as(t.owner, { method: 'POST', url: '/api/proof/collect/consent-templates', payload: { productId: t.product.id, name: 'x', wording: 'too short', terms: {} } });
     assert.equal(short.statusCode, 400);
+    const listed = await as(t.owner, { method: 'GET', url: `/api/proof/collect/consent-templates?productId=${t.product.id}` });
+    assert.equal(listed.statusCode, 200, listed.body);
+    const ids = listed.json().data.map((v: { id: string }) => v.id);
+    assert.ok(ids.includes(v1.id) && ids.includes(v2.id), listed.body);
   });
 
   it('roles: members read but never write, a service key gets 403, and another workspace\'s ids are 404', async () => {

@@ -98,6 +98,22 @@ describe('collection: resumable uploads (upload/<sessionId>)', () => {
     await second.close();
   });
 
+  it('captions answer 503 UNAVAILABLE while transcription is off', async () => {
+    const d = await startDraft(t);
+    const u = await open(d, pngBytes(300_000));
+    const url = `/api/proof/collect/drafts/${d.id}/uploads/${u.id}/captions`;
+    const calls = [
+      { method: 'GET' as const, url },
+      { method: 'POST' as const, url, payload: {} },
+      { method: 'PUT' as const, url, payload: { baseVersion: 0, cues: [{ startMs: 0, endMs: 900, text: 'Hello' }] } },
+    ];
+    for (const c of calls) {
+      const res = await customerCall(asDraft(d, c));
+      assert.equal(res.statusCode, 503, `${c.method} ${res.body}`);
+      assert.equal(res.json().code, 'UNAVAILABLE');
+    }
+  });
+
   it('refuses a wrong part size, a bad part number and a part checksum that does not match', async () => {
     const d = await startDraft(t);
     const file = pngBytes(200_000);
