@@ -10,6 +10,7 @@ import { RunningRelay, startRelay } from './relay';
 import { webhookRelay } from './webhooks/webhook-relay';
 import { signalAnalysisRelay } from './customer-loop/signal-analysis-relay';
 import { createWorker, ensureMaintenance } from './worker';
+import { workflowCommandRelay } from './workflow-commands';
 
 export interface RunningWorker {
   stop: () => Promise<void>;
@@ -34,6 +35,7 @@ export async function startWorker(config: Config, dataSource: DataSource, conn: 
   const relays: RunningRelay[] = [
     startRelay(webhookRelay(dataSource, conn.client, config)),
     startRelay(signalAnalysisRelay(dataSource, conn.client, config)),
+    startRelay(workflowCommandRelay(dataSource, conn.client, config)),
   ];
   return {
     stop: async () => {

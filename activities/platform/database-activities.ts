@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { PurgeCounts, purgeExpiredRecords } from '../../db/platform/maintenance';
+import { WorkflowFailure, recordWorkflowFailure } from '../../db/platform/workflow-failures';
 
 export interface DatabaseActivityDeps {
   dataSource: DataSource;
@@ -10,6 +11,9 @@ export function createDatabaseActivities({ dataSource }: DatabaseActivityDeps) {
   return {
     async purgeExpiredRecords(): Promise<PurgeCounts> {
       return purgeExpiredRecords(dataSource);
+    },
+    async recordWorkflowFailure(failure: WorkflowFailure): Promise<void> {
+      await recordWorkflowFailure(dataSource, failure);
     },
   };
 }

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { ApplicationFailure } from '@temporalio/activity';
 import { DataSource } from 'typeorm';
-import { RESPONSE_EXCERPT_BYTES, failDelivery, loadAttemptTarget, recordAttempt } from '../../db/webhooks/webhooks';
+import { RESPONSE_EXCERPT_BYTES, failDelivery, loadAttemptTarget, recordAttempt, reserveAttempt } from '../../db/webhooks/webhooks';
 import { Config } from '../../runtime/config';
 import { literalTargetAllowed, publicOnlyLookup } from '../../runtime/webhook-target';
 import { signWebhook } from '../../runtime/webhook-signature';
@@ -17,7 +17,11 @@ export interface WebhookActivityDeps {
 /** What one attempt found: nothing to send, or what the receiver answered. */
 export type AttemptResult =
   | { kind: 'skipped'; reason: 'endpoint-disabled' | 'already-delivered' | 'already-failed' }
-  | { kind: 'sent'; startedAt: string; durationMs: number; statusCode: number | null; error: string | null; excerpt: string | null };
+  | {
+    kind: 'sent'; startedAt: string; durationMs: number; statusCode: number | null; error: string | null; excerpt: string | null;
+    /** The number this try reserved and sent; absent in results of workflows from before reservations. */
+    attempt?: number;
+  };
 
 interface HttpResult {
   statusCode: number | null;
@@ -83,12 +87,14 @@ const isDelivered = (r: AttemptResult) =>
  */
 export function createWebhookActivities({ dataSource, config }: WebhookActivityDeps) {
   return {
+    /** `attempt` is the workflow's count; the number sent is reserved here, fresh for every try. */
     async sendWebhookAttempt(input: { deliveryId: string; attempt: number; timeoutMs: number }): Promise<AttemptResult> {
       const target = await loadAttemptTarget(dataSource, input.deliveryId);
       if (!target) throw ApplicationFailure.nonRetryable(`delivery ${input.deliveryId} does not exist`, 'DeliveryMissing');
       const { delivery, endpoint } = target;
       if (delivery.status !== 'pending') return { kind: 'skipped', reason: delivery.status === 'delivered' ? 'already-delivered' : 'already-failed' };
       if (!endpoint.enabled || endpoint.deletedAt) return { kind: 'skipped', reason: 'endpoint-disabled' };
+      const attempt = await reserveAttempt(dataSource, delivery.id);
       const headers = {
         'content-type': 'application/json',
         'user-agent': WEBHOOK_USER_AGENT,
@@ -96,7 +102,7 @@ export function createWebhookActivities({ dataSource, config }: WebhookActivityD
         'service-event-id': delivery.eventId,
         'service-event-type': delivery.eventType,
         'service-delivery-id': delivery.id,
-        'service-delivery-attempt': String(input.attempt),
+        'service-delivery-attempt': String(attempt),
       };
       const startedAt = new Date();
       const result = await post(new URL(endpoint.url), delivery.payload, headers, input.timeoutMs, config.webhookAllowPrivateTargets);
@@ -109,6 +115,7 @@ export function createWebhookActivities({ dataSource, config }: WebhookActivityD
         statusCode: result.statusCode,
         error: result.error ?? (ok ? null : `HTTP ${result.statusCode}${redirect ? ' (redirects are not followed)' : ''}`),
         excerpt: result.excerpt,
+        attempt,
       };
     },
 

@@ -7,6 +7,20 @@ export interface InboxSubscriber {
   onLost: () => void;
 }
 
+/** A notice as inbox.ts writes it, or null for anything else. */
+export function parseInboxNotice(payload: string): InboxNotice | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload);
+  } catch {
+    return null;
+  }
+  const v = value as Partial<InboxNotice> | null;
+  if (!v || typeof v !== 'object' || typeof v.productId !== 'string' || typeof v.endUserId !== 'string') return null;
+  if (v.itemId !== null && typeof v.itemId !== 'string') return null;
+  return v as InboxNotice;
+}
+
 const keyOf = (productId: string, endUserId: string) => `${productId}\u0000${endUserId}`;
 
 /**
@@ -39,7 +53,9 @@ export class InboxHub {
       this.current = client;
       client.on('notification', (message) => {
         if (message.channel !== INBOX_CHANNEL || !message.payload) return;
-        const notice = JSON.parse(message.payload) as InboxNotice;
+        const notice = parseInboxNotice(message.payload);
+        // Anyone with the database may NOTIFY this channel: a payload we did not write is dropped, never thrown.
+        if (!notice) return;
         for (const subscriber of this.subscribers.get(keyOf(notice.productId, notice.endUserId)) ?? []) subscriber.onNotice(notice);
       });
       const lost = () => this.lose(client);

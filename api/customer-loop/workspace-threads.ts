@@ -1,11 +1,8 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { FastifyInstance } from 'fastify';
 import { string } from 'yup';
 import { MESSAGE_VISIBILITIES, MessageVisibility } from '../../db/entities/thread-message';
 import { addTeammateMessage, setNextUpdate, viewThread } from '../../db/customer-loop/threads';
 import { validationFailed } from '../../runtime/service-error';
-import { tenantMemo } from '../../runtime/workflow-memo';
-import { promiseSignal, repliedSignal, threadSlaWorkflow, threadSlaWorkflowId } from '../../workflows/customer-loop/thread-sla-workflow';
 import { sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';
 import { idParams } from '../plugins/path-params';
@@ -25,7 +22,6 @@ const promiseBody = strictObject({
 /** Teammates answer threads here; replies and notes are open to members, promises to owners and admins. */
 export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
-  const temporal = deps.temporal;
 
   app.post<{ Params: { id: string }; Body: { body: string; visibility: MessageVisibility } }>('/api/workspace/threads/:id/messages', {
     schema: { params: idParams, body: messageBody },
@@ -33,14 +29,6 @@ export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps)
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const result = await addTeammateMessage(ds, request.params.id, { ...request.body, organizationId: s.organizationId, teammateId: s.teammateId });
-    if (result.hadPromise) {
-      try {
-        await temporal.workflow.getHandle(threadSlaWorkflowId(request.params.id)).signal(repliedSignal);
-      } catch (err) {
-        // The promise already escalated or was never watched: nothing is waiting for this reply.
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
-      }
-    }
     return reply.code(201).send({ data: result.message });
   });
 
@@ -55,23 +43,6 @@ export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps)
       throw validationFailed([{ path: 'nextUpdateAt', message: 'must be a date-time in the future' }]);
     }
     const thread = await setNextUpdate(ds, s.organizationId, request.params.id, due);
-    const workflowId = threadSlaWorkflowId(thread.id);
-    if (due) {
-      await temporal.workflow.signalWithStart(threadSlaWorkflow, {
-        workflowId,
-        taskQueue: deps.config.taskQueue,
-        args: [{ threadId: thread.id }],
-        signal: promiseSignal,
-        signalArgs: [due.toISOString()],
-        memo: tenantMemo(thread.organizationId, thread.productId),
-      });
-    } else {
-      try {
-        await temporal.workflow.getHandle(workflowId).signal(promiseSignal, null);
-      } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
-      }
-    }
     return { data: viewThread(thread) };
   });
 }

@@ -1,3 +1,4 @@
+import { ServiceError as TemporalServiceError } from '@temporalio/client';
 import { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError } from '../../runtime/service-error';
 
@@ -42,9 +43,14 @@ function loggable(error: unknown): Record<string, unknown> {
   return { name: e?.name, message: e?.message, code: e?.code, stack: e?.stack };
 }
 
+// gRPC UNAVAILABLE and DEADLINE_EXCEEDED: the Temporal frontend is down or too slow to answer.
+const GRPC_DOWN = [14, 4];
+
 function isDependencyDown(error: unknown): boolean {
   const code = (error as { code?: string } | null)?.code ?? '';
+  const grpcCode = (error as { cause?: { code?: unknown } } | null)?.cause?.code;
   return ['ECONNREFUSED', 'ECONNRESET', '57P01', '57P03', '53300'].includes(code)
+    || (error instanceof TemporalServiceError && typeof grpcCode === 'number' && GRPC_DOWN.includes(grpcCode))
     || /Connection terminated|timeout exceeded when trying to connect/i.test(String((error as Error)?.message));
 }
 

@@ -21,9 +21,23 @@ function problemIn(root: unknown, max: number): string | null {
 }
 
 /**
- * JSON bodies: prototype-poisoning keys, NUL characters and nesting deeper than MAX_JSON_DEPTH are
- * refused with a 400 before any handler or recursive code sees them.
+ * JSON text as every body is read: prototype-poisoning keys, NUL characters and nesting deeper than
+ * MAX_JSON_DEPTH are refused with a 400 (thrown as a ServiceError) before any handler sees them.
  */
+export function parseJsonText(text: string): unknown {
+  let parsed: unknown;
+  try {
+    parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (err) {
+    const message = err instanceof SyntaxError ? err.message : 'the body is not valid JSON';
+    throw validationFailed([{ path: '', message }], 'the body is not valid JSON');
+  }
+  const problem = problemIn(parsed, MAX_JSON_DEPTH);
+  if (problem) throw validationFailed([{ path: '', message: problem }], `the body is refused: ${problem}`);
+  return parsed;
+}
+
+/** JSON bodies through parseJsonText. */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
@@ -33,19 +47,10 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
       done(null, undefined);
       return;
     }
-    let parsed: unknown;
     try {
-      parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+      done(null, parseJsonText(text));
     } catch (err) {
-      const message = err instanceof SyntaxError ? err.message : 'the body is not valid JSON';
-      done(validationFailed([{ path: '', message }], 'the body is not valid JSON'), undefined);
-      return;
+      done(err as Error, undefined);
     }
-    const problem = problemIn(parsed, MAX_JSON_DEPTH);
-    if (problem) {
-      done(validationFailed([{ path: '', message: problem }], `the body is refused: ${problem}`), undefined);
-      return;
-    }
-    done(null, parsed);
   });
 }

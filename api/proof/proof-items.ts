@@ -13,7 +13,6 @@ import { productTenant } from '../plugins/product-tenant';
 import type { AppDeps } from '../app';
 import { closedList, proofContentSchema } from './proof-content';
 import { idParams } from '../plugins/path-params';
-import { proofWorkflows } from './proof-workflows';
 import { pageQuery, strictObject } from '../plugins/validation';
 
 const MAX_EXPAND = 2;
@@ -51,7 +50,6 @@ const humanOnly = () => new ServiceError('HUMAN_APPROVAL_REQUIRED', 403, 'only a
 
 export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
-  const workflows = proofWorkflows(deps.temporal, deps.config);
   const read = { auth: 'key' as const, scope: 'service:proof:read' };
   const write = { auth: 'key' as const, scope: 'service:proof:write', idempotency: 'optional' as const };
 
@@ -96,10 +94,7 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
     config: { ...write, summary: 'Queue a version for a person; requesting is not approving' },
   }, async (request) => {
     const s = scopeOf(request);
-    const result = await requestApproval(ds, s, request.params.id, request.body.versionId, { type: 'service_key', id: s.keyId });
-    if (result.superseded) await workflows.signalApproval(result.superseded, 'superseded');
-    if (result.created) await workflows.startApproval(s, result.created, true);
-    if (result.existing) await workflows.startApproval(s, result.existing, false);
+    const result = await requestApproval(ds, s, request.params.id, request.body.versionId, { type: 'service_key', id: s.keyId }, deps.config.proofApprovalReminderMs);
     return { data: { item: result.item, version: result.version, approvalRequestId: result.approvalRequestId } };
   });
 
@@ -139,7 +134,6 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
     const filed = await requestRevocation(ds, s, { proofItemId: request.params.id }, {
       requestText: request.body?.requestText, slaMs: deps.config.proofRevocationSlaMs,
     }, { type: 'service_key', id: s.keyId });
-    if (filed.started) await workflows.startRevocation(s, filed.started.revocationId, filed.started.slaDeadlineAt);
     return reply.code(202).send({ data: filed.result });
   });
 
@@ -151,7 +145,6 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
     const filed = await requestRevocation(ds, s, { consentGrantId: request.params.id }, {
       slaMs: deps.config.proofRevocationSlaMs,
     }, { type: 'service_key', id: s.keyId });
-    if (filed.started) await workflows.startRevocation(s, filed.started.revocationId, filed.started.slaDeadlineAt);
     return reply.code(202).send({ data: filed.result });
   });
 }

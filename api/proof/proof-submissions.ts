@@ -3,6 +3,7 @@ import { array, boolean, string } from 'yup';
 import { PROOF_TYPES } from '../../db/entities/proof-item';
 import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
 import { SubmissionBody, submitProof } from '../../db/proof/proof-items';
+import { completeIdempotencyKey } from '../../db/platform/idempotency';
 import { keyPrincipal } from '../plugins/auth';
 import { productTenant } from '../plugins/product-tenant';
 import type { AppDeps } from '../app';
@@ -53,10 +54,11 @@ export async function proofSubmissionRoutes(app: FastifyInstance, deps: AppDeps)
     },
   }, async (request, reply) => {
     const key = keyPrincipal(request);
+    const claim = request.idempotency;
     const data = await submitProof(deps.dataSource, {
       ...productTenant(request), keyId: key.id, ip: request.ip,
       monthlyAllowance: deps.config.proofMonthlySubmissionAllowance,
-    }, request.body);
+    }, request.body, claim ? (em, result) => completeIdempotencyKey(em, claim, 201, JSON.stringify({ data: result })) : undefined);
     return reply.code(201).send({ data });
   });
 }

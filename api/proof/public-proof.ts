@@ -8,10 +8,11 @@ import { ServiceError, notFound, validationFailed } from '../../runtime/service-
 import type { AppDeps } from '../app';
 import { idParams } from '../plugins/path-params';
 import { openObject, strictObject } from '../plugins/validation';
+import { parseJsonText } from '../plugins/json-body';
 
 const BEACON_BODY_LIMIT = 2048;
 const mediaParams = strictObject({ placementId: string().required().max(100), assetId: string().required().max(100) });
-const beaconBody = strictObject({ token: string().required().max(400), type: string().required().oneOf([...ENGAGEMENT_TYPES]) });
+const beaconBody = strictObject({ token: string().required().max(400), type: string().required().oneOf([...ENGAGEMENT_TYPES]) }).required();
 const verifyBody = strictObject({
   receipt: openObject().required(),
   signature: strictObject({ alg: string().required(), kid: string().required().max(100), value: string().required().max(200) }).required(),
@@ -80,20 +81,16 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
     bodyLimit: BEACON_BODY_LIMIT,
     config: { summary: 'Cookie-free engagement beacon (text/plain JSON {token, type}); needs the manifest\'s event token' },
   }, async (request, reply) => {
-    // navigator.sendBeacon sends text/plain without a preflight; the text is JSON.
-    let parsed: unknown = request.body;
-    if (typeof parsed === 'string') {
-      try {
-        parsed = JSON.parse(parsed);
-      } catch {
-        throw validationFailed([{ path: '', message: 'the body must be JSON text {"token", "type"}' }]);
-      }
-    }
+    const expected = `send {"token": <eventToken>, "type": ${ENGAGEMENT_TYPES.join('|')}}`;
+    // navigator.sendBeacon sends text/plain without a preflight; the text is JSON, read like any JSON body.
+    const parsed: unknown = typeof request.body === 'string' ? parseJsonText(request.body) : request.body;
+    // No body at all (no content type, or an empty JSON one) is a request without the beacon.
+    if (parsed === undefined || parsed === null) throw validationFailed([{ path: '', message: expected }]);
     let body: { token: string; type: string };
     try {
       body = beaconBody.validateSync(parsed, { strict: true }) as { token: string; type: string };
     } catch {
-      throw validationFailed([{ path: '', message: `send {"token": <eventToken>, "type": ${ENGAGEMENT_TYPES.join('|')}}` }]);
+      throw validationFailed([{ path: '', message: expected }]);
     }
     const now = new Date();
     const claims = await readEventToken(ds, body.token, now);

@@ -12,7 +12,6 @@ import { sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';
 import { idParams } from '../plugins/path-params';
 import { consentTermsSchema } from './proof-submissions';
-import { proofWorkflows } from './proof-workflows';
 import { pageQuery, strictObject } from '../plugins/validation';
 
 const approveBody = strictObject({ versionId: string().required().max(100) }).required();
@@ -29,7 +28,6 @@ const rawExportBody = strictObject({ productId: string().required().max(100) }).
  */
 export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
-  const workflows = proofWorkflows(deps.temporal, deps.config);
   const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
   const decision = { ...people, keyRefusal: 'HUMAN_APPROVAL_REQUIRED' as const };
 
@@ -44,7 +42,6 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
   }, async (request) => {
     const s = sessionPrincipal(request);
     const decided = await decideApproval(ds, s.organizationId, request.params.id, { kind: 'approve', versionId: request.body.versionId }, s.teammateId);
-    await workflows.signalApproval(decided.ref, decided.outcome);
     return { data: { item: decided.item, version: decided.version } };
   });
 
@@ -54,7 +51,6 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
   }, async (request) => {
     const s = sessionPrincipal(request);
     const decided = await decideApproval(ds, s.organizationId, request.params.id, { kind: 'reject', reason: request.body.reason, versionId: request.body.versionId }, s.teammateId);
-    await workflows.signalApproval(decided.ref, decided.outcome);
     return { data: { item: decided.item, version: decided.version } };
   });
 
@@ -89,8 +85,6 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
   }, async (request) => {
     const s = sessionPrincipal(request);
     const done = await completeRevocation(ds, s.organizationId, request.params.id, s.teammateId);
-    await workflows.signalRevocationCompleted(request.params.id);
-    for (const ref of done.cancelled) await workflows.signalApproval(ref, 'cancelled');
     return { data: done.result };
   });
 
@@ -99,11 +93,7 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
     config: { ...people, summary: 'Delete an item; it may be restored inside the recovery window' },
   }, async (request) => {
     const s = sessionPrincipal(request);
-    const deleted = await deleteItem(ds, s.organizationId, request.params.id, s.teammateId, deps.config.proofDeletionRecoveryMs);
-    await workflows.signalDeleted(
-      { organizationId: s.organizationId, productId: deleted.item.productId }, deleted.item.id, deleted.deletedAt!, deleted.recoveryClosesAt!,
-    );
-    return { data: deleted };
+    return { data: await deleteItem(ds, s.organizationId, request.params.id, s.teammateId, deps.config.proofDeletionRecoveryMs) };
   });
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/items/:id/restore', {
@@ -111,9 +101,7 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
     config: { ...people, summary: 'Restore a deleted item inside its recovery window' },
   }, async (request) => {
     const s = sessionPrincipal(request);
-    const restored = await restoreItem(ds, s.organizationId, request.params.id, s.teammateId);
-    await workflows.signalRestored(request.params.id);
-    return { data: restored };
+    return { data: await restoreItem(ds, s.organizationId, request.params.id, s.teammateId) };
   });
 
   app.post<{ Body: { productId: string } }>('/api/workspace/proof/exports/raw', {

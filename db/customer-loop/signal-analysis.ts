@@ -31,22 +31,28 @@ export interface ClaimedSignal {
 // The features a model may propose links to; open ones only, best-scored first.
 const CANDIDATE_FEATURES = 50;
 
+// Long enough for a batch of Temporal starts; a worker that dies holding a claim loses it after this.
+const CLAIM_LEASE = '1 minute';
+const RETRY_AFTER = '5 seconds';
+
 /**
- * Claims signals whose analysis may start and hands each to `start` inside the claiming transaction,
- * so a crash before commit leaves them for the next tick. Each start takes one unit of the
- * workspace's monthly analysis allowance; a signal past it waits (its state says so) and is claimed
- * again once the allowance returns (a new month, or a raised allowance).
+ * Claims signals whose analysis may start, in a short transaction that commits a lease, then hands
+ * each to `start` outside it: no row lock is held while Temporal is called, and a failed start delays
+ * only its own signal. Each claim takes one unit of the workspace's monthly analysis allowance, once
+ * per signal and month (a retried claim is not counted again); a signal past it waits (its state says
+ * so) and is claimed again once the allowance returns (a new month, or a raised allowance).
  */
 export async function claimSignalsForAnalysis(
   ds: DataSource, batchSize: number, defaultAllowance: number, start: (signal: ClaimedSignal) => Promise<void>, now = new Date(),
 ): Promise<number> {
   const period = `analysis:${monthPeriod(now)}`;
-  return ds.transaction(async (em) => {
-    const rows: Array<{ id: string; organization_id: string; product_id: string; analysis_state: string; allowance: number }> = await em.query(
-      `SELECT s.id, s.organization_id, s.product_id, s.analysis_state,
+  const { claimed, seen } = await ds.transaction(async (em) => {
+    const rows: Array<{ id: string; organization_id: string; product_id: string; analysis_state: string; allowance: number; counted: string | null }> = await em.query(
+      `SELECT s.id, s.organization_id, s.product_id, s.analysis_state, s.analysis_counted_period AS counted,
               COALESCE(l.monthly_signal_allowance, $3) AS allowance
          FROM signals s LEFT JOIN intake_limits l ON l.organization_id = s.organization_id
         WHERE s.analysis_queued_at IS NULL
+          AND (s.analysis_claimed_until IS NULL OR s.analysis_claimed_until <= now())
           AND (s.analysis_state = 'pending'
                OR (s.analysis_state = 'waiting' AND NOT EXISTS (
                      SELECT 1 FROM intake_counters c
@@ -57,8 +63,9 @@ export async function claimSignalsForAnalysis(
         FOR UPDATE OF s SKIP LOCKED`,
       [batchSize, period, defaultAllowance],
     );
+    const ready: ClaimedSignal[] = [];
     for (const row of rows) {
-      const granted: unknown[] = await em.query(
+      const granted: unknown[] = row.counted === period ? [row] : await em.query(
         `INSERT INTO intake_counters AS c (organization_id, period, count) SELECT $1, $2, 1 WHERE $3 > 0
          ON CONFLICT (organization_id, period) DO UPDATE SET count = c.count + 1 WHERE c.count < $3
          RETURNING count`,
@@ -68,12 +75,31 @@ export async function claimSignalsForAnalysis(
         await em.query(`UPDATE signals SET analysis_state = 'waiting', updated_at = now() WHERE id = $1`, [row.id]);
         continue;
       }
-      await start({ id: row.id, organizationId: row.organization_id, productId: row.product_id });
       await em.query(
-        `UPDATE signals SET analysis_queued_at = now(), analysis_state = 'pending', over_allowance = false, updated_at = now() WHERE id = $1`, [row.id]);
+        `UPDATE signals SET analysis_claimed_until = now() + interval '${CLAIM_LEASE}', analysis_counted_period = $2,
+                analysis_state = 'pending', over_allowance = false, updated_at = now()
+          WHERE id = $1`,
+        [row.id, period],
+      );
+      ready.push({ id: row.id, organizationId: row.organization_id, productId: row.product_id });
     }
-    return rows.length;
+    return { claimed: ready, seen: rows.length };
   });
+  const results = await Promise.allSettled(claimed.map(async (signal) => {
+    await start(signal);
+    return signal.id;
+  }));
+  const started = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  if (started.length > 0) {
+    await ds.query(`UPDATE signals SET analysis_queued_at = now(), analysis_claimed_until = NULL WHERE id = ANY($1)`, [started]);
+  }
+  const failed = claimed.filter((s) => !started.includes(s.id)).map((s) => s.id);
+  if (failed.length > 0) {
+    await ds.query(`UPDATE signals SET analysis_claimed_until = now() + interval '${RETRY_AFTER}' WHERE id = ANY($1)`, [failed]);
+    const first = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    throw new Error(`${failed.length} analysis start(s) failed, retried shortly: ${(first?.reason as Error)?.message}`);
+  }
+  return seen;
 }
 
 /** Moves the signal to analyzing and gathers what the model needs; null when there is nothing to do. */

@@ -6,6 +6,7 @@ import { ThreadState } from '../entities/thread';
 import { newId } from '../rules/ids';
 import { insertInboxItem } from './inbox';
 import { enqueueEvent } from '../outbox';
+import { enqueueWorkflowCommand } from '../workflow-commands';
 import { Page, PageRequest, pageOf } from '../pagination';
 
 export interface ThreadView {
@@ -123,6 +124,7 @@ export async function addTeammateMessage(ds: DataSource, threadId: string, input
         [threadId],
       );
       hadPromise = rows[0]?.had ?? false;
+      if (hadPromise) await enqueueWorkflowCommand(em, { type: 'thread.sla.replied', threadId });
       await insertInboxItem(em, {
         id: newId('inb'), organizationId: thread.organizationId, productId: thread.productId, endUserId: thread.endUserId,
         threadId, subject: thread.subject, preview: input.body,
@@ -136,11 +138,16 @@ export async function addTeammateMessage(ds: DataSource, threadId: string, input
   });
 }
 
-/** Sets or clears the promised next update; the caller starts or stops the thread SLA workflow. */
+/** Sets or clears the promised next update, with the command that starts or stops its SLA workflow. */
 export async function setNextUpdate(ds: DataSource, organizationId: string, threadId: string, nextUpdateAt: Date | null) {
   const thread = await workspaceThread(ds, organizationId, threadId);
   const updatedAt = new Date();
-  await ds.getRepository(Thread).update(threadId, { nextUpdateAt, slaEscalatedAt: null, updatedAt });
+  await ds.transaction(async (em) => {
+    await em.getRepository(Thread).update(threadId, { nextUpdateAt, slaEscalatedAt: null, updatedAt });
+    await enqueueWorkflowCommand(em, {
+      type: 'thread.sla.promise', tenant: { organizationId: thread.organizationId, productId: thread.productId }, threadId, dueAt: nextUpdateAt?.toISOString() ?? null,
+    });
+  });
   return { ...thread, nextUpdateAt, slaEscalatedAt: null, updatedAt };
 }
 

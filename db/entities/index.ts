@@ -33,6 +33,7 @@ import { WebhookDelivery } from './webhook-delivery';
 import { WebhookEndpoint } from './webhook-endpoint';
 import { Thread } from './thread';
 import { ThreadMessage } from './thread-message';
+import { WorkflowCommand } from './workflow-command';
 
 export {
   Environment, IdempotencyRecord, IdentityNonce, Organization, OutboxEvent, Product, RateLimitWindow,
@@ -43,8 +44,12 @@ export {
   EndUser, Feature, FeatureFollow, FeatureSignalLink, FeatureVote, InboxItem, IntakeLimit, Release, ReleaseReceipt,
   Signal, Thread, ThreadMessage,
 };
+<<<<<<< HEAD
 export { ProofAsset, ProofPlacement, ProofPlacementItem };
 export { ProofAiOperation };
+=======
+export { ProofAsset, ProofPlacement, ProofPlacementItem, WorkflowCommand };
+>>>>>>> issue-16-hardening
 
 export const ENTITIES = [
   Organization, Product, Environment, Teammate, TeammateSession, ServiceKey, IdempotencyRecord,
@@ -52,6 +57,10 @@ export const ENTITIES = [
   ProofItem, ProofVersion, ConsentGrant, ProofApprovalRequest, ProofRevocation, ProofEvent,
   EndUser, Thread, ThreadMessage, Signal, Feature, FeatureSignalLink, FeatureVote, FeatureFollow, Release,
   ReleaseReceipt, InboxItem, IntakeLimit,
+<<<<<<< HEAD
   ProofPlacement, ProofPlacementItem, ProofAsset,
   ProofAiOperation,
+=======
+  ProofPlacement, ProofPlacementItem, ProofAsset, WorkflowCommand,
+>>>>>>> issue-16-hardening
 ];

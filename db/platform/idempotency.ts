@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 
 export const IDEMPOTENCY_KEY_PATTERN = /^[A-Za-z0-9._:-]{8,200}$/;
 const RETENTION = '24 hours';
@@ -53,8 +53,14 @@ export interface IdempotencyClaimRef {
   token: string;
 }
 
-export async function completeIdempotencyKey(ds: DataSource, claim: IdempotencyClaimRef, statusCode: number, body: string): Promise<void> {
-  await ds.query(
+/**
+ * Stores the answer. Passing the write's own EntityManager commits the answer with the write, so a
+ * process that dies before answering leaves a record a retry replays, not a second write.
+ */
+export async function completeIdempotencyKey(
+  db: DataSource | EntityManager, claim: IdempotencyClaimRef, statusCode: number, body: string,
+): Promise<void> {
+  await db.query(
     `UPDATE idempotency_records SET state = 'completed', status_code = $4, response_body = $5
       WHERE credential_id = $1 AND idempotency_key = $2 AND claim_token = $3`,
     [claim.credentialId, claim.key, claim.token, statusCode, body],

@@ -5,6 +5,7 @@ import { newId } from '../rules/ids';
 import { Actor, announceDirectly, appendProofEvent } from './proof-ledger';
 import { assertChangeable, findItem, viewItem, viewVersion } from './proof-items';
 import { PageRequest, pageOf } from '../pagination';
+import { enqueueWorkflowCommand } from '../workflow-commands';
 
 export interface ApprovalRef {
   requestId: string;
@@ -14,12 +15,12 @@ export interface ApprovalRef {
 
 /**
  * Queues a version for a person; requesting is not approving. A newer request supersedes the item's
- * pending one (answered in `superseded`, so the caller can end its workflow). Asking again for the
- * version already queued changes nothing, and answers it as `existing` so a workflow whose start was
- * lost (the API died after the commit) is started then.
+ * pending one (its workflow is told `superseded`). Asking again for the version already queued changes
+ * nothing but makes sure its workflow runs. The workflow commands commit with the change.
  */
 export async function requestApproval(
   ds: DataSource, scope: { organizationId: string; productId: string }, itemId: string, versionId: string, actor: Actor,
+  reminderIntervalMs: number,
 ) {
   return ds.transaction(async (em) => {
     const item = await findItem(em, scope, itemId, true);
@@ -32,6 +33,7 @@ export async function requestApproval(
     const pending = await requests.findOneBy({ proofItemId: itemId, state: 'pending' });
     if (pending && pending.versionId === versionId) {
       const existing: ApprovalRef = { requestId: pending.id, proofItemId: itemId, versionId };
+      await enqueueWorkflowCommand(em, { type: 'proof.approval.start', tenant: { organizationId: item.organizationId, productId: item.productId }, ref: existing, isNew: false, reminderIntervalMs });
       return { item: viewItem(item), version: viewVersion(version), approvalRequestId: pending.id, created: null, existing, superseded: null };
     }
     const now = new Date();
@@ -40,6 +42,7 @@ export async function requestApproval(
       await requests.update(pending.id, { state: 'superseded', decidedAt: now });
       await versions.update(pending.versionId, { approvalState: 'draft' });
       superseded = { requestId: pending.id, proofItemId: itemId, versionId: pending.versionId };
+      await enqueueWorkflowCommand(em, { type: 'proof.approval.outcome', ref: superseded, outcome: 'superseded' });
     }
     const request = requests.create({
       id: newId('apr'), organizationId: item.organizationId, proofItemId: itemId, versionId,
@@ -55,6 +58,7 @@ export async function requestApproval(
       eventType: 'proof.item.review_requested', properties: { versionId, approvalRequestId: request.id },
     });
     const created: ApprovalRef = { requestId: request.id, proofItemId: itemId, versionId };
+    await enqueueWorkflowCommand(em, { type: 'proof.approval.start', tenant: { organizationId: item.organizationId, productId: item.productId }, ref: created, isNew: true, reminderIntervalMs });
     return {
       item: viewItem(await em.getRepository(ProofItem).findOneByOrFail({ id: itemId })),
       version: viewVersion(await versions.findOneByOrFail({ id: versionId })),
@@ -115,9 +119,12 @@ export async function decideApproval(ds: DataSource, organizationId: string, ite
       });
       await announceDirectly(em, 'proof.item.rejected', event);
     }
+    const ref: ApprovalRef = { requestId: request.id, proofItemId: itemId, versionId: version.id };
+    const outcome = decision.kind === 'approve' ? 'approved' as const : 'rejected' as const;
+    await enqueueWorkflowCommand(em, { type: 'proof.approval.outcome', ref, outcome });
     return {
-      ref: { requestId: request.id, proofItemId: itemId, versionId: version.id } as ApprovalRef,
-      outcome: decision.kind === 'approve' ? 'approved' as const : 'rejected' as const,
+      ref,
+      outcome,
       item: viewItem(await em.getRepository(ProofItem).findOneByOrFail({ id: itemId })),
       version: viewVersion(await versions.findOneByOrFail({ id: version.id })),
     };

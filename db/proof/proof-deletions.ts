@@ -3,6 +3,7 @@ import { conflict } from '../../runtime/service-error';
 import { ProofItem } from '../entities';
 import { SYSTEM_ACTOR, appendProofEvent } from './proof-ledger';
 import { findItem, viewItem } from './proof-items';
+import { enqueueWorkflowCommand } from '../workflow-commands';
 
 function viewDeletion(item: ProofItem) {
   return { item: viewItem(item), deletedAt: item.deletedAt?.toISOString() ?? null, recoveryClosesAt: item.recoveryClosesAt?.toISOString() ?? null };
@@ -22,7 +23,13 @@ export async function deleteItem(ds: DataSource, organizationId: string, itemId:
       organizationId, productId: item.productId, proofItemId: itemId, actor: { type: 'teammate', id: teammateId },
       eventType: 'proof.item.deleted', properties: {},
     });
-    return viewDeletion(await em.getRepository(ProofItem).findOneByOrFail({ id: itemId }));
+    const deleted = await em.getRepository(ProofItem).findOneByOrFail({ id: itemId });
+    // The purge rides on this transaction: a Temporal outage delays it, never drops it.
+    await enqueueWorkflowCommand(em, {
+      type: 'proof.deletion.deleted', tenant: { organizationId: deleted.organizationId, productId: deleted.productId }, proofItemId: itemId,
+      deletedAt: deleted.deletedAt!.toISOString(), recoveryClosesAt: deleted.recoveryClosesAt!.toISOString(),
+    });
+    return viewDeletion(deleted);
   });
 }
 
@@ -38,6 +45,7 @@ export async function restoreItem(ds: DataSource, organizationId: string, itemId
       organizationId, productId: item.productId, proofItemId: itemId, actor: { type: 'teammate', id: teammateId },
       eventType: 'proof.item.restored', properties: {},
     });
+    await enqueueWorkflowCommand(em, { type: 'proof.deletion.restored', proofItemId: itemId });
     return viewDeletion(await em.getRepository(ProofItem).findOneByOrFail({ id: itemId }));
   });
 }

@@ -196,7 +196,11 @@ export interface SubmissionContext {
  * Stores a customer's submission: the item, its immutable original and the consent grant, always.
  * A used-up monthly allowance only flags the item (costly processing waits); it never refuses.
  */
-export async function submitProof(ds: DataSource, ctx: SubmissionContext, body: SubmissionBody) {
+export async function submitProof(
+  ds: DataSource, ctx: SubmissionContext, body: SubmissionBody,
+  /** Runs last inside the transaction: the idempotency record commits together with the item. */
+  finish?: (em: EntityManager, result: SubmissionResult) => Promise<void>,
+): Promise<SubmissionResult> {
   return ds.transaction(async (em) => {
     const [{ n }] = await em.query(
       `SELECT count(*)::int AS n FROM proof_items
@@ -257,7 +261,7 @@ export async function submitProof(ds: DataSource, ctx: SubmissionContext, body: 
       item, versionId, contentHash: hash, terms: body.consent, actor,
       evidence: { capturedVia: 'api_submission', keyId: ctx.keyId, ip: ctx.ip, at: now.toISOString() },
     });
-    return {
+    const result: SubmissionResult = {
       submissionId: item.submissionId,
       proofItemId: itemId,
       originalVersionId: versionId,
@@ -265,7 +269,18 @@ export async function submitProof(ds: DataSource, ctx: SubmissionContext, body: 
       overLimit: item.overLimit,
       overLimitReasons: item.overLimitReasons,
     };
+    await finish?.(em, result);
+    return result;
   });
+}
+
+export interface SubmissionResult {
+  submissionId: string;
+  proofItemId: string;
+  originalVersionId: string;
+  consentGrantId: string;
+  overLimit: boolean;
+  overLimitReasons: string[];
 }
 
 type VersionPage = { data: ReturnType<typeof viewVersion>[]; hasMore: boolean };

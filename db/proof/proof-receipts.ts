@@ -12,7 +12,7 @@ export const RECEIPT_SCHEMA = 'service-proof-receipt-v1';
  * signed with the service's Ed25519 key.
  */
 export async function issueReceipt(ds: DataSource, em: EntityManager, grant: ConsentGrant, item: ProofItem, contentHash: string) {
-  const key = await activeSigningKey(ds);
+  const key = await activeSigningKey(ds, em);
   const id = newId('rcpt');
   const payload = {
     schema: RECEIPT_SCHEMA,

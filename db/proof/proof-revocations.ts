@@ -5,6 +5,7 @@ import { newId } from '../rules/ids';
 import { ApprovalRef } from './proof-approvals';
 import { Actor, SYSTEM_ACTOR, announceDirectly, appendProofEvent } from './proof-ledger';
 import { findItem } from './proof-items';
+import { enqueueWorkflowCommand } from '../workflow-commands';
 
 /** What happens the moment a revocation is filed, before any person acts. */
 export const IMMEDIATE_POLICY_ACTION = 'stop_new_renders';
@@ -55,6 +56,11 @@ export async function requestRevocation(
     });
     if (existing) {
       const open = existing.resolutionState !== 'completed';
+      if (open) {
+        await enqueueWorkflowCommand(em, {
+          type: 'proof.revocation.start', tenant: { organizationId: item.organizationId, productId: item.productId }, revocationId: existing.id, slaDeadlineAt: existing.slaDeadlineAt.toISOString(),
+        });
+      }
       return { result: viewRevocationResult(existing), started: open ? { revocationId: existing.id, slaDeadlineAt: existing.slaDeadlineAt.toISOString() } : null };
     }
     const now = new Date();
@@ -70,6 +76,9 @@ export async function requestRevocation(
       eventType: 'proof.revocation.requested', properties: { revocationId: revocation.id, consentGrantId: grantId },
     });
     const saved = await revocations.findOneByOrFail({ id: revocation.id });
+    await enqueueWorkflowCommand(em, {
+      type: 'proof.revocation.start', tenant: { organizationId: item.organizationId, productId: item.productId }, revocationId: saved.id, slaDeadlineAt: saved.slaDeadlineAt.toISOString(),
+    });
     return { result: viewRevocationResult(saved), started: { revocationId: saved.id, slaDeadlineAt: saved.slaDeadlineAt.toISOString() } };
   });
 }
@@ -109,6 +118,8 @@ export async function completeRevocation(ds: DataSource, organizationId: string,
     });
     await announceDirectly(em, 'proof.revocation.completed', event);
     const cancelled: ApprovalRef[] = pending.map((r) => ({ requestId: r.id, proofItemId: r.proofItemId, versionId: r.versionId }));
+    await enqueueWorkflowCommand(em, { type: 'proof.revocation.completed', revocationId: revocation.id });
+    for (const ref of cancelled) await enqueueWorkflowCommand(em, { type: 'proof.approval.outcome', ref, outcome: 'cancelled' });
     return { result: viewRevocationResult(await revocations.findOneByOrFail({ id: revocation.id })), cancelled };
   });
 }

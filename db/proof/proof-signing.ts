@@ -31,7 +31,7 @@ const ACTIVE_TTL_MS = 60_000;
 const byKid = new Map<string, SigningKey>();
 const activeOf = new WeakMap<DataSource, { kid: string; at: number }>();
 
-function toKey(row: KeyRow): SigningKey {
+function toKey(row: KeyRow, remember = true): SigningKey {
   const known = byKid.get(row.id);
   if (known) return known;
   const privateKey = createPrivateKey(row.private_key_pem);
@@ -41,7 +41,7 @@ function toKey(row: KeyRow): SigningKey {
     publicKey: createPublicKey(privateKey),
     tokenSecret: Buffer.from(hkdfSync('sha256', row.private_key_pem, row.id, 'service-proof-event-token', 32)),
   };
-  byKid.set(row.id, key);
+  if (remember) byKid.set(row.id, key);
   return key;
 }
 
@@ -56,19 +56,23 @@ async function insertKey(em: EntityManager): Promise<void> {
 
 /**
  * The key that signs now; the first call on an empty database creates it (racing creators agree on
- * one). Always on its own connection, never in a caller's transaction: a key must never be cached that
- * a rollback could take back.
+ * one). A caller inside a transaction passes its EntityManager: the key is read on the transaction's own
+ * connection, because waiting for a second pooled connection while holding one deadlocks a busy pool.
+ * A key created inside a caller's transaction is not cached, since a rollback could take it back.
  */
-export async function activeSigningKey(ds: DataSource): Promise<SigningKey> {
+export async function activeSigningKey(ds: DataSource, em?: EntityManager): Promise<SigningKey> {
   const cached = activeOf.get(ds);
   if (cached && Date.now() - cached.at < ACTIVE_TTL_MS && byKid.has(cached.kid)) return byKid.get(cached.kid)!;
-  let rows: KeyRow[] = await ds.query(`SELECT * FROM proof_signing_keys WHERE state = 'active'`);
+  const db = em ?? ds.manager;
+  let rows: KeyRow[] = await db.query(`SELECT * FROM proof_signing_keys WHERE state = 'active'`);
+  let createdHere = false;
   if (rows.length === 0) {
-    await insertKey(ds.manager);
-    rows = await ds.query(`SELECT * FROM proof_signing_keys WHERE state = 'active'`);
+    await insertKey(db);
+    createdHere = em !== undefined;
+    rows = await db.query(`SELECT * FROM proof_signing_keys WHERE state = 'active'`);
   }
-  const key = toKey(rows[0]);
-  activeOf.set(ds, { kid: key.kid, at: Date.now() });
+  const key = toKey(rows[0], !createdHere);
+  if (!createdHere) activeOf.set(ds, { kid: key.kid, at: Date.now() });
   return key;
 }
 

@@ -251,25 +251,36 @@ export interface UnstartedDelivery {
   endpointId: string;
 }
 
+// Long enough for a batch of Temporal starts; a worker that dies holding a claim loses it after this.
+const DISPATCH_LEASE = '1 minute';
+// A delivery whose start failed waits this long before another try.
+const DISPATCH_RETRY = '5 seconds';
+
 /**
- * Publisher, second phase: hands deliveries whose workflow has not started yet to `start`, and marks
- * the ones it answers as started. Rows stay locked while they are handed over, so several workers never
- * start the same one at the same time (and the workflow id refuses a second start anyway).
+ * Publisher, second phase: claims deliveries whose workflow has not started yet with a lease (one short
+ * statement, committed at once), hands them to `start` outside any transaction, and marks the ones it
+ * answers as started. No lock is held while Temporal is called; a failed start delays only its own
+ * delivery, and the workflow id refuses a second start anyway.
  */
 export async function dispatchDeliveries(
   ds: DataSource, batchSize: number, start: (deliveries: UnstartedDelivery[]) => Promise<string[]>,
 ): Promise<number> {
-  return ds.transaction(async (em) => {
-    const rows: Array<{ id: string; organization_id: string; product_id: string | null; endpoint_id: string }> = await em.query(
-      `SELECT id, organization_id, product_id, endpoint_id FROM webhook_deliveries
-        WHERE NOT workflow_started ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
-      [batchSize],
-    );
-    if (rows.length === 0) return 0;
-    const started = await start(rows.map((r) => ({ id: r.id, organizationId: r.organization_id, productId: r.product_id, endpointId: r.endpoint_id })));
-    await em.query(`UPDATE webhook_deliveries SET workflow_started = true WHERE id = ANY($1)`, [started]);
-    return started.length;
-  });
+  const [rows]: [Array<{ id: string; organization_id: string; product_id: string | null; endpoint_id: string }>, number] = await ds.query(
+    `UPDATE webhook_deliveries d SET dispatch_claimed_until = now() + interval '${DISPATCH_LEASE}'
+      WHERE d.id IN (SELECT id FROM webhook_deliveries
+                      WHERE NOT workflow_started AND (dispatch_claimed_until IS NULL OR dispatch_claimed_until <= now())
+                      ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+      RETURNING d.id, d.organization_id, d.product_id, d.endpoint_id`,
+    [batchSize],
+  );
+  if (rows.length === 0) return 0;
+  const started = await start(rows.map((r) => ({ id: r.id, organizationId: r.organization_id, productId: r.product_id, endpointId: r.endpoint_id })));
+  await ds.query(`UPDATE webhook_deliveries SET workflow_started = true, dispatch_claimed_until = NULL WHERE id = ANY($1)`, [started]);
+  const left = rows.map((r) => r.id).filter((id) => !started.includes(id));
+  if (left.length > 0) {
+    await ds.query(`UPDATE webhook_deliveries SET dispatch_claimed_until = now() + interval '${DISPATCH_RETRY}' WHERE id = ANY($1)`, [left]);
+  }
+  return rows.length;
 }
 
 export interface AttemptTarget {
@@ -295,6 +306,29 @@ export interface AttemptRecord {
   delivered: boolean;
 }
 
+export const IN_FLIGHT = 'in flight';
+export const INTERRUPTED = 'interrupted: the worker stopped before this attempt was answered or recorded';
+
+/**
+ * Takes the next attempt number of a delivery before anything is sent, and logs it as in flight. A
+ * try that finds an earlier attempt still in flight is the next worker taking over: that one is
+ * recorded as interrupted. So the log holds every attempt made, and no number is ever sent twice.
+ */
+export async function reserveAttempt(ds: DataSource, deliveryId: string): Promise<number> {
+  return ds.transaction(async (em) => {
+    await em.query(`SELECT 1 FROM webhook_deliveries WHERE id = $1 FOR UPDATE`, [deliveryId]);
+    await em.query(`UPDATE webhook_attempts SET error = $2 WHERE delivery_id = $1 AND error = $3`, [deliveryId, INTERRUPTED, IN_FLIGHT]);
+    const [{ next }]: Array<{ next: number }> = await em.query(
+      `SELECT coalesce(max(attempt), 0) + 1 AS next FROM webhook_attempts WHERE delivery_id = $1`, [deliveryId]);
+    await em.query(
+      `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, error) VALUES ($1, $2, now(), 0, $3)`,
+      [deliveryId, next, IN_FLIGHT],
+    );
+    await em.query(`UPDATE webhook_deliveries SET attempt_count = greatest(attempt_count, $2) WHERE id = $1`, [deliveryId, next]);
+    return next;
+  });
+}
+
 /** Writes one attempt (again, if an activity retry repeats it) and moves the delivery on. */
 export async function recordAttempt(ds: DataSource, record: AttemptRecord): Promise<void> {
   await ds.transaction(async (em) => {
@@ -317,9 +351,12 @@ export async function recordAttempt(ds: DataSource, record: AttemptRecord): Prom
 }
 
 export async function failDelivery(ds: DataSource, deliveryId: string, reason: string): Promise<void> {
-  await ds.query(
-    `UPDATE webhook_deliveries SET status = 'failed', last_error = $2, completed_at = now()
-      WHERE id = $1 AND status = 'pending'`,
-    [deliveryId, reason],
-  );
+  await ds.transaction(async (em) => {
+    await em.query(
+      `UPDATE webhook_deliveries SET status = 'failed', last_error = $2, completed_at = now()
+        WHERE id = $1 AND status = 'pending'`,
+      [deliveryId, reason],
+    );
+    await em.query(`UPDATE webhook_attempts SET error = $2 WHERE delivery_id = $1 AND error = $3`, [deliveryId, INTERRUPTED, IN_FLIGHT]);
+  });
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Thread } from '../../db/entities';
 import { threadSlaWorkflowId } from '../../workflows/customer-loop/thread-sla-workflow';
 import { LOOP_SCOPES, outboxEvents, postSignal, teammate } from '../support/customer-loop';
-import { Tenant, call, createTenant, errorCode, sessionFor, withKey } from '../support/fixtures';
+import { Tenant, call, createTenant, errorCode, sessionFor, settledHandle, withKey } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
 
 describe('customer loop: threads', () => {
@@ -105,7 +105,7 @@ describe('customer loop: threads', () => {
     const res = await call(teammate(t.owner, 'PATCH', `/api/workspace/threads/${threadId}`, { nextUpdateAt: due }));
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().data.nextUpdateAt, due);
-    const result = await ctx.temporal.workflow.getHandle(threadSlaWorkflowId(threadId)).result();
+    const result = await (await settledHandle(threadSlaWorkflowId(threadId))).result();
     assert.equal(result, 'escalated');
     const events = await outboxEvents(t.organizationId, 'thread.sla_escalated');
     assert.equal(events.length, 1);
@@ -122,7 +122,7 @@ describe('customer loop: threads', () => {
     assert.equal((await call(teammate(member, 'PATCH', `/api/workspace/threads/${threadId}`, { nextUpdateAt: due }))).statusCode, 403, 'members may not promise');
     await call(teammate(t.owner, 'PATCH', `/api/workspace/threads/${threadId}`, { nextUpdateAt: due }));
     await call(teammate(member, 'POST', `/api/workspace/threads/${threadId}/messages`, { body: 'Here is the update', visibility: 'customer' }));
-    assert.equal(await ctx.temporal.workflow.getHandle(threadSlaWorkflowId(threadId)).result(), 'replied');
+    assert.equal(await (await settledHandle(threadSlaWorkflowId(threadId))).result(), 'replied');
     assert.equal((await outboxEvents(t.organizationId, 'thread.sla_escalated')).length, 0);
     const thread = (await get(`/api/v1/threads/${threadId}`, t)).json().data;
     assert.equal(thread.nextUpdateAt, null);
@@ -135,7 +135,7 @@ describe('customer loop: threads', () => {
     await call(teammate(t.owner, 'PATCH', url, { nextUpdateAt: new Date(Date.now() + 60_000).toISOString() }));
     const off = await call(teammate(t.owner, 'PATCH', url, { nextUpdateAt: null }));
     assert.equal(off.json().data.nextUpdateAt, null);
-    assert.equal(await ctx.temporal.workflow.getHandle(threadSlaWorkflowId(threadId)).result(), 'withdrawn');
+    assert.equal(await (await settledHandle(threadSlaWorkflowId(threadId))).result(), 'withdrawn');
     for (const nextUpdateAt of [new Date(Date.now() - 1000).toISOString(), 'tomorrow', '2030-01-01', 5]) {
       assert.equal((await call(teammate(t.owner, 'PATCH', url, { nextUpdateAt }))).statusCode, 400, String(nextUpdateAt));
     }

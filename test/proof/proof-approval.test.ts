@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { FastifyInstance } from 'fastify';
 import { approvalOutcomeSignal, approvalWorkflowId } from '../../workflows/proof/proof-approval-workflow';
-import { asTeammate, call, errorCode, sessionFor, withKey } from '../support/fixtures';
+import { asTeammate, call, errorCode, sessionFor, settledHandle, withKey } from '../support/fixtures';
 import {
   ProofTenant, approve, createProofTenant, eventually, getItem, ledgerTypes, requestApproval, submit,
 } from '../support/proof-fixtures';
@@ -12,7 +12,7 @@ describe('human approval (real Temporal)', () => {
   let app: FastifyInstance;
   const reject = (itemId: string, reason = 'not our tone') =>
     call(asTeammate(tenant.owner, { method: 'POST', url: `/api/workspace/proof/items/${itemId}/reject`, payload: { reason } }), app);
-  const describeWorkflow = (itemId: string, versionId: string) => ctx.temporal.workflow.getHandle(approvalWorkflowId(itemId, versionId)).describe();
+  const describeWorkflow = async (itemId: string, versionId: string) => (await settledHandle(approvalWorkflowId(itemId, versionId))).describe();
   const finished = (itemId: string, versionId: string) => eventually(async () => {
     const d = await describeWorkflow(itemId, versionId);
     return d.status.name === 'RUNNING' ? undefined : d.status.name;
@@ -55,7 +55,7 @@ describe('human approval (real Temporal)', () => {
     assert.equal(res.json().data.item.approvedPublicVersionId, s.originalVersionId);
     assert.equal(res.json().data.version.approvalState, 'approved');
     assert.equal(await finished(s.proofItemId, s.originalVersionId), 'COMPLETED');
-    const result = await ctx.temporal.workflow.getHandle(approvalWorkflowId(s.proofItemId, s.originalVersionId)).result();
+    const result = await (await settledHandle(approvalWorkflowId(s.proofItemId, s.originalVersionId))).result();
     assert.equal(result, 'approved');
     assert.ok((await ledgerTypes(s.proofItemId)).includes('proof.item.approved'));
     for (const second of [await approve(tenant, s.proofItemId, s.originalVersionId, app), await reject(s.proofItemId)]) {
@@ -74,7 +74,7 @@ describe('human approval (real Temporal)', () => {
     ]);
     assert.deepEqual([a.statusCode, b.statusCode].sort(), [200, 409]);
     await finished(s.proofItemId, s.originalVersionId);
-    const handle = ctx.temporal.workflow.getHandle(approvalWorkflowId(s.proofItemId, s.originalVersionId));
+    const handle = (await settledHandle(approvalWorkflowId(s.proofItemId, s.originalVersionId)));
     await assert.rejects(handle.signal(approvalOutcomeSignal, { requestId: 'apr_x', outcome: 'rejected' }), /not found|completed/i);
     const decisions = await ctx.dataSource.query(
       `SELECT count(*)::int AS n FROM proof_events WHERE proof_item_id = $1 AND event_type IN ('proof.item.approved', 'proof.item.rejected')`, [s.proofItemId]);
@@ -84,7 +84,7 @@ describe('human approval (real Temporal)', () => {
   it('the workflow keeps the first outcome it is signalled and ignores signals for other requests', async () => {
     const s = await submit(tenant, undefined, app);
     const requestId = (await requestApproval(tenant, s.proofItemId, s.originalVersionId, app)).json().data.approvalRequestId;
-    const handle = ctx.temporal.workflow.getHandle(approvalWorkflowId(s.proofItemId, s.originalVersionId));
+    const handle = (await settledHandle(approvalWorkflowId(s.proofItemId, s.originalVersionId)));
     await handle.signal(approvalOutcomeSignal, { requestId: 'apr_someotherrequest', outcome: 'rejected' });
     await handle.signal(approvalOutcomeSignal, { requestId, outcome: 'approved' });
     await handle.signal(approvalOutcomeSignal, { requestId, outcome: 'rejected' }).catch(() => undefined);
@@ -129,7 +129,7 @@ describe('human approval (real Temporal)', () => {
   it('asking again for the queued version makes good a workflow start that was lost', async () => {
     const s = await submit(tenant, undefined, app);
     await requestApproval(tenant, s.proofItemId, s.originalVersionId, app);
-    await ctx.temporal.workflow.getHandle(approvalWorkflowId(s.proofItemId, s.originalVersionId)).terminate('simulate a lost start');
+    await (await settledHandle(approvalWorkflowId(s.proofItemId, s.originalVersionId))).terminate('simulate a lost start');
     assert.equal((await requestApproval(tenant, s.proofItemId, s.originalVersionId, app)).statusCode, 200);
     assert.equal((await describeWorkflow(s.proofItemId, s.originalVersionId)).status.name, 'RUNNING');
     assert.equal((await approve(tenant, s.proofItemId, s.originalVersionId, app)).statusCode, 200);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { FastifyInstance } from 'fastify';
 import { deletionWorkflowId } from '../../workflows/proof/proof-deletion-workflow';
-import { asTeammate, call, errorCode, sessionFor, withKey } from '../support/fixtures';
+import { asTeammate, call, errorCode, sessionFor, settledHandle, withKey } from '../support/fixtures';
 import {
   ProofTenant, approve, approvedItem, createProofTenant, getItem, ledgerTypes, rawQuery, requestApproval, submissionBody, submit,
 } from '../support/proof-fixtures';
@@ -149,7 +149,7 @@ describe('proof deletion and recovery (real Temporal)', () => {
     const restored = await restore(s.proofItemId);
     assert.equal(restored.statusCode, 200);
     assert.equal(restored.json().data.item.status, 'approved');
-    const handle = ctx.temporal.workflow.getHandle(deletionWorkflowId(s.proofItemId));
+    const handle = (await settledHandle(deletionWorkflowId(s.proofItemId)));
     assert.equal(await handle.result(), 'restored');
     assert.deepEqual((await getItem(tenant.key, s.proofItemId)).json().data.eligibleChannels, ['website', 'in_app', 'email']);
   });
@@ -157,7 +157,7 @@ describe('proof deletion and recovery (real Temporal)', () => {
   it('after the window every use answers 410 RECOVERY_WINDOW_CLOSED and the workflow purges', async () => {
     const s = await submit(tenant);
     assert.equal((await del(s.proofItemId)).statusCode, 200);
-    const handle = ctx.temporal.workflow.getHandle(deletionWorkflowId(s.proofItemId));
+    const handle = (await settledHandle(deletionWorkflowId(s.proofItemId)));
     assert.equal(await handle.result(), 'purged');
     assert.ok((await ledgerTypes(s.proofItemId)).includes('proof.item.purged'));
     const purged = await ctx.dataSource.query('SELECT customer_email FROM proof_items WHERE id = $1', [s.proofItemId]);

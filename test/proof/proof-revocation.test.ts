@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { FastifyInstance } from 'fastify';
 import { approvalWorkflowId } from '../../workflows/proof/proof-approval-workflow';
 import { revocationWorkflowId } from '../../workflows/proof/proof-revocation-workflow';
-import { asTeammate, call, errorCode, withKey } from '../support/fixtures';
+import { asTeammate, call, errorCode, settledHandle, withKey } from '../support/fixtures';
 import {
   ProofTenant, approve, approvedItem, createProofTenant, eventually, getItem, ledgerTypes, requestApproval, submit,
 } from '../support/proof-fixtures';
@@ -39,7 +39,7 @@ describe('revocation (real Temporal)', () => {
     assert.deepEqual(item.eligibleChannels, []);
     assert.ok(item.eligibility.every((e: { reasons: string[] }) => e.reasons.includes('revocation_pending')));
     assert.equal(item.item.status, 'approved', 'the status waits for a person');
-    const described = await ctx.temporal.workflow.getHandle(revocationWorkflowId(data.revocation.id)).describe();
+    const described = await (await settledHandle(revocationWorkflowId(data.revocation.id))).describe();
     assert.equal(described.status.name, 'RUNNING');
     assert.deepEqual(described.memo, { organizationId: tenant.organizationId, productId: tenant.product.id });
     const again = await revoke(s.proofItemId);
@@ -58,7 +58,7 @@ describe('revocation (real Temporal)', () => {
     assert.deepEqual(warning[0].payload.properties, { check: 'revocation_sla_missed', revocationId: filed.id });
     const done = await complete(filed.id);
     assert.equal(done.statusCode, 200, done.body);
-    const handle = ctx.temporal.workflow.getHandle(revocationWorkflowId(filed.id));
+    const handle = (await settledHandle(revocationWorkflowId(filed.id)));
     assert.equal(await handle.result(), 'completed_after_escalation');
     assert.equal((await ledgerTypes(s.proofItemId)).filter((t) => t === 'proof.health.warning').length, 1);
   });
@@ -70,7 +70,7 @@ describe('revocation (real Temporal)', () => {
     const done = await complete(filed.id);
     assert.equal(done.statusCode, 200);
     assert.equal(done.json().data.revocation.resolutionState, 'completed');
-    assert.equal(await ctx.temporal.workflow.getHandle(revocationWorkflowId(filed.id)).result(), 'completed');
+    assert.equal(await (await settledHandle(revocationWorkflowId(filed.id))).result(), 'completed');
     const item = (await getItem(tenant.key, s.proofItemId)).json().data;
     assert.equal(item.item.status, 'revoked');
     assert.equal(item.item.approvedPublicVersionId, null);
@@ -105,7 +105,7 @@ describe('revocation (real Temporal)', () => {
     await requestApproval(tenant, s.proofItemId, s.originalVersionId, app);
     const filed = (await revoke(s.proofItemId)).json().data.revocation;
     await complete(filed.id);
-    assert.equal(await ctx.temporal.workflow.getHandle(approvalWorkflowId(s.proofItemId, s.originalVersionId)).result(), 'cancelled');
+    assert.equal(await (await settledHandle(approvalWorkflowId(s.proofItemId, s.originalVersionId))).result(), 'cancelled');
     const queue = (await call(asTeammate(tenant.owner, { method: 'GET', url: '/api/workspace/proof/review-queue?limit=100' }), app)).json();
     assert.ok(!queue.data.some((q: { proofItemId: string }) => q.proofItemId === s.proofItemId));
   });

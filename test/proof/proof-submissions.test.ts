@@ -24,6 +24,28 @@ describe('proof submissions', () => {
     assert.deepEqual(await ledgerTypes(data.proofItemId), ['proof.response.submitted', 'proof.consent.granted']);
   });
 
+  it('the API dying after the commit, before it answers: the retry replays the stored answer, no second item', async () => {
+    // The answer is lost between the commit and the reply, as if the process had died there.
+    const crashing = await ctx.buildApp({}, (a) => {
+      a.addHook('preSerialization', async (request, _reply, payload) => {
+        if (request.headers['x-test-lose-answer'] && !(payload as { error?: unknown }).error) throw new Error('process died');
+        return payload;
+      });
+    });
+    const itemCount = async () => (await ctx.dataSource.query(
+      'SELECT count(*)::int AS n FROM proof_items WHERE product_id = $1', [tenant.product.id]))[0].n as number;
+    const before = await itemCount();
+    const headers = { 'idempotency-key': 'submission-crash-0001' };
+    const lost = await call(withKey(tenant.key, {
+      method: 'POST', url: '/api/v1/proof/submissions', payload: submissionBody(), headers: { ...headers, 'x-test-lose-answer': '1' },
+    }), crashing);
+    assert.equal(lost.statusCode, 500);
+    const retry = await post(submissionBody(), undefined, headers);
+    assert.equal(retry.statusCode, 201, retry.body);
+    assert.equal(retry.headers['idempotent-replayed'], 'true');
+    assert.equal(await itemCount(), before + 1, 'one item for the one submission');
+  });
+
   it('queues webhooks with ProofWebhookData: evt_<ledger id>, fetchUrl, no customer text or personal data', async () => {
     const s = await submit(tenant);
     const rows: Array<{ id: string; event_type: string; payload: Record<string, unknown> }> = await ctx.dataSource.query(

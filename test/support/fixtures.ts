@@ -68,3 +68,14 @@ export async function eventually<T>(check: () => Promise<T | null | undefined | 
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** A workflow's handle once every command the API committed for it has reached Temporal. */
+export async function settledHandle(workflowId: string) {
+  await eventually(async () => {
+    const pending: unknown[] = await ctx.dataSource.query(
+      'SELECT 1 FROM workflow_commands WHERE ordering_key = $1 AND processed_at IS NULL LIMIT 1', [workflowId],
+    );
+    return pending.length === 0;
+  });
+  return ctx.temporal.workflow.getHandle(workflowId);
+}

@@ -41,7 +41,9 @@ export function webhookRelay(ds: DataSource, client: Client, config: Config): Re
           }
           return d.id;
         }));
-        // Only the started ones are marked; the rest stay for the next tick.
+        const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+        if (failed) console.error(`[sv] webhook relay: a delivery start failed, retried shortly: ${(failed.reason as Error).message}`);
+        // Only the started ones are marked; the rest are claimed again shortly.
         return started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
       });
       return Math.max(published, dispatched);

@@ -1,10 +1,11 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { createAiActivities } from '../../activities/ai/ai-activities';
 import type { createCustomerLoopActivities } from '../../activities/customer-loop/customer-loop-activities';
+import { DATABASE_RETRY, recordedStep } from '../platform/database-retry';
 
 const db = proxyActivities<ReturnType<typeof createCustomerLoopActivities>>({
   startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 10 },
+  retry: DATABASE_RETRY,
 });
 
 export const signalAnalysisWorkflowId = (signalId: string) => `ai/signal-analysis/${signalId}`;
@@ -28,16 +29,16 @@ export async function signalAnalysisWorkflow(input: SignalAnalysisInput): Promis
       backoffCoefficient: 2,
     },
   });
-  const job = await db.beginSignalAnalysis(input.signalId);
+  const job = await recordedStep('beginSignalAnalysis', () => db.beginSignalAnalysis(input.signalId));
   if (!job) return 'skipped';
   let result;
   try {
     result = await analyzeSignal(job);
   } catch (err) {
     const reason = err instanceof ActivityFailure && err.cause ? err.cause.message : String((err as Error).message);
-    await db.failSignalAnalysis(input.signalId, reason);
+    await recordedStep('failSignalAnalysis', () => db.failSignalAnalysis(input.signalId, reason));
     throw ApplicationFailure.nonRetryable(reason, 'AI_UNAVAILABLE');
   }
-  await db.completeSignalAnalysis(input.signalId, result);
+  await recordedStep('completeSignalAnalysis', () => db.completeSignalAnalysis(input.signalId, result));
   return 'done';
 }

@@ -1,9 +1,10 @@
 import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createCustomerLoopActivities } from '../../activities/customer-loop/customer-loop-activities';
+import { DATABASE_RETRY, recordedStep } from '../platform/database-retry';
 
 const { escalateThreadSla } = proxyActivities<ReturnType<typeof createCustomerLoopActivities>>({
   startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 10 },
+  retry: DATABASE_RETRY,
 });
 
 export const threadSlaWorkflowId = (threadId: string) => `thread-sla/${threadId}`;
@@ -43,7 +44,7 @@ export async function threadSlaWorkflow(input: ThreadSlaInput): Promise<'replied
     const remaining = Date.parse(due) - Date.now();
     const interrupted = remaining > 0 && await condition(() => replied || version !== seen, remaining);
     if (interrupted) continue;
-    await escalateThreadSla(input.threadId, due);
+    await recordedStep('escalateThreadSla', () => escalateThreadSla(input.threadId, due));
     return 'escalated';
   }
 }

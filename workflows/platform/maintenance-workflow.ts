@@ -1,10 +1,10 @@
 import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
 import type { createDatabaseActivities } from '../../activities/platform/database-activities';
+import { DATABASE_RETRY } from './database-retry';
 
 const { purgeExpiredRecords } = proxyActivities<ReturnType<typeof createDatabaseActivities>>({
   startToCloseTimeout: '1 minute',
-  // A database outage must not end the purging for good.
-  retry: { initialInterval: '5 seconds', maximumInterval: '5 minutes' },
+  retry: DATABASE_RETRY,
 });
 
 export const MAINTENANCE_WORKFLOW_ID = 'maintenance/purge-expired';

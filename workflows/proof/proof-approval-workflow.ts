@@ -1,9 +1,10 @@
 import { condition, continueAsNew, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createProofActivities } from '../../activities/proof/proof-activities';
+import { DATABASE_RETRY, recordedStep } from '../platform/database-retry';
 
 const { remindApprover } = proxyActivities<ReturnType<typeof createProofActivities>>({
   startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 10 },
+  retry: DATABASE_RETRY,
 });
 
 export type ApprovalOutcome = 'approved' | 'rejected' | 'superseded' | 'cancelled';
@@ -37,7 +38,7 @@ export async function proofApprovalWorkflow(input: ApprovalInput): Promise<strin
   for (let round = 0; round < REMINDERS_PER_RUN; round++) {
     if (await condition(() => state.outcome !== null, input.reminderIntervalMs)) return state.outcome!;
     sent += 1;
-    const current = await remindApprover(input.requestId, sent);
+    const current = await recordedStep('remindApprover', () => remindApprover(input.requestId, sent));
     // A decision whose signal never arrived (the API died after its commit) still ends the wait.
     if (current !== 'pending') return current;
   }

@@ -1,9 +1,10 @@
 import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createProofActivities } from '../../activities/proof/proof-activities';
+import { DATABASE_RETRY, recordedStep } from '../platform/database-retry';
 
 const { closeRecoveryWindow } = proxyActivities<ReturnType<typeof createProofActivities>>({
   startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 10 },
+  retry: DATABASE_RETRY,
 });
 
 export interface Deletion {
@@ -34,7 +35,7 @@ export async function proofDeletionWorkflow(input: { proofItemId: string }): Pro
     const watching: Deletion = state.current;
     const untilClose = Math.max(1, Date.parse(watching.recoveryClosesAt) - Date.now());
     if (!(await condition(() => state.current !== watching, untilClose))) {
-      await closeRecoveryWindow(input.proofItemId, watching.deletedAt);
+      await recordedStep('closeRecoveryWindow', () => closeRecoveryWindow(input.proofItemId, watching.deletedAt));
       return 'purged';
     }
   }

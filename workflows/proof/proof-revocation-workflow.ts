@@ -1,9 +1,10 @@
 import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createProofActivities } from '../../activities/proof/proof-activities';
+import { DATABASE_RETRY, recordedStep } from '../platform/database-retry';
 
 const { escalateRevocation } = proxyActivities<ReturnType<typeof createProofActivities>>({
   startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 10 },
+  retry: DATABASE_RETRY,
 });
 
 /** Sent after a person's completion committed in the database. */
@@ -27,7 +28,7 @@ export async function proofRevocationWorkflow(input: RevocationInput): Promise<s
   });
   const untilDeadline = Math.max(1, Date.parse(input.slaDeadlineAt) - Date.now());
   if (!(await condition(() => state.completed, untilDeadline))) {
-    await escalateRevocation(input.revocationId);
+    await recordedStep('escalateRevocation', () => escalateRevocation(input.revocationId));
     await condition(() => state.completed);
     return 'completed_after_escalation';
   }

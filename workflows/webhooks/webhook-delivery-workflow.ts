@@ -1,4 +1,4 @@
-import { ActivityFailure, WorkflowIdReusePolicy, proxyActivities, sleep } from '@temporalio/workflow';
+import { ActivityFailure, WorkflowIdReusePolicy, patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type { AttemptResult, createWebhookActivities } from '../../activities/webhooks/webhook-activities';
 
 export const WEBHOOK_MAX_ATTEMPTS = 8;
@@ -37,12 +37,19 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
     startToCloseTimeout: '30 seconds',
     retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
   });
+  // Runs started before attempt numbers were reserved in the database keep their old path on replay.
+  const reserved = patched('webhook-attempts-reserved');
   for (let attempt = 1; attempt <= input.maxAttempts; attempt++) {
     let result: AttemptResult;
     try {
       result = await sendWebhookAttempt({ deliveryId: input.deliveryId, attempt, timeoutMs: input.timeoutMs });
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
+      if (reserved) {
+        // Each try logged its own number, interrupted ones included; nothing more to write.
+        if (attempt < input.maxAttempts) await sleep(backoffMs(input, attempt));
+        continue;
+      }
       result = {
         kind: 'sent', startedAt: new Date().toISOString(), durationMs: 0, statusCode: null, excerpt: null,
         error: `the attempt could not run: ${err.cause?.message ?? err.message}`,
@@ -53,7 +60,7 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
       if (result.reason === 'endpoint-disabled') await failWebhookDelivery({ deliveryId: input.deliveryId, reason: 'endpoint disabled: not sent' });
       return 'failed';
     }
-    if (await recordWebhookAttempt({ deliveryId: input.deliveryId, attempt, result })) return 'delivered';
+    if (await recordWebhookAttempt({ deliveryId: input.deliveryId, attempt: result.attempt ?? attempt, result })) return 'delivered';
     if (attempt < input.maxAttempts) await sleep(backoffMs(input, attempt));
   }
   await failWebhookDelivery({ deliveryId: input.deliveryId, reason: `no 2xx answer in ${input.maxAttempts} attempts` });

@@ -1,0 +1,83 @@
+import { DataSource, EntityManager } from 'typeorm';
+
+type Tenant = { organizationId: string; productId: string | null };
+type ApprovalRef = { requestId: string; proofItemId: string; versionId: string };
+
+/** What a committed change asks of Temporal; the worker's command relay carries it out. */
+export type WorkflowCommandBody =
+  | { type: 'proof.approval.start'; tenant: Tenant; ref: ApprovalRef; isNew: boolean; reminderIntervalMs: number }
+  | { type: 'proof.approval.outcome'; ref: ApprovalRef; outcome: 'approved' | 'rejected' | 'superseded' | 'cancelled' }
+  | { type: 'proof.revocation.start'; tenant: Tenant; revocationId: string; slaDeadlineAt: string }
+  | { type: 'proof.revocation.completed'; revocationId: string }
+  | { type: 'proof.deletion.deleted'; tenant: Tenant; proofItemId: string; deletedAt: string; recoveryClosesAt: string }
+  | { type: 'proof.deletion.restored'; proofItemId: string }
+  | { type: 'thread.sla.promise'; tenant: Tenant; threadId: string; dueAt: string | null }
+  | { type: 'thread.sla.replied'; threadId: string };
+
+/** Commands to one workflow run in the order they were written; this names that workflow. */
+export function orderingKeyOf(c: WorkflowCommandBody): string {
+  switch (c.type) {
+    case 'proof.approval.start':
+    case 'proof.approval.outcome':
+      return `proof-approval/${c.ref.proofItemId}/${c.ref.versionId}`;
+    case 'proof.revocation.start':
+    case 'proof.revocation.completed':
+      return `revocation/${c.revocationId}`;
+    case 'proof.deletion.deleted':
+    case 'proof.deletion.restored':
+      return `proof-deletion/${c.proofItemId}`;
+    case 'thread.sla.promise':
+    case 'thread.sla.replied':
+      return `thread-sla/${c.threadId}`;
+  }
+}
+
+/** Writes the command in the caller's transaction: a change that rolls back asks for nothing. */
+export async function enqueueWorkflowCommand(em: EntityManager, command: WorkflowCommandBody): Promise<void> {
+  await em.query(
+    `INSERT INTO workflow_commands (ordering_key, command) VALUES ($1, $2)`,
+    [orderingKeyOf(command), JSON.stringify(command)],
+  );
+}
+
+export interface ClaimedCommand {
+  seq: string;
+  attempts: number;
+  command: WorkflowCommandBody;
+}
+
+// Long enough for a Temporal call; a worker that dies holding a claim loses it after this.
+const LEASE = '1 minute';
+
+/**
+ * Claims up to `limit` commands in one short statement: only the oldest pending command of each
+ * workflow, so two workers never reorder a workflow's signals. The claim is a lease, committed at once,
+ * so no lock is held while Temporal is called.
+ */
+export async function claimWorkflowCommands(ds: DataSource, limit: number): Promise<ClaimedCommand[]> {
+  const [rows]: [ClaimedCommand[], number] = await ds.query(
+    `UPDATE workflow_commands c SET claimed_until = now() + interval '${LEASE}', attempts = c.attempts + 1
+      WHERE c.seq IN (
+        SELECT w.seq FROM workflow_commands w
+         WHERE w.processed_at IS NULL AND (w.claimed_until IS NULL OR w.claimed_until <= now())
+           AND NOT EXISTS (SELECT 1 FROM workflow_commands e
+                            WHERE e.ordering_key = w.ordering_key AND e.processed_at IS NULL AND e.seq < w.seq)
+         ORDER BY w.seq LIMIT $1 FOR UPDATE SKIP LOCKED)
+      RETURNING c.seq::text AS seq, c.attempts, c.command`,
+    [limit],
+  );
+  return rows;
+}
+
+export async function completeWorkflowCommand(ds: DataSource, seq: string): Promise<void> {
+  await ds.query(`UPDATE workflow_commands SET processed_at = now(), claimed_until = NULL, last_error = NULL WHERE seq = $1`, [seq]);
+}
+
+/** A failed command waits (doubling, at most a minute) and is tried again: it is never dropped. */
+export async function retryWorkflowCommandLater(ds: DataSource, seq: string, attempts: number, error: string): Promise<void> {
+  const waitMs = Math.min(1000 * 2 ** Math.min(attempts - 1, 6), 60_000);
+  await ds.query(
+    `UPDATE workflow_commands SET claimed_until = now() + $2 * interval '1 millisecond', last_error = $3 WHERE seq = $1`,
+    [seq, waitMs, error.slice(0, 1000)],
+  );
+}

@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { DataSource } from 'typeorm';
+import { claimSignalsForAnalysis } from '../../db/customer-loop/signal-analysis';
+import { createSignal } from '../../db/customer-loop/signals';
+import { enqueueEvent } from '../../db/outbox';
+import { createOrganization, createProduct } from '../../db/platform/tenancy';
+import { createEndpoint, dispatchDeliveries, publishOutbox } from '../../db/webhooks/webhooks';
+import { openDatabase } from '../../runtime/services';
+import { Cleanup, startScratchDatabase } from '../support/servers';
+
+// A database of their own: the suite's worker must not claim these rows first.
+describe('relays claim in a short transaction and call Temporal outside it', () => {
+  const cleanup: Cleanup = [];
+  let ds: DataSource;
+  let organizationId: string;
+  let productId: string;
+
+  before(async function () {
+    this.timeout(120_000);
+    ds = await openDatabase(await startScratchDatabase(cleanup, 'sv_relay'), 4);
+    cleanup.push(() => ds.destroy());
+    const org = await createOrganization(ds, { name: 'Relay workspace', sponsored: true });
+    organizationId = org.id;
+    productId = (await createProduct(ds, { organizationId, name: 'Relay product' })).id;
+  });
+
+  after(async () => {
+    for (const step of cleanup.reverse()) await step();
+  });
+
+  it('webhook dispatch holds no row lock while starting, and a failed start is claimed again', async () => {
+    await createEndpoint(ds, organizationId, { url: 'https://example.com/hook', subscriptions: ['*'] });
+    await ds.transaction(async (em) => {
+      for (let i = 0; i < 3; i++) await enqueueEvent(em, { organizationId, productId, type: 'test.event', data: { i } });
+    });
+    assert.equal(await publishOutbox(ds, 10), 3);
+    let lockedDuringStart = true;
+    const handled = await dispatchDeliveries(ds, 10, async (deliveries) => {
+      const ids = deliveries.map((d) => d.id);
+      // Another connection can lock them: the claim committed before this call.
+      await ds.transaction(async (em) => {
+        await em.query('SELECT id FROM webhook_deliveries WHERE id = ANY($1) FOR UPDATE NOWAIT', [ids]);
+      });
+      lockedDuringStart = false;
+      return ids.slice(1);
+    });
+    assert.equal(handled, 3);
+    assert.equal(lockedDuringStart, false);
+    const rows: Array<{ workflow_started: boolean; claimed: boolean }> = await ds.query(
+      `SELECT workflow_started, dispatch_claimed_until > now() AS claimed FROM webhook_deliveries ORDER BY workflow_started`);
+    assert.deepEqual(rows.map((r) => r.workflow_started), [false, true, true]);
+    assert.equal(rows[0].claimed, true, 'the failed one waits a moment, then is claimed again');
+    await ds.query(`UPDATE webhook_deliveries SET dispatch_claimed_until = now() WHERE NOT workflow_started`);
+    assert.equal(await dispatchDeliveries(ds, 10, async (d) => d.map((x) => x.id)), 1);
+  });
+
+  it('one failed analysis start does not roll back the others, and is not counted twice', async () => {
+    const limits = { monthlyAllowance: 100, dailyCeiling: 1000 };
+    for (let i = 0; i < 3; i++) {
+      await createSignal(ds, { organizationId, productId }, { endUserId: `u${i}`, title: 't', body: 'b', idempotencyKey: `relay-${i}` }, limits);
+    }
+    let calls = 0;
+    await assert.rejects(claimSignalsForAnalysis(ds, 10, 100, async () => {
+      calls += 1;
+      if (calls === 2) throw new Error('Temporal said no');
+    }), /1 analysis start/);
+    const queued: Array<{ n: number }> = await ds.query(`SELECT count(*)::int AS n FROM signals WHERE analysis_queued_at IS NOT NULL`);
+    assert.equal(queued[0].n, 2);
+    await ds.query(`UPDATE signals SET analysis_claimed_until = now() WHERE analysis_queued_at IS NULL`);
+    assert.equal(await claimSignalsForAnalysis(ds, 10, 100, async () => undefined), 1);
+    const counters: Array<{ count: number }> = await ds.query(
+      `SELECT count FROM intake_counters WHERE organization_id = $1 AND period LIKE 'analysis:%'`, [organizationId]);
+    assert.equal(counters[0].count, 3);
+  });
+});

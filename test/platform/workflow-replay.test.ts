@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { createEndpoint } from '../../db/webhooks/webhooks';
+import { enqueueEvent } from '../../db/outbox';
+import * as workflows from '../../workflows';
+import { MAINTENANCE_WORKFLOW_ID } from '../../workflows/platform/maintenance-workflow';
+import { signalAnalysisWorkflowId } from '../../workflows/customer-loop/signal-analysis-workflow';
+import { threadSlaWorkflowId } from '../../workflows/customer-loop/thread-sla-workflow';
+import { approvalWorkflowId } from '../../workflows/proof/proof-approval-workflow';
+import { deletionWorkflowId } from '../../workflows/proof/proof-deletion-workflow';
+import { revocationWorkflowId } from '../../workflows/proof/proof-revocation-workflow';
+import { webhookDeliveryWorkflowId } from '../../workflows/webhooks/webhook-delivery-workflow';
+import { LOOP_SCOPES, postSignal, teammate } from '../support/customer-loop';
+import { asTeammate, call, createTenant, eventually, settledHandle, withKey } from '../support/fixtures';
+import { approve, approvedItem, createProofTenant, requestApproval, submit } from '../support/proof-fixtures';
+import { Receiver } from '../support/receiver';
+import { ctx } from '../support/root-hooks';
+
+const { History } = temporal.api.history.v1;
+const DIR = path.join(__dirname, '../fixtures/workflow-histories');
+const WORKFLOW_TYPES = Object.keys(workflows);
+
+/**
+ * Every workflow's saved history replays against today's code, so a change that would break runs
+ * already in flight fails here (such a change goes behind `patched()`). The histories come from real
+ * runs: `SV_RECORD_HISTORIES=1 npx mocha test/platform/workflow-replay.test.ts` records new ones, which
+ * are added beside the old (an old history must keep replaying).
+ */
+describe('workflow replay over saved histories', () => {
+  if (process.env.SV_RECORD_HISTORIES) {
+    it('records one history of every workflow from a real run', async function () {
+      this.timeout(120_000);
+      const ids = await runEveryWorkflow();
+      const stamp = new Date().toISOString().slice(0, 10);
+      for (const [type, workflowId] of Object.entries(ids)) {
+        const history = await ctx.temporal.workflow.getHandle(workflowId).fetchHistory();
+        const json = History.toObject(History.create(history), { longs: String, enums: String, bytes: String });
+        fs.writeFileSync(path.join(DIR, `${type}.${stamp}.json`), `${JSON.stringify(json, null, 1)}\n`);
+      }
+    });
+    return;
+  }
+
+  const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+
+  it('there is a saved history of every workflow the worker runs', () => {
+    const covered = new Set(files.map((f) => f.split('.')[0]));
+    assert.deepEqual(WORKFLOW_TYPES.filter((t) => !covered.has(t)), []);
+  });
+
+  for (const file of files) {
+    it(`${file} replays deterministically`, async function () {
+      this.timeout(60_000);
+      const history = History.fromObject(JSON.parse(fs.readFileSync(path.join(DIR, file), 'utf8')));
+      await Worker.runReplayHistory({ workflowBundle: ctx.workflowBundle }, history, `replay-${file}`);
+    });
+  }
+});
+
+/** Drives each workflow to an end (the maintenance one only through its first round) and names its run. */
+async function runEveryWorkflow(): Promise<Record<string, string>> {
+  const receiver = await Receiver.start();
+  try {
+    const proof = await createProofTenant();
+    const deletionApp = await ctx.buildApp({ proofDeletionRecoveryMs: 500, proofRevocationSlaMs: 500 });
+
+    const approved = await submit(proof);
+    await requestApproval(proof, approved.proofItemId, approved.originalVersionId);
+    await approve(proof, approved.proofItemId, approved.originalVersionId);
+    await (await settledHandle(approvalWorkflowId(approved.proofItemId, approved.originalVersionId))).result();
+
+    const deleted = await approvedItem(proof);
+    await call(asTeammate(proof.owner, { method: 'DELETE', url: `/api/workspace/proof/items/${deleted.proofItemId}` }), deletionApp);
+    await (await settledHandle(deletionWorkflowId(deleted.proofItemId))).result();
+
+    const revoked = await submit(proof);
+    const filed = (await call(withKey(proof.key, { method: 'POST', url: `/api/v1/proof/items/${revoked.proofItemId}/revoke` }), deletionApp)).json().data.revocation;
+    await settledHandle(revocationWorkflowId(filed.id));
+    await eventually(async () => (await ctx.dataSource.query('SELECT 1 FROM proof_revocations WHERE id = $1 AND resolution_state = $2', [filed.id, 'escalated'])).length > 0);
+    await call(asTeammate(proof.owner, { method: 'POST', url: `/api/workspace/proof/revocations/${filed.id}/complete` }));
+    await (await settledHandle(revocationWorkflowId(filed.id))).result();
+
+    const loop = await createTenant(LOOP_SCOPES);
+    const signal = await postSignal(loop);
+    await eventually(async () => (await ctx.dataSource.query('SELECT 1 FROM signals WHERE id = $1 AND analysis_queued_at IS NOT NULL', [signal.id])).length > 0);
+    await ctx.temporal.workflow.getHandle(signalAnalysisWorkflowId(signal.id)).result().catch(() => undefined);
+    await call(teammate(loop.owner, 'PATCH', `/api/workspace/threads/${signal.threadId}`, { nextUpdateAt: new Date(Date.now() + 500).toISOString() }));
+    await (await settledHandle(threadSlaWorkflowId(signal.threadId))).result();
+
+    const { endpoint } = await createEndpoint(ctx.dataSource, proof.organizationId, { url: `${receiver.url}/hook`, subscriptions: ['replay.recorded'] });
+    await ctx.dataSource.transaction((em) => enqueueEvent(em, { organizationId: proof.organizationId, productId: null, type: 'replay.recorded', data: {} }));
+    const delivery = await eventually(async () => (await ctx.dataSource.query(
+      `SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'delivered'`, [endpoint.id]))[0] as { id: string } | undefined);
+
+    return {
+      maintenanceWorkflow: MAINTENANCE_WORKFLOW_ID,
+      webhookDeliveryWorkflow: webhookDeliveryWorkflowId(delivery.id),
+      proofApprovalWorkflow: approvalWorkflowId(approved.proofItemId, approved.originalVersionId),
+      proofDeletionWorkflow: deletionWorkflowId(deleted.proofItemId),
+      proofRevocationWorkflow: revocationWorkflowId(filed.id),
+      threadSlaWorkflow: threadSlaWorkflowId(signal.threadId),
+      signalAnalysisWorkflow: signalAnalysisWorkflowId(signal.id),
+    };
+  } finally {
+    await receiver.close();
+  }
+}

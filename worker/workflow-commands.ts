@@ -1,0 +1,124 @@
+import {
+  Client, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError,
+} from '@temporalio/client';
+import { DataSource } from 'typeorm';
+import {
+  claimWorkflowCommands, completeWorkflowCommand, retryWorkflowCommandLater, WorkflowCommandBody,
+} from '../db/workflow-commands';
+import { Config } from '../runtime/config';
+import { tenantMemo } from '../runtime/workflow-memo';
+import { promiseSignal, repliedSignal, threadSlaWorkflow, threadSlaWorkflowId } from '../workflows/customer-loop/thread-sla-workflow';
+import { approvalOutcomeSignal, approvalWorkflowId, proofApprovalWorkflow } from '../workflows/proof/proof-approval-workflow';
+import { itemDeletedSignal, itemRestoredSignal, deletionWorkflowId, proofDeletionWorkflow } from '../workflows/proof/proof-deletion-workflow';
+import { proofRevocationWorkflow, revocationCompletedSignal, revocationWorkflowId } from '../workflows/proof/proof-revocation-workflow';
+import { RelayOptions } from './relay';
+
+/** A signal to a workflow that already ended has nothing left to change: the database decided first. */
+async function ignoreEnded(send: Promise<void>): Promise<void> {
+  try {
+    await send;
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+}
+
+/**
+ * Carries out one command. Each is safe to repeat (a relay that dies after the call and before
+ * marking it done calls again): starts use conflict policies, signals to ended runs are dropped.
+ * Durations travel in the command, so the configuration of the API that accepted the change decides them.
+ */
+export async function runWorkflowCommand(temporal: Client, config: Config, c: WorkflowCommandBody): Promise<void> {
+  const wf = temporal.workflow;
+  switch (c.type) {
+    case 'proof.approval.start':
+      // A new request replaces any run left for the same version; an existing one only makes sure its run is there.
+      await wf.start(proofApprovalWorkflow, {
+        workflowId: approvalWorkflowId(c.ref.proofItemId, c.ref.versionId),
+        taskQueue: config.taskQueue,
+        workflowIdConflictPolicy: c.isNew ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
+        args: [{ requestId: c.ref.requestId, proofItemId: c.ref.proofItemId, versionId: c.ref.versionId, reminderIntervalMs: c.reminderIntervalMs }],
+        memo: tenantMemo(c.tenant.organizationId, c.tenant.productId),
+      });
+      return;
+    case 'proof.approval.outcome':
+      await ignoreEnded(wf.getHandle(approvalWorkflowId(c.ref.proofItemId, c.ref.versionId))
+        .signal(approvalOutcomeSignal, { requestId: c.ref.requestId, outcome: c.outcome }));
+      return;
+    case 'proof.revocation.start':
+      try {
+        await wf.start(proofRevocationWorkflow, {
+          workflowId: revocationWorkflowId(c.revocationId),
+          taskQueue: config.taskQueue,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          // A completed revocation's run is never started again.
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          args: [{ revocationId: c.revocationId, slaDeadlineAt: c.slaDeadlineAt }],
+          memo: tenantMemo(c.tenant.organizationId, c.tenant.productId),
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+      return;
+    case 'proof.revocation.completed':
+      await ignoreEnded(wf.getHandle(revocationWorkflowId(c.revocationId)).signal(revocationCompletedSignal));
+      return;
+    case 'proof.deletion.deleted':
+      await wf.signalWithStart(proofDeletionWorkflow, {
+        workflowId: deletionWorkflowId(c.proofItemId),
+        taskQueue: config.taskQueue,
+        args: [{ proofItemId: c.proofItemId }],
+        signal: itemDeletedSignal,
+        signalArgs: [{ deletedAt: c.deletedAt, recoveryClosesAt: c.recoveryClosesAt }],
+        memo: tenantMemo(c.tenant.organizationId, c.tenant.productId),
+      });
+      return;
+    case 'proof.deletion.restored':
+      await ignoreEnded(wf.getHandle(deletionWorkflowId(c.proofItemId)).signal(itemRestoredSignal));
+      return;
+    case 'thread.sla.promise':
+      if (c.dueAt === null) {
+        await ignoreEnded(wf.getHandle(threadSlaWorkflowId(c.threadId)).signal(promiseSignal, null));
+        return;
+      }
+      await wf.signalWithStart(threadSlaWorkflow, {
+        workflowId: threadSlaWorkflowId(c.threadId),
+        taskQueue: config.taskQueue,
+        args: [{ threadId: c.threadId }],
+        signal: promiseSignal,
+        signalArgs: [c.dueAt],
+        memo: tenantMemo(c.tenant.organizationId, c.tenant.productId),
+      });
+      return;
+    case 'thread.sla.replied':
+      // The promise already escalated or was never watched: nothing is waiting for this reply.
+      await ignoreEnded(wf.getHandle(threadSlaWorkflowId(c.threadId)).signal(repliedSignal));
+      return;
+  }
+}
+
+/**
+ * The relay that hands workflow commands to Temporal: claimed in a short statement, called outside any
+ * transaction, marked done one by one. A failed call waits and is tried again; nothing else in the batch
+ * is held back or rolled back by it.
+ */
+export function workflowCommandRelay(ds: DataSource, client: Client, config: Config): RelayOptions {
+  return {
+    name: 'workflow-command',
+    batchSize: config.relayBatchSize,
+    idleMs: config.relayIdleMs,
+    log: (line) => console.error(`[sv] ${line}`),
+    tick: async (batchSize) => {
+      const claimed = await claimWorkflowCommands(ds, batchSize);
+      await Promise.all(claimed.map(async (row) => {
+        try {
+          await runWorkflowCommand(client, config, row.command);
+        } catch (err) {
+          await retryWorkflowCommandLater(ds, row.seq, row.attempts, (err as Error).message);
+          return;
+        }
+        await completeWorkflowCommand(ds, row.seq);
+      }));
+      return claimed.length;
+    },
+  };
+}
