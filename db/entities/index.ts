@@ -44,12 +44,8 @@ export {
   EndUser, Feature, FeatureFollow, FeatureSignalLink, FeatureVote, InboxItem, IntakeLimit, Release, ReleaseReceipt,
   Signal, Thread, ThreadMessage,
 };
-<<<<<<< HEAD
-export { ProofAsset, ProofPlacement, ProofPlacementItem };
-export { ProofAiOperation };
-=======
 export { ProofAsset, ProofPlacement, ProofPlacementItem, WorkflowCommand };
->>>>>>> issue-16-hardening
+export { ProofAiOperation };
 
 export const ENTITIES = [
   Organization, Product, Environment, Teammate, TeammateSession, ServiceKey, IdempotencyRecord,
@@ -57,10 +53,6 @@ export const ENTITIES = [
   ProofItem, ProofVersion, ConsentGrant, ProofApprovalRequest, ProofRevocation, ProofEvent,
   EndUser, Thread, ThreadMessage, Signal, Feature, FeatureSignalLink, FeatureVote, FeatureFollow, Release,
   ReleaseReceipt, InboxItem, IntakeLimit,
-<<<<<<< HEAD
-  ProofPlacement, ProofPlacementItem, ProofAsset,
-  ProofAiOperation,
-=======
   ProofPlacement, ProofPlacementItem, ProofAsset, WorkflowCommand,
->>>>>>> issue-16-hardening
+  ProofAiOperation,
 ];
