@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from '@temporalio/client';
+import fastifyCookie from '@fastify/cookie';
 import Fastify, { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { DataSource } from 'typeorm';
 import { Config } from '../runtime/config';
@@ -63,6 +64,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Response schemas are yup objects that document the answer (see plugins/responses.ts); bodies are sent as they are.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   registerJsonBodyParser(app);
+  // Parses the Cookie header once per request; the session cookie is read from request.cookies.
+  await app.register(fastifyCookie);
   registerErrorHandling(app);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

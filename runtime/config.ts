@@ -40,6 +40,8 @@ export interface Config {
   aiEvaluatedModels: string[];
   aiMonthlyAllowance: number;
   inboxHeartbeatMs: number;
+  /** Key-encryption keys of secrets at rest (runtime/secret-box.ts); unset: a generated one under dataDir. */
+  secretKeys: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -78,6 +80,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: text(env, 'HOST') ?? '127.0.0.1',
     port: int(env, 'PORT', 3000, 0, 65535),
     dataDir: path.resolve(text(env, 'SV_DATA_DIR') ?? '.data'),
+    secretKeys: text(env, 'SV_SECRET_KEYS'),
     embeddedPgPort: int(env, 'SV_EMBEDDED_PG_PORT', 54329, 1, 65535),
     temporalDevPort: int(env, 'TEMPORAL_DEV_PORT', 7233, 1, 65535),
     temporalDevUiPort: int(env, 'TEMPORAL_DEV_UI_PORT', 8233, 1, 65535),

@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { createDataSource, migrate } from '../db/data-source';
+import { resealStoredSecrets } from '../db/platform/secrets-at-rest';
 import { Config } from './config';
 
 export const EMBEDDED_DATABASE = 'sv';
@@ -18,5 +19,6 @@ export async function openDatabase(url: string, poolSize?: number): Promise<Data
   const ds = createDataSource(url, poolSize);
   await ds.initialize();
   await migrate(ds);
+  await resealStoredSecrets(ds);
   return ds;
 }

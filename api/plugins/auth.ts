@@ -51,12 +51,9 @@ function bearer(request: FastifyRequest): string | null {
   return match[1];
 }
 
+/** Cookies as @fastify/cookie parsed them (RFC 6265, percent-decoded). */
 function cookie(request: FastifyRequest, name: string): string | null {
-  for (const part of (request.headers.cookie ?? '').split(';')) {
-    const [key, ...rest] = part.trim().split('=');
-    if (key === name) return rest.join('=');
-  }
-  return null;
+  return request.cookies?.[name] ?? null;
 }
 
 export function keyPrincipal(request: FastifyRequest): KeyPrincipal {

@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto';
+import { JWTPayload, ProtectedHeaderParameters, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
 import { DataSource } from 'typeorm';
 import { Product } from '../../db/entities';
 import { consumeNonce } from '../../db/platform/identity-nonces';
-import { safeEqual } from '../../db/rules/secrets';
 import { ServiceError, invalidCredential } from '../../runtime/service-error';
 
 export interface EndUserIdentity {
@@ -14,21 +14,10 @@ export interface EndUserIdentity {
 }
 
 const MAX_TOKEN_LENGTH = 4096;
-const SEGMENT = /^[A-Za-z0-9_-]+$/;
 const CLOCK_SKEW_SECONDS = 60;
 const KID = /^[A-Za-z0-9_-]{1,100}$/;
 const SUB = /^[^\u0000-\u001f\u007f]{1,200}$/;
 const NONCE = /^[\x21-\x7e]{8,200}$/;
-
-function decodeSegment(segment: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
-    if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
-  } catch {
-    // fall through to the refusal below
-  }
-  throw invalidCredential('end-user token is malformed');
-}
 
 export interface VerifyOptions {
   /** Writes consume the token's nonce so that each token acts once. */
@@ -37,40 +26,63 @@ export interface VerifyOptions {
   now?: Date;
 }
 
+/** jose's refusals in the spec's terms; anything else it throws is a malformed token. */
+function refusal(err: unknown): ServiceError {
+  if (err instanceof joseErrors.JWTExpired) return invalidCredential('end-user token has expired');
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed) return invalidCredential('end-user token signature does not verify');
+  if (err instanceof joseErrors.JOSEAlgNotAllowed) return invalidCredential('end-user token must be signed with HS256');
+  if (err instanceof joseErrors.JOSENotSupported) return invalidCredential('end-user token has a crit header this service does not understand');
+  if (err instanceof joseErrors.JWTClaimValidationFailed) {
+    if (err.claim === 'iat') return invalidCredential('end-user token iat is in the future');
+    if (err.claim === 'nbf') return invalidCredential('end-user token is not valid yet (nbf)');
+    if (err.claim === 'exp') return invalidCredential('end-user token needs an exp claim');
+    if (err.claim === 'typ') return invalidCredential('end-user token typ must be JWT');
+    return invalidCredential(`end-user token claim ${err.claim} is invalid`);
+  }
+  return invalidCredential('end-user token is malformed');
+}
+
 /**
- * Verifies a signed end-user token: HS256 only (the algorithm is pinned, never read from the token's
- * choice), `kid` names the product's identity key, `exp` is required and short, `sub` is the end user.
+ * Verifies a signed end-user token through `jose`: HS256 pinned (never the token's choice), any `crit`
+ * header refused, `typ` absent or JWT, `kid` names the product's identity key, `exp` required and
+ * short, `sub` the end user; the nonce rule is ours.
  */
 export async function verifyIdentityToken(ds: DataSource, token: string, opts: VerifyOptions): Promise<EndUserIdentity> {
   if (token.length > MAX_TOKEN_LENGTH) throw invalidCredential('end-user token is malformed');
-  const parts = token.split('.');
-  if (parts.length !== 3 || !parts.every((p) => SEGMENT.test(p))) throw invalidCredential('end-user token is malformed');
-  const [headerPart, payloadPart, signature] = parts;
-  const header = decodeSegment(headerPart);
+  let header: ProtectedHeaderParameters;
+  try {
+    header = decodeProtectedHeader(token);
+  } catch {
+    throw invalidCredential('end-user token is malformed');
+  }
+  if (token.split('.').length !== 3) throw invalidCredential('end-user token is malformed');
   if (header.alg !== 'HS256') throw invalidCredential('end-user token must be signed with HS256');
   if (typeof header.kid !== 'string' || !KID.test(header.kid)) throw invalidCredential('end-user token has no valid kid');
+  if (header.typ !== undefined && !/^(application\/)?jwt$/i.test(header.typ)) throw invalidCredential('end-user token typ must be JWT');
 
   const product = await ds.getRepository(Product).findOneBy({ identityKeyId: header.kid });
   if (!product) throw invalidCredential('end-user token names an unknown identity key');
-  const expected = createHmac('sha256', product.identitySecret).update(`${headerPart}.${payloadPart}`).digest('base64url');
-  if (!safeEqual(signature, expected)) throw invalidCredential('end-user token signature does not verify');
+  const nowDate = opts.now ?? new Date();
+  let claims: JWTPayload;
+  try {
+    ({ payload: claims } = await jwtVerify(token, Buffer.from(product.identitySecret, 'utf8'), {
+      algorithms: ['HS256'], requiredClaims: ['exp'], clockTolerance: CLOCK_SKEW_SECONDS, currentDate: nowDate,
+    }));
+  } catch (err) {
+    throw refusal(err);
+  }
   if (!product.active) throw new ServiceError('PRODUCT_SCOPE_UNAVAILABLE', 403, 'the product is inactive');
 
-  const claims = decodeSegment(payloadPart);
-  const now = Math.floor((opts.now ?? new Date()).getTime() / 1000);
-  const { sub, exp, iat, nbf, nonce } = claims;
+  const now = Math.floor(nowDate.getTime() / 1000);
+  const { sub, exp, iat, nonce } = claims as JWTPayload & { nonce?: unknown };
   if (typeof sub !== 'string' || !SUB.test(sub)) throw invalidCredential('end-user token needs a sub claim of 1 to 200 printable characters');
   if (typeof exp !== 'number' || !Number.isFinite(exp)) throw invalidCredential('end-user token needs an exp claim');
+  // jose allows the clock tolerance past exp; an expired token is refused exactly.
   if (exp <= now) throw invalidCredential('end-user token has expired');
   if (exp - now > opts.maxTtlSeconds) {
     throw invalidCredential(`end-user token lives too long: exp may be at most ${opts.maxTtlSeconds} s ahead`);
   }
-  if (iat !== undefined && (typeof iat !== 'number' || iat > now + CLOCK_SKEW_SECONDS)) {
-    throw invalidCredential('end-user token iat is in the future');
-  }
-  if (nbf !== undefined && (typeof nbf !== 'number' || nbf > now + CLOCK_SKEW_SECONDS)) {
-    throw invalidCredential('end-user token is not valid yet (nbf)');
-  }
+  if (iat !== undefined && iat > now + CLOCK_SKEW_SECONDS) throw invalidCredential('end-user token iat is in the future');
   if (nonce !== undefined && (typeof nonce !== 'string' || !NONCE.test(nonce))) {
     throw invalidCredential('end-user token nonce must be 8 to 200 printable ASCII characters');
   }

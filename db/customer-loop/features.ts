@@ -39,15 +39,23 @@ async function lockFeature(em: EntityManager, where: { id: string; productId?: s
 
 /** Recomputes counts and score from the stored evidence; the caller holds the feature's lock. */
 export async function recomputeFeature(em: EntityManager, feature: Feature, asOf = new Date()): Promise<Feature> {
-  const voters: Array<{ end_user_id: string }> = await em.query('SELECT end_user_id FROM feature_votes WHERE feature_id = $1', [feature.id]);
-  const followers: Array<{ n: number }> = await em.query('SELECT count(*)::int AS n FROM feature_follows WHERE feature_id = $1', [feature.id]);
+  // Counted by the database: a popular feature's voters are never loaded under its lock.
+  const [counts]: Array<{ votes: number; followers: number; distinct_users: number }> = await em.query(
+    `SELECT (SELECT count(*)::int FROM feature_votes WHERE feature_id = $1) AS votes,
+            (SELECT count(*)::int FROM feature_follows WHERE feature_id = $1) AS followers,
+            (SELECT count(*)::int FROM (
+               SELECT end_user_id FROM feature_votes WHERE feature_id = $1
+               UNION
+               SELECT s.end_user_id FROM signals s JOIN feature_signal_links l ON l.signal_id = s.id WHERE l.feature_id = $1) u) AS distinct_users`,
+    [feature.id],
+  );
   const signals = await em.getRepository(Signal).createQueryBuilder('s')
     .innerJoin('feature_signal_links', 'l', 'l.signal_id = s.id')
     .where('l.feature_id = :id', { id: feature.id })
     .getMany();
-  const { score, breakdown } = scoreFeature({ asOf, voters: voters.map((v) => v.end_user_id), signals });
+  const { score, breakdown } = scoreFeature({ asOf, votes: counts.votes, distinctEndUsers: counts.distinct_users, signals });
   Object.assign(feature, {
-    score, scoreBreakdown: breakdown, voteCount: voters.length, followerCount: followers[0].n, signalCount: signals.length, updatedAt: asOf,
+    score, scoreBreakdown: breakdown, voteCount: counts.votes, followerCount: counts.followers, signalCount: signals.length, updatedAt: asOf,
   });
   await em.getRepository(Feature).update(feature.id, {
     score, scoreBreakdown: breakdown, voteCount: feature.voteCount, followerCount: feature.followerCount,
@@ -86,7 +94,7 @@ export async function createFeature(ds: DataSource, organizationId: string, prod
   const feature: Feature = Object.assign(new Feature(), {
     id: newId('fea'), organizationId, productId, title: input.title, problem: input.problem,
     state: input.state ?? 'discovery', publicBoard: input.publicBoard ?? false, score: 0,
-    scoreBreakdown: scoreFeature({ asOf: now, voters: [], signals: [] }).breakdown,
+    scoreBreakdown: scoreFeature({ asOf: now, votes: 0, distinctEndUsers: 0, signals: [] }).breakdown,
     voteCount: 0, followerCount: 0, signalCount: 0, createdAt: now, updatedAt: now,
   });
   await ds.getRepository(Feature).insert(feature);

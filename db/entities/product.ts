@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { sealedColumn } from '../../runtime/secret-box';
 
 /** A product of an organization; its identity key signs end-user tokens (HS256, `kid` = identityKeyId). */
 @Entity('products')
@@ -18,7 +19,7 @@ export class Product {
   @Column({ name: 'identity_key_id', type: 'text' })
   identityKeyId!: string;
 
-  @Column({ name: 'identity_secret', type: 'text' })
+  @Column({ name: 'identity_secret', type: 'text', transformer: sealedColumn })
   identitySecret!: string;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })

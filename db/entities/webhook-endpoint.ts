@@ -1,8 +1,9 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { sealedColumn } from '../../runtime/secret-box';
 
 /**
- * Where a workspace's events go. The signing secret is kept in the clear because every delivery signs
- * with it; it leaves the service only in the answers to create and rotate.
+ * Where a workspace's events go. The signing secret is stored sealed (every delivery signs with it, so
+ * it cannot be a hash); it leaves the service only in the answers to create and rotate.
  */
 @Entity('webhook_endpoints')
 export class WebhookEndpoint {
@@ -24,7 +25,7 @@ export class WebhookEndpoint {
   @Column({ type: 'boolean' })
   enabled!: boolean;
 
-  @Column({ type: 'text' })
+  @Column({ type: 'text', transformer: sealedColumn })
   secret!: string;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })

@@ -21,6 +21,11 @@ export class Hardening1763712700000 implements MigrationInterface {
     // Relays claim with a lease committed at once, and call Temporal outside any transaction.
     await q.query(`ALTER TABLE webhook_deliveries ADD COLUMN dispatch_claimed_until timestamptz`);
     await q.query(`ALTER TABLE signals ADD COLUMN analysis_claimed_until timestamptz, ADD COLUMN analysis_counted_period text`);
+    // Foreign keys the code filters by.
+    await q.query(`CREATE INDEX proof_placement_items_item_idx ON proof_placement_items (proof_item_id)`);
+    await q.query(`CREATE INDEX webhook_deliveries_endpoint_idx ON webhook_deliveries (endpoint_id, created_at DESC, id DESC)`);
+    await q.query(`CREATE INDEX outbox_events_processed_idx ON outbox_events (processed_at) WHERE processed_at IS NOT NULL`);
+    await q.query(`CREATE INDEX teammate_sessions_expires_idx ON teammate_sessions (expires_at)`);
     // A workflow step that failed for good, kept for an operator instead of only in Temporal's history.
     await q.query(`
       CREATE TABLE workflow_failures (
@@ -37,6 +42,10 @@ export class Hardening1763712700000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP TABLE workflow_failures`);
+    await q.query(`DROP INDEX teammate_sessions_expires_idx`);
+    await q.query(`DROP INDEX outbox_events_processed_idx`);
+    await q.query(`DROP INDEX webhook_deliveries_endpoint_idx`);
+    await q.query(`DROP INDEX proof_placement_items_item_idx`);
     await q.query(`ALTER TABLE signals DROP COLUMN analysis_claimed_until, DROP COLUMN analysis_counted_period`);
     await q.query(`ALTER TABLE webhook_deliveries DROP COLUMN dispatch_claimed_until`);
     await q.query(`DROP TABLE workflow_commands`);

@@ -2,11 +2,11 @@ import { KeyObject, createHmac, createPrivateKey, createPublicKey, generateKeyPa
 import { DataSource, EntityManager } from 'typeorm';
 import { canonicalJson } from '../rules/canonical-json';
 import { newId } from '../rules/ids';
+import { openSecret, sealSecret } from '../../runtime/secret-box';
 
 /**
  * The service's Ed25519 keys (render manifests, receipts) and the beacon's event tokens. The private
- * key lives in the database (table proof_signing_keys) beside the data it vouches for, like webhook
- * secrets do; the first key is generated when none exists, and a rotation retires the old one, which
+ * key lives in the database (table proof_signing_keys), sealed like webhook secrets (runtime/secret-box.ts); the first key is generated when none exists, and a rotation retires the old one, which
  * stays in the key set so that every earlier signature keeps verifying.
  */
 
@@ -34,12 +34,13 @@ const activeOf = new WeakMap<DataSource, { kid: string; at: number }>();
 function toKey(row: KeyRow, remember = true): SigningKey {
   const known = byKid.get(row.id);
   if (known) return known;
-  const privateKey = createPrivateKey(row.private_key_pem);
+  const pem = openSecret(row.private_key_pem);
+  const privateKey = createPrivateKey(pem);
   const key: SigningKey = {
     kid: row.id,
     privateKey,
     publicKey: createPublicKey(privateKey),
-    tokenSecret: Buffer.from(hkdfSync('sha256', row.private_key_pem, row.id, 'service-proof-event-token', 32)),
+    tokenSecret: Buffer.from(hkdfSync('sha256', pem, row.id, 'service-proof-event-token', 32)),
   };
   if (remember) byKid.set(row.id, key);
   return key;
@@ -50,7 +51,7 @@ async function insertKey(em: EntityManager): Promise<void> {
   await em.query(
     `INSERT INTO proof_signing_keys (id, state, public_jwk, private_key_pem) VALUES ($1, 'active', $2, $3)
      ON CONFLICT DO NOTHING`,
-    [newId('sk'), JSON.stringify(publicKey.export({ format: 'jwk' })), privateKey.export({ format: 'pem', type: 'pkcs8' })],
+    [newId('sk'), JSON.stringify(publicKey.export({ format: 'jwk' })), sealSecret(privateKey.export({ format: 'pem', type: 'pkcs8' }) as string)],
   );
 }
 

@@ -18,7 +18,10 @@ export const SENTIMENT_WEIGHTS: Record<string, number> = { negative: 1.3, mixed:
 
 export interface ScoreInput {
   asOf: Date;
-  voters: string[];
+  /** Votes on the feature. */
+  votes: number;
+  /** End users among its voters and the authors of its linked signals, each once (counted by the database). */
+  distinctEndUsers: number;
   signals: Array<{ id: string; endUserId: string; category: string; urgency: string; sentiment: string | null; createdAt: Date }>;
 }
 
@@ -38,8 +41,8 @@ export function scoreFeature(input: ScoreInput) {
       points: round(SIGNAL_WEIGHT * category * urgency * sentiment * recency),
     };
   }).sort((a, b) => b.points - a.points || a.signalId.localeCompare(b.signalId));
-  const distinct = new Set([...input.voters, ...input.signals.map((s) => s.endUserId)]).size;
-  const votes = { count: input.voters.length, weight: VOTE_WEIGHT, points: round(input.voters.length * VOTE_WEIGHT) };
+  const distinct = input.distinctEndUsers;
+  const votes = { count: input.votes, weight: VOTE_WEIGHT, points: round(input.votes * VOTE_WEIGHT) };
   const signalTerm = { count: signals.length, weight: SIGNAL_WEIGHT, points: round(signals.reduce((sum, s) => sum + s.points, 0)), items: signals };
   const endUsers = { count: distinct, weight: DISTINCT_END_USER_WEIGHT, points: round(distinct * DISTINCT_END_USER_WEIGHT) };
   const score = round(votes.points + signalTerm.points + endUsers.points);

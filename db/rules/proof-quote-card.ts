@@ -34,25 +34,33 @@ export function escapeXml(text: string): string {
     .replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 }
 
-/** Greedy word wrap at `max` characters; a word longer than a line is cut. */
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/** User-perceived characters: an emoji, a flag or a letter with its accents is one, never split. */
+export function graphemesOf(text: string): string[] {
+  return Array.from(graphemes.segment(text), (s) => s.segment);
+}
+
+/** Greedy word wrap at `max` graphemes; a word longer than a line is cut between graphemes. */
 export function wrap(text: string, max: number): string[] {
   const lines: string[] = [];
-  let line = '';
-  for (let word of text.split(/\s+/).filter(Boolean)) {
-    while (word.length > max) {
-      if (line) lines.push(line);
-      lines.push(word.slice(0, max));
-      word = word.slice(max);
-      line = '';
+  let line: string[] = [];
+  for (const word of text.split(/\s+/).filter(Boolean).map(graphemesOf)) {
+    let rest = word;
+    while (rest.length > max) {
+      if (line.length) lines.push(line.join(''));
+      lines.push(rest.slice(0, max).join(''));
+      rest = rest.slice(max);
+      line = [];
     }
-    if (!line) line = word;
-    else if (line.length + 1 + word.length <= max) line += ` ${word}`;
+    if (!line.length) line = rest;
+    else if (line.length + 1 + rest.length <= max) line = [...line, ' ', ...rest];
     else {
-      lines.push(line);
-      line = word;
+      lines.push(line.join(''));
+      line = rest;
     }
   }
-  if (line) lines.push(line);
+  if (line.length) lines.push(line.join(''));
   return lines;
 }
 

@@ -109,9 +109,10 @@ export async function deleteEndpoint(ds: DataSource, organizationId: string, id:
 /** A new secret at once: the next attempt of every delivery signs with it, and the old one is gone. */
 export async function rotateEndpointSecret(ds: DataSource, organizationId: string, id: string): Promise<EndpointWithSecret> {
   const endpoint = await findEndpoint(ds, organizationId, id);
-  endpoint.secret = newSecret('whsec');
+  const secret = newSecret('whsec');
+  endpoint.secret = secret;
   const saved = await ds.getRepository(WebhookEndpoint).save(endpoint);
-  return { endpoint: viewEndpoint(saved), secret: saved.secret };
+  return { endpoint: viewEndpoint(saved), secret };
 }
 
 export interface DeliveryView {

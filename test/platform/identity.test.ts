@@ -55,9 +55,20 @@ describe('signed end-user identity', () => {
     ['a NUL in the kid', (s) => forge({ alg: 'HS256', kid: 'idk_a\u0000b' }, { sub: 'u', exp: now() + 60 }, s)],
     ['a control character in sub', (s, kid) => forge({ alg: 'HS256', kid }, { sub: 'u\u0000', exp: now() + 60 }, s)],
     ['a future nbf', (s, kid) => forge({ alg: 'HS256', kid }, { sub: 'u', exp: now() + 600, nbf: now() + 300 }, s)],
+    ['a crit header this service does not understand', (s, kid) => forge({ alg: 'HS256', kid, crit: ['exp2'], exp2: 1 }, { sub: 'u', exp: now() + 60 }, s)],
+    ['a crit header naming nothing', (s, kid) => forge({ alg: 'HS256', kid, crit: [] }, { sub: 'u', exp: now() + 60 }, s)],
+    ['a typ other than JWT', (s, kid) => forge({ alg: 'HS256', kid, typ: 'at+jwt' }, { sub: 'u', exp: now() + 60 }, s)],
+    ['a non-object payload', (s, kid) => forge({ alg: 'HS256', kid }, [1, 2] as never, s)],
     ['two segments', () => 'abc.def'],
     ['garbage segments', () => 'a!b.c$d.e%f'],
   ];
+  it('accepts typ JWT in any case, and no typ at all', async () => {
+    for (const header of [{ typ: 'JWT' }, { typ: 'jwt' }, {}]) {
+      const token = forge({ alg: 'HS256', kid: tenant.product.identityKeyId, ...header }, { sub: 'u', exp: now() + 60 }, tenant.product.identitySecret);
+      assert.equal((await install(token)).statusCode, 200, JSON.stringify(header));
+    }
+  });
+
   for (const [name, make] of refusals) {
     it(`refuses ${name} with 401`, async () => {
       const res = await install(make(tenant.product.identitySecret, tenant.product.identityKeyId));

@@ -35,9 +35,12 @@ describe('maintenance workflow (real Temporal)', () => {
         `SELECT (SELECT count(*) FROM idempotency_records WHERE credential_id = $1)
               + (SELECT count(*) FROM identity_nonces WHERE product_id = $2) AS n`, [`cred-${tag}`, `prd-${tag}`]);
       assert.equal(Number(live[0].n), 2, 'live rows were kept');
-      const history = await handle.fetchHistory();
-      const activities = history.events?.filter((e) => e.activityTaskCompletedEventAttributes) ?? [];
-      assert.ok(activities.length >= 1, 'the purge ran as an activity');
+      // The rows go at the activity's commit, a moment before Temporal records its completion.
+      const completed = await eventually(async () => {
+        const history = await handle.fetchHistory();
+        return (history.events ?? []).some((e) => e.activityTaskCompletedEventAttributes);
+      });
+      assert.ok(completed, 'the purge ran as an activity');
     } finally {
       await handle.terminate('test done');
     }

@@ -6,6 +6,7 @@ import { Worker } from '@temporalio/worker';
 import { createEndpoint } from '../../db/webhooks/webhooks';
 import { enqueueEvent } from '../../db/outbox';
 import * as workflows from '../../workflows';
+import { aiOperationWorkflowId } from '../../workflows/ai/ai-operation-workflow';
 import { MAINTENANCE_WORKFLOW_ID } from '../../workflows/platform/maintenance-workflow';
 import { signalAnalysisWorkflowId } from '../../workflows/customer-loop/signal-analysis-workflow';
 import { threadSlaWorkflowId } from '../../workflows/customer-loop/thread-sla-workflow';
@@ -95,7 +96,12 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
     const delivery = await eventually(async () => (await ctx.dataSource.query(
       `SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'delivered'`, [endpoint.id]))[0] as { id: string } | undefined);
 
+    const summarized = await call(withKey(proof.key, { method: 'POST', url: `/api/v1/proof/items/${approved.proofItemId}/summarize` }));
+    const body = summarized.json();
+    const operationId: string = body.data?.operationId ?? body.error?.details?.operationId;
+
     return {
+      aiOperationWorkflow: aiOperationWorkflowId('summarize', operationId),
       maintenanceWorkflow: MAINTENANCE_WORKFLOW_ID,
       webhookDeliveryWorkflow: webhookDeliveryWorkflowId(delivery.id),
       proofApprovalWorkflow: approvalWorkflowId(approved.proofItemId, approved.originalVersionId),

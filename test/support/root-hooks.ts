@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { AppDeps, buildApp } from '../../api/app';
 import { Config, loadConfig } from '../../runtime/config';
 import { openDatabase } from '../../runtime/services';
+import { KeyRing, configureSecretKeys, parseKeyRing } from '../../runtime/secret-box';
 import { installTemporalLogger } from '../../runtime/temporal-logging';
 import { startWorker } from '../../worker/main';
 import { startScratchDatabase, startScratchTemporal } from './servers';
@@ -21,6 +22,8 @@ export interface TestContext {
   app: FastifyInstance;
   /** The AI provider the worker talks to: a local fake the tests steer. */
   fakeAi: FakeAi;
+  /** The suite's key-encryption keys (tests that rotate put these back). */
+  secretKeys: KeyRing;
   /** A fresh app on the same database and Temporal, for tests that need other settings or routes. */
   buildApp: (overrides?: Partial<Config>, extend?: (app: FastifyInstance) => void) => Promise<FastifyInstance>;
 }
@@ -33,6 +36,10 @@ export const mochaHooks = {
     // The first run on a fresh machine may build the Temporal CLI with Go.
     this.timeout(1_200_000);
     installTemporalLogger();
+    // The suite's own key-encryption key, never a file in the working tree; the CLI's child processes inherit it.
+    process.env.SV_SECRET_KEYS = `test:${randomBytes(32).toString('base64')}`;
+    const secretKeys = parseKeyRing(process.env.SV_SECRET_KEYS);
+    configureSecretKeys(secretKeys);
     const [databaseUrl, temporal, workflowBundle] = await Promise.all([
       startScratchDatabase(teardown),
       startScratchTemporal(teardown),
@@ -73,7 +80,7 @@ export const mochaHooks = {
     };
     Object.assign(ctx, {
       config, databaseUrl, dataSource, temporal: temporal.client, nativeConnection: temporal.nativeConnection,
-      workflowBundle, fakeAi, app: await make(), buildApp: make,
+      workflowBundle, fakeAi, secretKeys, app: await make(), buildApp: make,
     });
   },
 

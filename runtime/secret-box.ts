@@ -1,0 +1,95 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { ConfigError, loadConfig } from './config';
+
+/**
+ * Secrets the service must use again (webhook signing secrets, product identity secrets, Ed25519
+ * private keys) are stored sealed: AES-256-GCM under a key-encryption key, as
+ * `sv1:<kid>:<iv>:<ciphertext>:<tag>` (base64url parts). The key id lets a rotation add a new key
+ * while values sealed under the old one still open; see docs/platform.md.
+ */
+export interface KeyRing {
+  current: string;
+  keys: Map<string, Buffer>;
+}
+
+const PREFIX = 'sv1';
+let ring: KeyRing | null = null;
+
+/** `SV_SECRET_KEYS`: `kid:base64key[,kid:base64key...]`, the first one seals; 32-byte keys. */
+export function parseKeyRing(spec: string, source = 'SV_SECRET_KEYS'): KeyRing {
+  const keys = new Map<string, Buffer>();
+  let current = '';
+  for (const part of spec.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const match = /^([A-Za-z0-9_-]{1,32}):([A-Za-z0-9+/_=-]+)$/.exec(part);
+    const key = match ? Buffer.from(match[2], 'base64') : null;
+    if (!match || !key || key.length !== 32) throw new ConfigError(`${source} must be kid:base64 entries of 32-byte keys`);
+    keys.set(match[1], key);
+    if (!current) current = match[1];
+  }
+  if (!current) throw new ConfigError(`${source} names no key`);
+  return { current, keys };
+}
+
+/** The embedded default: a key generated once under SV_DATA_DIR, readable by its owner only. */
+function defaultKeyRing(dataDir: string): KeyRing {
+  const file = path.join(dataDir, 'secret-keys');
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(dataDir, { recursive: true });
+    try {
+      fs.writeFileSync(file, `k1:${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+    } catch (err) {
+      // Another role created it at the same moment: use theirs.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+  return parseKeyRing(fs.readFileSync(file, 'utf8'), file);
+}
+
+export function configureSecretKeys(keys: KeyRing): void {
+  ring = keys;
+}
+
+function keyRing(): KeyRing {
+  if (!ring) {
+    const config = loadConfig();
+    ring = config.secretKeys ? parseKeyRing(config.secretKeys) : defaultKeyRing(config.dataDir);
+  }
+  return ring;
+}
+
+export const isSealed = (stored: string) => stored.startsWith(`${PREFIX}:`);
+
+export function sealSecret(plain: string): string {
+  const { current, keys } = keyRing();
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', keys.get(current)!, iv);
+  // The key id is bound in, so a value cannot be moved under another key's name.
+  cipher.setAAD(Buffer.from(current));
+  const ct = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+  return [PREFIX, current, iv.toString('base64url'), ct.toString('base64url'), cipher.getAuthTag().toString('base64url')].join(':');
+}
+
+/** Opens a sealed value; a plaintext value from before sealing is answered as it is (until it is sealed). */
+export function openSecret(stored: string): string {
+  if (!isSealed(stored)) return stored;
+  const [, kid, iv, ct, tag] = stored.split(':');
+  const key = keyRing().keys.get(kid);
+  if (!key) throw new Error(`secret sealed under key "${kid}", which SV_SECRET_KEYS does not hold`);
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+  decipher.setAAD(Buffer.from(kid));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
+}
+
+/** Whether a stored value should be sealed again: plaintext, or sealed under a key that no longer seals. */
+export function needsResealing(stored: string): boolean {
+  return !isSealed(stored) || stored.split(':')[1] !== keyRing().current;
+}
+
+/** The TypeORM column transformer of a sealed column. */
+export const sealedColumn = {
+  to: (value: string | null | undefined) => (typeof value === 'string' ? sealSecret(value) : value),
+  from: (value: string | null) => (value === null ? null : openSecret(value)),
+};
