@@ -105,8 +105,9 @@ describe('customer loop: signal analysis (real Temporal, fake AI provider)', () 
     const first = await postSignal(t);
     const second = await postSignal(t);
     await until(first.id, 'done');
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    assert.equal((await stateOf(second.id)).analysisState, 'waiting');
+    // The relay's own decision, observed: it passed over the second signal and marked it waiting.
+    await until(second.id, 'waiting');
+    assert.equal((await stateOf(second.id)).analysisQueuedAt, null, 'no analysis was started for it');
     await ctx.dataSource.getRepository(IntakeLimit).update(t.organizationId, { monthlySignalAllowance: 2 });
     await until(second.id, 'done');
   });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { AddressInfo } from 'node:net';
 import { FastifyInstance } from 'fastify';
-import { LOOP_SCOPES, keyFor, postSignal, teammate } from '../support/customer-loop';
+import { LOOP_SCOPES, eventually, keyFor, postSignal, teammate } from '../support/customer-loop';
 import { Tenant, call, createTenant, endUserToken, errorCode, withKey } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
 import { SseClient } from '../support/sse';
@@ -101,8 +101,7 @@ describe('customer loop: inbox and live stream', () => {
       assert.ok(item.id);
       const [unread] = await stream.waitFor('unread');
       assert.deepEqual(unread.data, { unread: 1 });
-      await new Promise((resolve) => setTimeout(resolve, 450));
-      assert.ok(stream.comments >= 1, 'heartbeats keep the connection alive');
+      assert.ok(await eventually(async () => stream.comments >= 1), 'heartbeats keep the connection alive');
       await call(teammate(tenant.owner, 'POST', `/api/workspace/threads/${threadId}/messages`, { body: 'internal', visibility: 'internal' }), a);
       const other = await postSignal(tenant, { endUserId: 'someone-else' }, a);
       await reply(other.threadId, 'not for streamer', a);
