@@ -19,7 +19,7 @@ import { submissionBody } from '../test/support/proof-fixtures';
 const ITEMS = 50;
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const CONCURRENCY = 16;
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
 
 async function main(): Promise<void> {
   installTemporalLogger('ERROR');

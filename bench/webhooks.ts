@@ -6,6 +6,7 @@ import { installTemporalLogger } from '../runtime/temporal-logging';
 import { createOrganization, createProduct } from '../db/platform/tenancy';
 import { createEndpoint } from '../db/webhooks/webhooks';
 import { enqueueEvent } from '../db/outbox';
+import { Worker } from '@temporalio/worker';
 import { startWorker } from '../worker/main';
 import { quantile } from './stats';
 import { Cleanup, startScratchDatabase, startScratchTemporal } from '../test/support/servers';
@@ -14,7 +15,8 @@ import { Cleanup, startScratchDatabase, startScratchTemporal } from '../test/sup
  * Fans N events out through the service (outbox → relay → one delivery workflow each → HTTP) to a
  * local receiver, beside N plain HTTP POSTs made directly from this process to the same receiver, in
  * alternating rounds. Prints deliveries/s and the time from event to first attempt (p50/p99), and the
- * service's figures as ratios of the baseline's.
+ * service's figures as ratios of the baseline's. Also measures the Temporal dev server's own ceiling on
+ * this machine: empty workflows started and completed per second.
  */
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 300);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -100,17 +102,37 @@ async function main(): Promise<void> {
       return summarise(ids.map((id) => arrivals.get(id)! - committed), elapsed);
     };
 
+    const emptyWorker = await Worker.create({
+      connection: temporal.nativeConnection, taskQueue: 'bench-empty', workflowsPath: require.resolve('./empty-workflow'),
+    });
+    const emptyRunning = emptyWorker.run();
+    const ceiling = async (): Promise<number> => {
+      const start = performance.now();
+      let next = 0;
+      await Promise.all(Array.from({ length: BASELINE_CONCURRENCY }, async () => {
+        for (let i = next++; i < EVENTS; i = next++) {
+          await temporal.client.workflow.execute('emptyWorkflow', { taskQueue: 'bench-empty', workflowId: `bench-empty-${Date.now()}-${i}` });
+        }
+      }));
+      return (EVENTS / (performance.now() - start)) * 1000;
+    };
+    const ceilings: number[] = [];
+
     const results: Array<{ baseline: Run; service: Run }> = [];
     for (let round = 0; round < ROUNDS; round++) {
       const b = await baseline(round);
       const s = await service();
       results.push({ baseline: b, service: s });
+      ceilings.push(await ceiling());
     }
+    emptyWorker.shutdown();
+    await emptyRunning;
     const fmt = (r: Run) => `${r.perSecond.toFixed(1)}/s  p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms`;
     console.log(`bench:webhooks  ${EVENTS} events per round, ${ROUNDS} rounds, alternating`);
     results.forEach((r, i) => {
       console.log(`round ${i + 1}  direct POSTs      ${fmt(r.baseline)}`);
       console.log(`round ${i + 1}  service deliveries ${fmt(r.service)}`);
+      console.log(`round ${i + 1}  empty workflows    ${ceilings[i].toFixed(1)}/s (the dev server's own ceiling)`);
     });
     const mean = (pick: (x: { baseline: Run; service: Run }) => number) => results.reduce((a, x) => a + pick(x), 0) / results.length;
     console.log(`ratio (service / direct): throughput ${(mean((x) => x.service.perSecond) / mean((x) => x.baseline.perSecond)).toFixed(3)}, `

@@ -7,7 +7,7 @@ import { onShutdown } from '../runtime/shutdown';
 import { installTemporalLogger } from '../runtime/temporal-logging';
 import { ensureTenantSearchAttributes } from '../runtime/workflow-memo';
 import { warnIfPrivateTargetsAllowed } from '../runtime/webhook-target';
-import { RunningRelay, startRelay } from './relay';
+import { RelayOptions, RunningRelay, startRelay } from './relay';
 import { webhookRelay } from './webhooks/webhook-relay';
 import { signalAnalysisRelay } from './customer-loop/signal-analysis-relay';
 import { createWorker, ensureHealthChecks, ensureMaintenance } from './worker';
@@ -37,11 +37,7 @@ export async function startWorker(config: Config, dataSource: DataSource, conn: 
   await ensureMaintenance(conn.client, config);
   await ensureHealthChecks(conn.client, config, dataSource);
   const running = worker.run();
-  const relays: RunningRelay[] = [
-    startRelay(webhookRelay(dataSource, conn.client, config)),
-    startRelay(signalAnalysisRelay(dataSource, conn.client, config)),
-    startRelay(workflowCommandRelay(dataSource, conn.client, config)),
-  ];
+  const relays: RunningRelay[] = workerRelays(config, dataSource, conn.client).map(startRelay);
   return {
     stop: async () => {
       await Promise.all(relays.map((relay) => relay.stop()));
@@ -49,6 +45,20 @@ export async function startWorker(config: Config, dataSource: DataSource, conn: 
       await running;
     },
   };
+}
+
+/**
+ * The relays a worker runs. Without an AI provider no analysis relay runs: each analysis would only
+ * start a workflow that fails at once, so signals keep analysisState 'pending' until a provider is
+ * configured and a worker restarted with it picks them up.
+ */
+export function workerRelays(config: Config, dataSource: DataSource, client: Client): RelayOptions[] {
+  const aiConfigured = Boolean(config.aiBaseUrl && config.aiModel);
+  return [
+    webhookRelay(dataSource, client, config),
+    ...(aiConfigured ? [signalAnalysisRelay(dataSource, client, config)] : []),
+    workflowCommandRelay(dataSource, client, config),
+  ];
 }
 
 /** Connects to Temporal for the worker role; `close` ends both connections. */

@@ -2,7 +2,7 @@ import { FastifyInstance, FastifyReply } from 'fastify';
 import { string } from 'yup';
 import { ENGAGEMENT_TYPES, recordEngagement } from '../../db/proof/proof-placements';
 import { ReceiptClaim, readReceipt, verifyReceipt } from '../../db/proof/proof-receipts';
-import { placementMedia, renderPlacement } from '../../db/proof/proof-render';
+import { currentRender, placementMedia } from '../../db/proof/proof-render';
 import { publicKeySet, readEventToken } from '../../db/proof/proof-signing';
 import { ServiceError, notFound, validationFailed } from '../../runtime/service-error';
 import { mediaStoreOf } from '../../runtime/media-store';
@@ -54,7 +54,7 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
     schema: { params: idParams, response: { 200: renderManifestSchema, 304: noContent('the manifest is unchanged (If-None-Match)') } },
     config: { operationId: 'renderPlacement', summary: 'Signed render manifest (service-proof-render-v1) of the eligible items; strong ETag, 304 on If-None-Match' },
   }, async (request, reply) => {
-    const render = await renderPlacement(ds, request.params.id);
+    const render = await currentRender(ds, request.params.id);
     if (!render) throw notFound('placement');
     // Revalidate every time: a revocation must show in the very next render, and a 304 is cheap.
     publicHeaders(reply, 'no-cache').header('etag', render.etag);

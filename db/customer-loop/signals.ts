@@ -89,22 +89,45 @@ async function findReceipt(ds: DataSource | EntityManager, productId: string, id
 
 interface IntakeOutcome {
   fresh: number;
+  room: number;
   counted: number;
   stored: number;
 }
 
 /**
+ * How many rows the day's and the month's counts of one workspace are spread over. One row per period
+ * made every intake of a busy workspace queue on that row's lock until commit; with shards, concurrent
+ * intakes mostly lock different rows.
+ */
+export const INTAKE_COUNTER_SHARDS = 32;
+
+/**
  * Stores a signal with its end user, thread and first message, counts it against the workspace's
  * daily ceiling and monthly allowance, and queues signal.created, all in one statement (atomic on its
- * own, one round trip). The day's count only moves while it is under the ceiling: the conditional
- * upsert re-checks the locked row, so the ceiling holds exactly under concurrency, and a refused
- * signal writes nothing. The unique (product, idempotencyKey) constraint decides between concurrent
- * duplicates; the loser answers the winner's receipt (its day and month counts stay one too high,
- * which only errs towards caution).
+ * own, one round trip). The day's count is spread over shard rows (`day:2026-11-22`, `day:...#1`, ...)
+ * whose quotas add up to the ceiling: a shard only moves while it is under its quota, re-checked on
+ * the locked row, so the ceiling holds exactly under concurrency (no overshoot), and a refused signal
+ * writes nothing. A signal is refused only when every shard is full; when the shard it picked filled
+ * up concurrently, it tries again. The month's count is sharded the same way; a signal is over the
+ * allowance when the shard it lands on is past its quota, which may flag one early when two intakes
+ * race for a shard's last unit (the analysis relay's own exact count then clears it). The unique
+ * (product, idempotencyKey) constraint decides between concurrent duplicates; the loser answers the
+ * winner's receipt (its day and month counts stay one too high, which only errs towards caution).
  */
 export async function createSignal(
   ds: DataSource, tenant: ProductTenant, input: CreateSignalInput, limits: IntakeLimits, now = new Date(),
 ): Promise<SignalReceipt> {
+  // Each lost race means another intake took a unit of the day, so the loop ends within the ceiling.
+  for (let attempt = 0; ; attempt++) {
+    const receipt = await tryCreateSignal(ds, tenant, input, limits, now);
+    if (receipt) return receipt;
+    if (attempt >= 10_000) throw new Error('signal intake kept losing the race for a day shard');
+  }
+}
+
+async function tryCreateSignal(
+  ds: DataSource, tenant: ProductTenant, input: CreateSignalInput, limits: IntakeLimits, now: Date,
+): Promise<SignalReceipt | null> {
   const signalId = newId('sig');
   const threadId = newId('thr');
   const category = input.kind ?? 'support';
@@ -115,23 +138,49 @@ export async function createSignal(
          FROM (SELECT 1) AS one LEFT JOIN intake_limits l ON l.organization_id = $2
      ), fresh AS (
        SELECT 1 FROM lim WHERE NOT EXISTS (SELECT 1 FROM signals WHERE product_id = $3 AND idempotency_key = $10)
+     ), day AS (
+       SELECT q.period, coalesce(c.count, 0) AS count, q.quota, lim.ceiling
+         FROM lim, LATERAL (
+           SELECT CASE WHEN g = 0 THEN $15 ELSE $15 || '#' || g END AS period,
+                  CASE WHEN g < least($21::int, lim.ceiling)
+                       THEN lim.ceiling / greatest(1, least($21::int, lim.ceiling))
+                            + CASE WHEN g < lim.ceiling % greatest(1, least($21::int, lim.ceiling)) THEN 1 ELSE 0 END
+                       ELSE 0 END AS quota
+             FROM generate_series(0, $21::int - 1) AS g) AS q
+         LEFT JOIN intake_counters c ON c.organization_id = $2 AND c.period = q.period
+     ), pick AS (
+       SELECT period, quota FROM day, fresh
+        WHERE day.count < day.quota AND (SELECT sum(count) FROM day) < day.ceiling
+        ORDER BY random() LIMIT 1
      ), d AS (
        INSERT INTO intake_counters AS c (organization_id, period, count)
-       SELECT $2, $15, 1 FROM fresh, lim WHERE lim.ceiling >= 1
+       SELECT $2, pick.period, 1 FROM pick
        ON CONFLICT (organization_id, period) DO UPDATE SET count = c.count + 1
-         WHERE c.count < coalesce((SELECT daily_safety_ceiling FROM intake_limits WHERE organization_id = $2), $17::int)
+         WHERE c.count < (SELECT quota FROM pick)
        RETURNING count
+     ), mon AS (
+       SELECT q.period, coalesce(c.count, 0) AS count, q.quota
+         FROM lim, LATERAL (
+           SELECT CASE WHEN g = 0 THEN $16 ELSE $16 || '#' || g END AS period,
+                  CASE WHEN g < least($21::int, lim.allowance)
+                       THEN lim.allowance / greatest(1, least($21::int, lim.allowance))
+                            + CASE WHEN g < lim.allowance % greatest(1, least($21::int, lim.allowance)) THEN 1 ELSE 0 END
+                       ELSE 0 END AS quota
+             FROM generate_series(0, $21::int - 1) AS g) AS q
+         LEFT JOIN intake_counters c ON c.organization_id = $2 AND c.period = q.period
+     ), mpick AS (
+       SELECT period, quota FROM mon ORDER BY (count < quota) DESC, random() LIMIT 1
      ), m AS (
        INSERT INTO intake_counters AS c (organization_id, period, count)
-       SELECT $2, $16, 1 FROM d
+       SELECT $2, mpick.period, 1 FROM d, mpick
        ON CONFLICT (organization_id, period) DO UPDATE SET count = c.count + 1
        RETURNING count
      ), s AS (
        INSERT INTO signals (id, organization_id, product_id, thread_id, end_user_id, category, title, body, context,
                             idempotency_key, analysis_state, over_allowance, created_at, updated_at)
        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-              CASE WHEN NOT $21::boolean THEN 'skipped' WHEN m.count > lim.allowance THEN 'waiting' ELSE 'pending' END, m.count > lim.allowance, $13, $13
-         FROM m, lim
+              CASE WHEN NOT $22::boolean THEN 'skipped' WHEN m.count > mpick.quota THEN 'waiting' ELSE 'pending' END, m.count > mpick.quota, $13, $13
+         FROM m, mpick
        ON CONFLICT (product_id, idempotency_key) DO NOTHING
        RETURNING id
      ), u AS (
@@ -150,23 +199,24 @@ export async function createSignal(
      ), o AS (
        ${OUTBOX_INSERT} SELECT $19, $2, $3, 'signal.created', $20::jsonb FROM s
      )
-     SELECT (SELECT count(*) FROM fresh)::int AS fresh, (SELECT count(*) FROM d)::int AS counted,
-            (SELECT count(*) FROM s)::int AS stored`,
+     SELECT (SELECT count(*) FROM fresh)::int AS fresh, (SELECT count(*) FROM pick)::int AS room,
+            (SELECT count(*) FROM d)::int AS counted, (SELECT count(*) FROM s)::int AS stored`,
     [
       signalId, tenant.organizationId, tenant.productId, threadId, input.endUserId, category, input.title,
       input.body, input.context === undefined ? null : JSON.stringify(input.context), input.idempotencyKey,
       input.email ?? null, input.name ?? null, now, newId('msg'), `day:${iso.slice(0, 10)}`, `month:${monthPeriod(now)}`,
       limits.dailyCeiling, limits.monthlyAllowance, newId('evt'),
-      JSON.stringify({ signalId, threadId, endUserId: input.endUserId, category }), limits.analysisAvailable,
+      JSON.stringify({ signalId, threadId, endUserId: input.endUserId, category }), INTAKE_COUNTER_SHARDS, limits.analysisAvailable,
     ],
   );
   if (outcome.stored === 1) return { id: signalId, threadId, state: 'open', replayed: false };
-  if (outcome.fresh === 1 && outcome.counted === 0) {
+  if (outcome.fresh === 1 && outcome.room === 0) {
     const ceiling = await dailyCeiling(ds, tenant.organizationId, limits);
     const wait = secondsToNextUtcDay(now);
     throw new ServiceError('INTAKE_SAFETY_CEILING', 429, `the workspace reached its daily safety ceiling of ${ceiling} signals; intake reopens at the next UTC day`,
       { ceiling, retryAfterSeconds: wait }, { 'retry-after': String(wait) });
   }
+  if (outcome.fresh === 1 && outcome.counted === 0) return null;
   const winner = await findReceipt(ds, tenant.productId, input.idempotencyKey);
   if (!winner) throw new Error('signal intake stored nothing and found no earlier signal with its key');
   return winner;

@@ -56,7 +56,10 @@ export interface Render {
  */
 export async function renderPlacement(ds: DataSource, placementId: string, now: Date = new Date()): Promise<Render | null> {
   const loaded = await loadActive(ds, placementId);
-  if (!loaded) return null;
+  return loaded ? buildRender(ds, loaded, now) : null;
+}
+
+async function buildRender(ds: DataSource, loaded: LoadedPlacement, now: Date): Promise<Render & { kid: string }> {
   const key = await activeSigningKey(ds);
   const { placement } = loaded;
   // Tokens last until the end of the next UTC day, so the manifest (and its ETag) holds for a day.
@@ -91,6 +94,7 @@ export async function renderPlacement(ds: DataSource, placementId: string, now: 
   const etag = `"${createHash('sha256').update(key.kid).update('\n').update(canonical).digest('base64url')}"`;
   return {
     etag,
+    kid: key.kid,
     body: () => `{"manifest":${canonical},"signature":${JSON.stringify(signText(key, canonical))}}`,
   };
 }
@@ -100,4 +104,53 @@ export async function placementMedia(ds: DataSource, placementId: string, assetI
   const loaded = await loadActive(ds, placementId);
   if (!loaded || !eligibleEntries(loaded, now).some(({ entry }) => entry.assetIds.includes(assetId))) return null;
   return ds.getRepository(ProofAsset).findOne({ where: { id: assetId }, select: { id: true, mediaType: true, body: true } });
+}
+
+interface CachedRender extends Render {
+  version: string;
+  kid: string;
+  /** When a decision could change with time alone: the first consent expiry, or the next UTC day. */
+  expiresAt: number;
+}
+
+const RENDER_CACHE_LIMIT = 1_000;
+const renders = new WeakMap<DataSource, Map<string, CachedRender>>();
+
+function expiryOf(loaded: LoadedPlacement, now: Date): number {
+  let at = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+  for (const entry of loaded.entries) {
+    for (const grant of entry.grants) {
+      const until = grant.validUntil?.getTime();
+      if (until !== undefined && until > now.getTime() && until < at) at = until;
+    }
+  }
+  return at;
+}
+
+/**
+ * The render of a placement, decided from current state on every call. The built manifest is reused
+ * only while the organization's render version (bumped by a trigger in the same transaction as any
+ * change to what a decision reads: product, item, version, consent, receipt, revocation, placement,
+ * its items, assets), the signing key and the time bounds are all unchanged; that version is read
+ * afresh here each time, so no decision is ever served stale.
+ */
+export async function currentRender(ds: DataSource, placementId: string, now: Date = new Date()): Promise<Render | null> {
+  const rows: Array<{ version: string }> = await ds.query(
+    `SELECT coalesce((SELECT version FROM proof_render_versions v WHERE v.organization_id = p.organization_id), 0)::text AS version
+       FROM proof_placements p WHERE p.id = $1`, [placementId]);
+  if (rows.length === 0) return null;
+  const key = await activeSigningKey(ds);
+  let cache = renders.get(ds);
+  if (!cache) renders.set(ds, cache = new Map());
+  const hit = cache.get(placementId);
+  if (hit && hit.version === rows[0].version && hit.kid === key.kid && now.getTime() < hit.expiresAt) return hit;
+  cache.delete(placementId);
+  const loaded = await loadActive(ds, placementId);
+  if (!loaded) return null;
+  const render = await buildRender(ds, loaded, now);
+  const body = render.body();
+  const entry: CachedRender = { etag: render.etag, body: () => body, version: rows[0].version, kid: render.kid, expiresAt: expiryOf(loaded, now) };
+  if (cache.size >= RENDER_CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+  cache.set(placementId, entry);
+  return entry;
 }

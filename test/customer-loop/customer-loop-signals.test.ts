@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { IntakeLimit, OutboxEvent, Signal, Thread, ThreadMessage } from '../../db/entities';
-import { secondsToNextUtcDay } from '../../db/customer-loop/signals';
+import { INTAKE_COUNTER_SHARDS, secondsToNextUtcDay } from '../../db/customer-loop/signals';
 import { LOOP_SCOPES, signalBody } from '../support/customer-loop';
 import { Tenant, call, createTenant, errorCode, withKey } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
@@ -141,7 +141,7 @@ describe('customer loop: signal intake', () => {
     assert.ok(Math.abs(retryAfter - expected) <= 2, `${retryAfter} vs ${expected}`);
     assert.equal(await ctx.dataSource.getRepository(Signal).countBy({ organizationId: t.organizationId }), 2);
     const [{ day }] = await ctx.dataSource.query(
-      `SELECT count AS day FROM intake_counters WHERE organization_id = $1 AND period LIKE 'day:%'`, [t.organizationId]);
+      `SELECT sum(count)::int AS day FROM intake_counters WHERE organization_id = $1 AND period LIKE 'day:%'`, [t.organizationId]);
     assert.equal(day, 2, 'a refused signal is not counted');
     assert.equal((await ctx.dataSource.getRepository(OutboxEvent).countBy({ organizationId: t.organizationId, eventType: 'signal.created' })), 2);
     assert.equal((await post(kept, t)).statusCode, 200, 'a replay is not a new submission');
@@ -154,6 +154,33 @@ describe('customer loop: signal intake', () => {
     assert.equal(results.filter((r) => r.statusCode === 201).length, 5);
     assert.equal(results.filter((r) => r.statusCode === 429).length, 7);
     assert.equal(await ctx.dataSource.getRepository(Signal).countBy({ organizationId: t.organizationId }), 5);
+  });
+
+  it('the ceiling holds exactly when concurrent intakes spread over the day shards', async () => {
+    const t = await createTenant(SCOPES);
+    const ceiling = INTAKE_COUNTER_SHARDS + 7;
+    await ctx.dataSource.getRepository(IntakeLimit).insert({ organizationId: t.organizationId, monthlySignalAllowance: 10, dailySafetyCeiling: ceiling });
+    const results = await Promise.all(Array.from({ length: ceiling + 25 }, () => post(signalBody(), t)));
+    assert.equal(results.filter((r) => r.statusCode === 201).length, ceiling, 'no overshoot');
+    assert.equal(results.filter((r) => r.statusCode === 429).length, 25, 'no undershoot');
+    assert.equal(await ctx.dataSource.getRepository(Signal).countBy({ organizationId: t.organizationId }), ceiling);
+    const shards: Array<{ count: number }> = await ctx.dataSource.query(
+      `SELECT count FROM intake_counters WHERE organization_id = $1 AND period LIKE 'day:%'`, [t.organizationId]);
+    assert.equal(shards.length, INTAKE_COUNTER_SHARDS, 'the day is counted on every shard');
+    assert.equal(shards.reduce((n, r) => n + r.count, 0), ceiling);
+    const within: Array<{ n: number }> = await ctx.dataSource.query(
+      `SELECT count(*)::int AS n FROM signals WHERE organization_id = $1 AND NOT over_allowance`, [t.organizationId]);
+    assert.ok(within[0].n <= 10 && within[0].n >= 1, `${within[0].n} signals within an allowance of 10`);
+  });
+
+  it('a lowered ceiling refuses at once even when the day was counted on more shards', async () => {
+    const t = await createTenant(SCOPES);
+    await ctx.dataSource.getRepository(IntakeLimit).insert({ organizationId: t.organizationId, monthlySignalAllowance: null, dailySafetyCeiling: 100 });
+    await Promise.all(Array.from({ length: 6 }, () => post(signalBody(), t)));
+    await ctx.dataSource.getRepository(IntakeLimit).update({ organizationId: t.organizationId }, { dailySafetyCeiling: 3 });
+    const refused = await post(signalBody(), t);
+    assert.equal(refused.statusCode, 429);
+    assert.equal(errorCode(refused), 'INTAKE_SAFETY_CEILING');
   });
 
   it('secondsToNextUtcDay counts to midnight UTC', () => {

@@ -6,6 +6,9 @@ import { enqueueEvent } from '../../db/outbox';
 import { createOrganization, createProduct } from '../../db/platform/tenancy';
 import { createEndpoint, dispatchDeliveries, publishOutbox } from '../../db/webhooks/webhooks';
 import { openDatabase } from '../../runtime/services';
+import { Config, loadConfig } from '../../runtime/config';
+import { workerRelays } from '../../worker/main';
+import { Client } from '@temporalio/client';
 import { Cleanup, startScratchDatabase } from '../support/servers';
 
 // A database of their own: the suite's worker must not claim these rows first.
@@ -26,6 +29,13 @@ describe('relays claim in a short transaction and call Temporal outside it', () 
 
   after(async () => {
     for (const step of cleanup.reverse()) await step();
+  });
+
+  it('without an AI provider no analysis relay runs (no workflow per signal that could only fail)', () => {
+    const names = (config: Config) => workerRelays(config, ds, new Client()).map((r) => r.name);
+    const base = loadConfig({});
+    assert.deepEqual(names({ ...base, aiBaseUrl: undefined, aiModel: undefined }), ['webhook', 'workflow-command']);
+    assert.ok(names({ ...base, aiBaseUrl: 'http://127.0.0.1:1/v1', aiModel: 'm' }).includes('signal-analysis'));
   });
 
   it('webhook dispatch holds no row lock while starting, and a failed start is claimed again', async () => {

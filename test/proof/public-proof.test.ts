@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createPublicKey, verify } from 'node:crypto';
-import { renderPlacement } from '../../db/proof/proof-render';
+import { currentRender, renderPlacement } from '../../db/proof/proof-render';
 import { rotateSigningKey } from '../../db/proof/proof-signing';
 import { setProductActive } from '../../db/platform/tenancy';
 import { call, withKey } from '../support/fixtures';
@@ -112,6 +112,52 @@ describe('public proof delivery', () => {
     assert.deepEqual(next.json().manifest.items.map((i: { proofItemId: string }) => i.proofItemId), [b.proofItemId]);
     const live = await verifyReceipt(receipt);
     assert.deepEqual([live.signatureValid, live.status, live.valid], [true, 'revocation_requested', false]);
+  });
+
+  it('the reused render never outlives what it decided from: consent change, pause, product deactivation, revocation, expiry', async () => {
+    const a = await approvedItem(tenant);
+    const b = await approvedItem(tenant);
+    const id = await publishedPlacement(tenant, [a.proofItemId, b.proofItemId]);
+    const ids = (res: Awaited<ReturnType<typeof render>>) => res.json().manifest.items.map((i: { proofItemId: string }) => i.proofItemId);
+    let etag = (await render(id)).headers.etag as string;
+    assert.equal((await render(id, { 'if-none-match': etag })).statusCode, 304, 'unchanged: revalidates');
+    const restored = async () => {
+      const res = await render(id);
+      assert.equal(res.statusCode, 200);
+      assert.deepEqual(ids(res), [a.proofItemId, b.proofItemId]);
+      etag = res.headers.etag as string;
+      assert.equal((await render(id, { 'if-none-match': etag })).statusCode, 304);
+    };
+
+    await ctx.dataSource.query(`UPDATE consent_grants SET channels = '{email}' WHERE proof_item_id = $1`, [a.proofItemId]);
+    const afterConsent = await render(id, { 'if-none-match': etag });
+    assert.equal(afterConsent.statusCode, 200, 'a consent change shows in the very next render');
+    assert.deepEqual(ids(afterConsent), [b.proofItemId]);
+    await ctx.dataSource.query(`UPDATE consent_grants SET channels = '{website,in_app,email}' WHERE proof_item_id = $1`, [a.proofItemId]);
+    await restored();
+
+    await call(withKey(tenant.publishKey, { method: 'PATCH', url: `/api/v1/proof/placements/${id}`, payload: { state: 'paused' } }));
+    assert.equal((await render(id, { 'if-none-match': etag })).statusCode, 404, 'a pause shows in the very next render');
+    await call(withKey(tenant.publishKey, { method: 'PATCH', url: `/api/v1/proof/placements/${id}`, payload: { state: 'active' } }));
+    await restored();
+
+    await setProductActive(ctx.dataSource, tenant.product.id, false);
+    assert.equal((await render(id, { 'if-none-match': etag })).statusCode, 404, 'a product deactivation shows in the very next render');
+    await setProductActive(ctx.dataSource, tenant.product.id, true);
+    await restored();
+
+    const revoked = await call(withKey(tenant.key, { method: 'POST', url: `/api/v1/proof/items/${b.proofItemId}/revoke`, payload: {} }));
+    assert.equal(revoked.statusCode, 202, revoked.body);
+    const afterRevocation = await render(id, { 'if-none-match': etag });
+    assert.equal(afterRevocation.statusCode, 200, 'a revocation shows in the very next render');
+    assert.deepEqual(ids(afterRevocation), [a.proofItemId]);
+
+    const soon = new Date(Date.now() + 60_000);
+    await ctx.dataSource.query(`UPDATE consent_grants SET valid_until = $2 WHERE proof_item_id = $1`, [a.proofItemId, soon]);
+    const before = await currentRender(ctx.dataSource, id, new Date(soon.getTime() - 1_000));
+    assert.ok(before && JSON.parse(before.body()).manifest.items.length === 1);
+    const after = await currentRender(ctx.dataSource, id, new Date(soon.getTime() + 1_000));
+    assert.ok(after && JSON.parse(after.body()).manifest.items.length === 0, 'a consent expiring is decided at its time, not cached past it');
   });
 
   it('old keys stay in the JWKS after rotation and still verify; new renders use the new key', async () => {
