@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { createActivities } from '../activities';
 import { MAINTENANCE_WORKFLOW_ID, maintenanceWorkflow } from '../workflows/platform/maintenance-workflow';
 import { Config } from '../runtime/config';
-import { tenantMemo } from '../runtime/workflow-memo';
+import { tenantStartOptions } from '../runtime/workflow-memo';
 import { proofHealthWorkflow, proofHealthWorkflowId } from '../workflows/integrations/proof-health-workflow';
 
 export interface WorkerDeps {
@@ -49,7 +49,7 @@ export async function ensureHealthChecks(client: Client, config: Config, dataSou
       taskQueue: config.taskQueue,
       workflowIdConflictPolicy: 'USE_EXISTING',
       args: [{ productId: row.id, intervalMs: config.proofHealthIntervalMs }],
-      memo: tenantMemo(row.organization_id, row.id),
+      ...tenantStartOptions(row.organization_id, row.id),
     });
   }
 }

@@ -1,7 +1,7 @@
 import { FastifyRequest } from 'fastify';
 import { OperationInput, aiUnavailable, failOperation, findOperation, startOperation } from '../../db/ai/ai-operations';
 import { ServiceError } from '../../runtime/service-error';
-import { tenantMemo } from '../../runtime/workflow-memo';
+import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { AiOperationPath, aiOperationWorkflow, aiOperationWorkflowId } from '../../workflows/ai/ai-operation-workflow';
 import type { AppDeps } from '../app';
 import { keyPrincipal } from '../plugins/auth';
@@ -37,7 +37,7 @@ export async function runAiOperation(
         operationId,
         ai: { maxAttempts: config.aiMaxAttempts, retryInitialMs: config.aiRetryInitialMs, timeoutMs: config.aiTimeoutMs, evaluatedModels: config.aiEvaluatedModels },
       }],
-      memo: tenantMemo(scope.organizationId, scope.productId),
+      ...tenantStartOptions(scope.organizationId, scope.productId),
     });
   } catch (err) {
     request.log.error({ err }, 'could not start the AI operation workflow');

@@ -14,7 +14,7 @@ import { MAX_PART_SIZE, MIN_PART_SIZE, SHA256_HEX, UPLOAD_KINDS } from '../../db
 import { Config } from '../../runtime/config';
 import { mediaStoreOf } from '../../runtime/media-store';
 import { ServiceError, conflict, notFound } from '../../runtime/service-error';
-import { tenantMemo } from '../../runtime/workflow-memo';
+import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { assembleUpdate, cancelSignal, uploadWorkflow, uploadWorkflowId } from '../../workflows/collection/upload-workflow';
 import type { AppDeps } from '../app';
 import { pathParams } from '../plugins/path-params';
@@ -76,7 +76,7 @@ export function uploadWorkflows(temporal: Client, config: Config) {
     workflowId: uploadWorkflowId(u.id),
     taskQueue: config.taskQueue,
     args: [{ sessionId: u.id, expiresAt: u.expiresAt.toISOString() }] as [{ sessionId: string; expiresAt: string }],
-    memo: tenantMemo(u.organizationId, u.productId),
+    ...tenantStartOptions(u.organizationId, u.productId),
   });
   return {
     async start(u: CollectionUpload): Promise<void> {

@@ -10,7 +10,7 @@ import { REQUEST_CHANNELS, RequestChannel, RequestRecipient } from '../../db/ent
 import { ROUTING_STATES, RoutingState } from '../../db/entities/proof-routing';
 import { mailTransport, mailerUnavailable } from '../../runtime/mailer';
 import { conflict } from '../../runtime/service-error';
-import { tenantMemo } from '../../runtime/workflow-memo';
+import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { approvalLinkWorkflow, approvalLinkWorkflowId } from '../../workflows/collection/approval-link-workflow';
 import type { AppDeps } from '../app';
 import { sessionPrincipal } from '../plugins/auth';
@@ -216,7 +216,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
         workflowId: approvalLinkWorkflowId(item.id, request.id),
         taskQueue: deps.config.taskQueue,
         args: [{ proofItemId: item.id, channel: deliver }],
-        memo: tenantMemo(item.organizationId, item.productId),
+        ...tenantStartOptions(item.organizationId, item.productId),
       });
     }
     return reply.code(201).send({ data: { controlToken: link.controlToken, controlUrl: link.controlUrl, expiresAt: link.controlExpiresAt, delivered: deliver } });

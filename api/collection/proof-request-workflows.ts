@@ -3,7 +3,7 @@ import { ProofRequest } from '../../db/entities';
 import { isDelivered } from '../../db/collection/requests';
 import { Config } from '../../runtime/config';
 import { conflict } from '../../runtime/service-error';
-import { tenantMemo } from '../../runtime/workflow-memo';
+import { tenantStartOptions } from '../../runtime/workflow-memo';
 import {
   proofRequestWorkflow, proofRequestWorkflowId, remindUpdate, requestCancelledSignal,
 } from '../../workflows/collection/proof-request-workflow';
@@ -22,7 +22,7 @@ export function proofRequestWorkflows(temporal: Client, config: Config) {
           remindAfterMs: r.remindAfterDays === null ? null : r.remindAfterDays * config.proofRequestDayMs,
           expiresAt: r.expiresAt!.toISOString(),
         }],
-        memo: tenantMemo(r.organizationId, r.productId),
+        ...tenantStartOptions(r.organizationId, r.productId),
       });
     },
     /** The person's reminder; the workflow refuses a second one, whoever sent the first. */

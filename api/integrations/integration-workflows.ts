@@ -1,6 +1,6 @@
 import { Client } from '@temporalio/client';
 import { Config } from '../../runtime/config';
-import { tenantMemo } from '../../runtime/workflow-memo';
+import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { proofHealthWorkflow, proofHealthWorkflowId, runHealthNowSignal } from '../../workflows/integrations/proof-health-workflow';
 
 /** Starts the product's health workflow if it is not running, and asks it to run its checks now. */
@@ -12,7 +12,7 @@ export async function runHealthNow(temporal: Client, config: Config, tenant: { o
     args: [{ productId: tenant.productId, intervalMs: config.proofHealthIntervalMs }],
     signal: runHealthNowSignal,
     signalArgs: [],
-    memo: tenantMemo(tenant.organizationId, tenant.productId),
+    ...tenantStartOptions(tenant.organizationId, tenant.productId),
   });
   return workflowId;
 }
