@@ -25,6 +25,7 @@ import { installationRoutes } from './platform/installation';
 import { registerJsonBodyParser } from './plugins/json-body';
 import { registerOpenApi } from './plugins/openapi';
 import { proofAiRoutes } from './ai/proof-ai';
+import { proofRequestRoutes } from './ai/proof-requests';
 import { proofAssetRoutes } from './proof/proof-assets';
 import { proofEventRoutes } from './proof/proof-events';
 import { proofExportRoutes } from './proof/proof-exports';
@@ -115,6 +116,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(publicProofRoutes, deps);
   await app.register(proofAssetRoutes, deps);
   await app.register(proofAiRoutes, deps);
+  await app.register(proofRequestRoutes, deps);
   await app.register(workspaceProofRoutes, deps);
   await app.register(signalRoutes, deps);
   await app.register(threadRoutes, deps);

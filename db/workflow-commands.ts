@@ -12,7 +12,9 @@ export type WorkflowCommandBody =
   | { type: 'proof.deletion.deleted'; tenant: Tenant; proofItemId: string; deletedAt: string; recoveryClosesAt: string }
   | { type: 'proof.deletion.restored'; proofItemId: string }
   | { type: 'thread.sla.promise'; tenant: Tenant; threadId: string; dueAt: string | null }
-  | { type: 'thread.sla.replied'; threadId: string };
+  | { type: 'thread.sla.replied'; threadId: string }
+  | { type: 'proof.request.closed'; requestId: string; outcome: 'responded' }
+  | { type: 'collection.approval_link.deliver'; tenant: Tenant; deliveryId: string; proofItemId: string; channel: 'email' | 'in_app' };
 
 /** Commands to one workflow run in the order they were written; this names that workflow. */
 export function orderingKeyOf(c: WorkflowCommandBody): string {
@@ -29,6 +31,10 @@ export function orderingKeyOf(c: WorkflowCommandBody): string {
     case 'thread.sla.promise':
     case 'thread.sla.replied':
       return `thread-sla/${c.threadId}`;
+    case 'proof.request.closed':
+      return `proof-request/${c.requestId}`;
+    case 'collection.approval_link.deliver':
+      return `approval-link/${c.proofItemId}/${c.deliveryId}`;
   }
 }
 

@@ -11,6 +11,8 @@ import { promiseSignal, repliedSignal, threadSlaWorkflow, threadSlaWorkflowId } 
 import { approvalOutcomeSignal, approvalWorkflowId, proofApprovalWorkflow } from '../workflows/proof/proof-approval-workflow';
 import { itemDeletedSignal, itemRestoredSignal, deletionWorkflowId, proofDeletionWorkflow } from '../workflows/proof/proof-deletion-workflow';
 import { proofRevocationWorkflow, revocationCompletedSignal, revocationWorkflowId } from '../workflows/proof/proof-revocation-workflow';
+import { approvalLinkWorkflow, approvalLinkWorkflowId } from '../workflows/collection/approval-link-workflow';
+import { proofRequestWorkflowId, requestRespondedSignal } from '../workflows/collection/proof-request-workflow';
 import { RelayOptions } from './relay';
 
 /** A signal to a workflow that already ended has nothing left to change: the database decided first. */
@@ -92,6 +94,23 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
     case 'thread.sla.replied':
       // The promise already escalated or was never watched: nothing is waiting for this reply.
       await ignoreEnded(wf.getHandle(threadSlaWorkflowId(c.threadId)).signal(repliedSignal));
+      return;
+    case 'proof.request.closed':
+      await ignoreEnded(wf.getHandle(proofRequestWorkflowId(c.requestId)).signal(requestRespondedSignal));
+      return;
+    case 'collection.approval_link.deliver':
+      try {
+        await wf.start(approvalLinkWorkflow, {
+          workflowId: approvalLinkWorkflowId(c.proofItemId, c.deliveryId),
+          taskQueue: config.taskQueue,
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          args: [{ proofItemId: c.proofItemId, channel: c.channel }],
+          ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+        });
+      } catch (err) {
+        // Started by an earlier attempt of this command: one delivery per deliveryId.
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
       return;
   }
 }

@@ -10,8 +10,6 @@ import { REQUEST_CHANNELS, RequestChannel, RequestRecipient } from '../../db/ent
 import { ROUTING_STATES, RoutingState } from '../../db/entities/proof-routing';
 import { mailTransport, mailerUnavailable } from '../../runtime/mailer';
 import { conflict } from '../../runtime/service-error';
-import { tenantStartOptions } from '../../runtime/workflow-memo';
-import { approvalLinkWorkflow, approvalLinkWorkflowId } from '../../workflows/collection/approval-link-workflow';
 import type { AppDeps } from '../app';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
@@ -210,15 +208,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
       if (!mailTransport(deps.config)) throw mailerUnavailable();
       if (!item.customerEmail) throw conflict('the customer left no e-mail address');
     }
-    const link = await issueApprovalLink(ds, item, { pageUrl: deps.config.collectPageUrl, controlTtlDays: deps.config.controlLinkTtlDays });
-    if (deliver !== 'none') {
-      await deps.temporal.workflow.start(approvalLinkWorkflow, {
-        workflowId: approvalLinkWorkflowId(item.id, request.id),
-        taskQueue: deps.config.taskQueue,
-        args: [{ proofItemId: item.id, channel: deliver }],
-        ...tenantStartOptions(item.organizationId, item.productId),
-      });
-    }
+    const link = await issueApprovalLink(ds, item, { pageUrl: deps.config.collectPageUrl, controlTtlDays: deps.config.controlLinkTtlDays }, deliver);
     return reply.code(201).send({ data: { controlToken: link.controlToken, controlUrl: link.controlUrl, expiresAt: link.controlExpiresAt, delivered: deliver } });
   });
 

@@ -91,6 +91,15 @@ async function mintToken(em: EntityManager, requestId: string, source: 'initial'
 export async function createRequestIn(
   em: EntityManager, who: Creator, body: NewRequest, extra: { bulkId?: string; opportunityId?: string } = {},
 ) {
+  const request = await insertDraftRequest(em, who, body, extra);
+  const linkToken = await mintToken(em, request.id, null);
+  return { request, linkToken };
+}
+
+/** The draft request without a link secret: a key never receives one (AI.md §7); the person who sends it does. */
+export async function insertDraftRequest(
+  em: EntityManager, who: Creator, body: NewRequest, extra: { bulkId?: string; opportunityId?: string } = {},
+): Promise<ProofRequest> {
   const flow = await findFlow(em, who.organizationId, body.flowId);
   if (flow.state !== 'live' || !flow.liveVersionId) throw conflict('the flow is not live');
   const issue = recipientIssue(body.channel, body.recipient);
@@ -115,8 +124,7 @@ export async function createRequestIn(
     createdBy: who.createdBy,
     updatedAt: new Date(),
   });
-  const linkToken = await mintToken(em, id, null);
-  return { request: await em.getRepository(ProofRequest).findOneByOrFail({ id }), linkToken };
+  return em.getRepository(ProofRequest).findOneByOrFail({ id });
 }
 
 export async function createRequest(ds: DataSource, who: Creator, body: NewRequest) {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { fileTypeFromBuffer } from 'file-type';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { ServiceError, conflict, notFound } from '../../runtime/service-error';
 import { MediaStore } from '../../runtime/media-store';
 import { CollectionDraft, CollectionMedia, CollectionUpload } from '../entities';
@@ -107,9 +107,10 @@ export async function openUpload(
   });
 }
 
-export async function findUpload(em: DataSource | EntityManager, draftId: string, uploadId: string, lock = false): Promise<CollectionUpload> {
+/** The upload of a draft, or (draftId null) a welcome video's upload. */
+export async function findUpload(em: DataSource | EntityManager, draftId: string | null, uploadId: string, lock = false): Promise<CollectionUpload> {
   const upload = await em.getRepository(CollectionUpload).findOne({
-    where: { id: uploadId, draftId }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
+    where: { id: uploadId, draftId: draftId ?? IsNull() }, ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
   });
   if (!upload) throw notFound('upload');
   return upload;
@@ -170,6 +171,12 @@ export async function checkAssemblable(ds: DataSource, upload: CollectionUpload)
   }
 }
 
+/** Moves a welcome video (none for a draft's upload) along with its upload session. */
+async function welcomeVideoState(em: DataSource | EntityManager, uploadId: string, from: string[], to: string): Promise<void> {
+  await em.query(
+    `UPDATE collection_welcome_videos SET state = $3, updated_at = now() WHERE upload_session_id = $1 AND state = ANY($2)`, [uploadId, from, to]);
+}
+
 export interface AssemblyResult {
   status: 'complete' | 'open' | 'cancelled' | 'expired';
   lastError: 'CHECKSUM_MISMATCH' | 'UNSUPPORTED_MEDIA_TYPE' | null;
@@ -189,6 +196,7 @@ export async function assembleUpload(ds: DataSource, store: MediaStore, uploadId
   if (upload.status === 'complete') return { status: 'complete', lastError: null, assetId: upload.assetId };
   if (upload.status === 'cancelled' || upload.status === 'expired') return { status: upload.status, lastError: null, assetId: null };
   await ds.query(`UPDATE collection_uploads SET status = 'assembling', updated_at = now() WHERE id = $1 AND status = 'open'`, [uploadId]);
+  await welcomeVideoState(ds, uploadId, ['uploading'], 'assembling');
   const parts = await partsOf(ds, uploadId);
   const mediaId = mediaIdOf(uploadId);
   const key = mediaKey(upload.organizationId, mediaId);
@@ -211,6 +219,7 @@ export async function assembleUpload(ds: DataSource, store: MediaStore, uploadId
     await ds.query(
       `UPDATE collection_uploads SET status = 'open', last_error = $2, updated_at = now() WHERE id = $1 AND status = 'assembling'`,
       [uploadId, lastError]);
+    await welcomeVideoState(ds, uploadId, ['assembling'], 'uploading');
     return { status: 'open', lastError, assetId: null };
   }
   const done = await ds.transaction(async (em) => {
@@ -223,6 +232,10 @@ export async function assembleUpload(ds: DataSource, store: MediaStore, uploadId
     await em.getRepository(CollectionUpload).update(uploadId, {
       status: 'complete', contentType, assetId: mediaId, lastError: null, updatedAt: new Date(),
     });
+    // Screening (COLLECTION.md §5.3): no moderation provider is configured, so a welcome video is held
+    // until a person clears or blocks it.
+    await em.query(`UPDATE collection_welcome_videos SET media_id = $2 WHERE upload_session_id = $1`, [uploadId, mediaId]);
+    await welcomeVideoState(em, uploadId, ['uploading', 'assembling', 'screening'], 'held');
     return true;
   });
   if (!done) {

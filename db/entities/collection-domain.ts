@@ -14,5 +14,7 @@ export class CollectionDomain {
   @Column({ name: 'verification_token', type: 'text' }) verificationToken!: string;
   @Column({ name: 'last_checked_at', type: 'timestamptz', nullable: true }) lastCheckedAt!: Date | null;
   @Column({ name: 'verified_at', type: 'timestamptz', nullable: true }) verifiedAt!: Date | null;
+  /** What the last DNS check missed, in words; null once verified or before any check. */
+  @Column({ name: 'last_error', type: 'text', nullable: true }) lastError!: string | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
 }

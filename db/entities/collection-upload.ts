@@ -15,14 +15,15 @@ export class CollectionUpload {
   @Column({ name: 'product_id', type: 'text' })
   productId!: string;
 
-  @Column({ name: 'draft_id', type: 'text' })
-  draftId!: string;
+  /** Null only for a flow's welcome video (purpose `welcome_video`). */
+  @Column({ name: 'draft_id', type: 'text', nullable: true })
+  draftId!: string | null;
 
   @Column({ type: 'text' })
   kind!: UploadKind;
 
   @Column({ type: 'text' })
-  purpose!: 'response' | 'photo' | 'logo';
+  purpose!: 'response' | 'photo' | 'logo' | 'welcome_video';
 
   @Column({ name: 'question_id', type: 'text', nullable: true })
   questionId!: string | null;

@@ -16,7 +16,7 @@ const PUBLISHED = new Set([
   'proof.response.submitted', 'proof.consent.granted', 'proof.consent.revoked', 'proof.item.approved',
   'proof.health.warning', 'proof.placement.published', 'proof.asset.ready', 'proof.response.routed',
   'proof.moment.detected', 'proof.opportunity.created', 'proof.reward.issued', 'proof.reward.feature_unlock',
-  'proof.brand_mention.created',
+  'proof.brand_mention.created', 'proof.request.sent', 'proof.reply.captured',
 ]);
 
 /**
@@ -40,6 +40,8 @@ const ALLOWED_PROPERTIES: Record<string, string[]> = {
   // The product needs the person to switch the unlock on; the reward's subject is the only personal field sent.
   'proof.reward.feature_unlock': ['rewardId', 'unlockKey', 'personRef', 'endUserId'],
   'proof.brand_mention.created': ['brandMentionId', 'platform'],
+  'proof.request.sent': ['requestId', 'channel', 'reminder'],
+  'proof.reply.captured': ['requestId'],
   'proof.item.imported': ['brandMentionId', 'sourceId'],
 };
 

@@ -4,6 +4,7 @@ import { requestByToken } from '../../db/collection/drafts';
 import { proposeOpportunity, requestIdByLinkToken } from '../../db/collection/requests';
 import { newId } from '../../db/rules/ids';
 import { sha256Hex } from '../../db/rules/secrets';
+import { approvalLinkWorkflowId } from '../../workflows/collection/approval-link-workflow';
 import { proofRequestWorkflowId } from '../../workflows/collection/proof-request-workflow';
 import { Tenant, createTenant, eventually, sessionFor, withKey } from '../support/fixtures';
 import { Session, as, liveFlow } from '../support/collection-setup';
@@ -221,6 +222,12 @@ describe('collection setup: personal requests, candidates, routing, corrections,
     const [mail] = await eventually(async () => (ctx.smtpSink.to(to).length ? ctx.smtpSink.to(to) : undefined));
     assert.doesNotMatch(mail.subject, /ct_/);
     assert.match(bodyOf(mail.raw), new RegExp(`${ctx.config.collectPageUrl.replace(/[.]/g, '\\.')}/control#ct_[A-Za-z0-9_-]{43}`));
+    const [command] = await ctx.dataSource.query(
+      `SELECT command FROM workflow_commands WHERE command->>'type' = 'collection.approval_link.deliver' AND command->>'proofItemId' = $1`, [s.proofItemId]);
+    assert.equal(command.command.channel, 'email', 'the delivery was asked for through the outbox, in the link\'s transaction');
+    assert.ok(!JSON.stringify(command).includes('ct_'), 'no secret in the outbox');
+    const run = await ctx.temporal.workflow.getHandle(approvalLinkWorkflowId(s.proofItemId, command.command.deliveryId)).describe();
+    assert.deepEqual(run.memo, { organizationId: t.organizationId, productId: t.product.id });
     assert.equal((await as(member, { method: 'POST', url, payload: { deliver: 'none' } }, app)).statusCode, 403);
     const other = await createTenant();
     assert.equal((await as(other.owner, { method: 'POST', url, payload: { deliver: 'none' } }, app)).statusCode, 404);

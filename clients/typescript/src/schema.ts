@@ -899,6 +899,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/proof/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A draft story request (from an AI draft); nothing is sent and no link secret is issued: a person sends it from the workspace
+         * @description Service key scope: `service:proof:write`.
+         */
+        post: operations["createProofRequestDraft"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspace/proof/requests/{id}/replies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Capture a customer's e-mail reply to a sent request: a submitted story with no consent (renders nowhere), the request responded
+         * @description Workspace roles: owner, admin.
+         */
+        post: operations["captureRequestReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspace/proof/review-queue": {
         parameters: {
             query?: never;
@@ -8285,6 +8325,279 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createProofRequestDraft: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a repeat replays the stored success with `idempotent-replayed: true` (24 hours) */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    channel: "link" | "email" | "in_app" | "room" | "support" | "survey" | "api";
+                    recipientId?: string;
+                    opportunityId?: string;
+                    formId?: string;
+                    message?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            productId: string;
+                            flowId: string;
+                            formId: string;
+                            flowVersionId: string;
+                            /** @enum {string} */
+                            channel: "link" | "email" | "in_app" | "room" | "support" | "survey" | "api";
+                            recipient: {
+                                [key: string]: unknown;
+                            };
+                            recipientId: string | null;
+                            message: string | null;
+                            status: string;
+                            expiresInDays: number;
+                            remindAfterDays: number | null;
+                            opportunityId: string | null;
+                            bulkId: string | null;
+                            createdBy: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            sentAt: string | null;
+                            /** Format: date-time */
+                            remindedAt: string | null;
+                            /** Format: date-time */
+                            expiresAt: string | null;
+                            /** Format: date-time */
+                            respondedAt: string | null;
+                            /** Format: date-time */
+                            closedAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INSUFFICIENT_SCOPE (needs service:proof:write), ENVIRONMENT_SCOPE_MISMATCH, PRODUCT_SCOPE_REQUIRED or PRODUCT_SCOPE_UNAVAILABLE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such opportunity or form (details name the path) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: the product has no live flow, the form is not live, the opportunity was decided, or the recipient opted out (details.reason opted_out) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description ASK_POLICY_FAILED: the message gates reviews or conditions a reward on sentiment */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    captureRequestReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    text: string;
+                    receivedAt: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            request: {
+                                id: string;
+                                productId: string;
+                                flowId: string;
+                                formId: string;
+                                flowVersionId: string;
+                                /** @enum {string} */
+                                channel: "link" | "email" | "in_app" | "room" | "support" | "survey" | "api";
+                                recipient: {
+                                    [key: string]: unknown;
+                                };
+                                recipientId: string | null;
+                                message: string | null;
+                                status: string;
+                                expiresInDays: number;
+                                remindAfterDays: number | null;
+                                opportunityId: string | null;
+                                bulkId: string | null;
+                                createdBy: {
+                                    [key: string]: unknown;
+                                };
+                                /** Format: date-time */
+                                sentAt: string | null;
+                                /** Format: date-time */
+                                remindedAt: string | null;
+                                /** Format: date-time */
+                                expiresAt: string | null;
+                                /** Format: date-time */
+                                respondedAt: string | null;
+                                /** Format: date-time */
+                                closedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                            proofItemId: string;
+                            versionId: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: the request is not sent or reminded */
+            409: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,0 +1,72 @@
+import { FastifyInstance } from 'fastify';
+import { object, string } from 'yup';
+import { KeyRequestBody, createKeyRequest } from '../../db/collection/key-requests';
+import { captureReply } from '../../db/collection/request-replies';
+import { viewRequest } from '../../db/collection/requests';
+import { REQUEST_CHANNELS } from '../../db/entities/proof-request';
+import type { AppDeps } from '../app';
+import { keyPrincipal, sessionPrincipal } from '../plugins/auth';
+import { idParams } from '../plugins/path-params';
+import { productTenant } from '../plugins/product-tenant';
+import { dataOf, errorOf } from '../plugins/responses';
+import { strictObject } from '../plugins/validation';
+import { requestSchema, writers } from '../collection/collection-schemas';
+
+const createBody = strictObject({
+  channel: string().oneOf([...REQUEST_CHANNELS]).required(),
+  recipientId: string().min(1).max(200),
+  opportunityId: string().max(100),
+  formId: string().max(100),
+  message: string().max(4000),
+}).required();
+
+const replyBody = strictObject({
+  text: string().required().min(1).max(10000),
+  receivedAt: string().required().max(40).test('iso', 'must be an ISO 8601 date-time', (v) => !v || (/^\d{4}-\d{2}-\d{2}T/.test(v) && !Number.isNaN(Date.parse(v)))),
+}).required();
+
+/**
+ * Story requests from an AI draft (AI.md §7): a key makes a draft in the one `proof_requests` table,
+ * a person sends it (`POST /api/proof/collect/requests/{id}`), and a person captures the e-mail reply.
+ */
+export async function proofRequestRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+
+  app.post<{ Body: KeyRequestBody }>('/api/v1/proof/requests', {
+    schema: {
+      body: createBody,
+      response: {
+        201: dataOf(requestSchema),
+        404: errorOf('NOT_FOUND: no such opportunity or form (details name the path)'),
+        409: errorOf('CONFLICT: the product has no live flow, the form is not live, the opportunity was decided, or the recipient opted out (details.reason opted_out)'),
+        422: errorOf('ASK_POLICY_FAILED: the message gates reviews or conditions a reward on sentiment'),
+      },
+    },
+    config: {
+      auth: 'key', scope: 'service:proof:write', idempotency: 'optional', operationId: 'createProofRequestDraft',
+      summary: 'A draft story request (from an AI draft); nothing is sent and no link secret is issued: a person sends it from the workspace',
+    },
+  }, async (request, reply) => {
+    const made = await createKeyRequest(ds, productTenant(request), keyPrincipal(request).id, request.body);
+    return reply.code(201).send({ data: viewRequest(made) });
+  });
+
+  app.post<{ Params: { id: string }; Body: { text: string; receivedAt: string } }>('/api/workspace/proof/requests/:id/replies', {
+    schema: {
+      params: idParams,
+      body: replyBody,
+      response: {
+        201: dataOf(object({ request: requestSchema.required(), proofItemId: string().required(), versionId: string().required() })),
+        409: errorOf('CONFLICT: the request is not sent or reminded'),
+      },
+    },
+    config: {
+      ...writers, operationId: 'captureRequestReply',
+      summary: 'Capture a customer\'s e-mail reply to a sent request: a submitted story with no consent (renders nowhere), the request responded',
+    },
+  }, async (request, reply) => {
+    const s = sessionPrincipal(request);
+    const captured = await captureReply(ds, { organizationId: s.organizationId, teammateId: s.teammateId }, request.params.id, request.body);
+    return reply.code(201).send({ data: { request: viewRequest(captured.request), proofItemId: captured.proofItemId, versionId: captured.versionId } });
+  });
+}
