@@ -16,6 +16,7 @@ import { refuseSecretsInUrl } from './collection/customer-auth';
 import { collectionFlowRoutes } from './collection/collection-flows';
 import { collectionLibraryRoutes } from './collection/collection-library';
 import { collectionRequestRoutes } from './collection/collection-requests';
+import { collectionWelcomeVideoRoutes } from './collection/collection-welcome-videos';
 import { featureRoutes } from './customer-loop/features';
 import { healthRoutes } from './platform/health';
 import { identityMergeRoutes } from './platform/identity-merge';
@@ -135,6 +136,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(collectionFlowRoutes, deps);
   await app.register(collectionLibraryRoutes, deps);
   await app.register(collectionRequestRoutes, deps);
+  await app.register(collectionWelcomeVideoRoutes, deps);
   await app.register(valueEventRoutes, deps);
   await app.register(hookRoutes, deps);
   await app.register(stripeConnectionRoutes, deps);

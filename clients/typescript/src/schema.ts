@@ -2288,6 +2288,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/proof/collect/forms/{id}/welcome-video": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The flow's welcome videos with their screening state */
+        get: operations["listWelcomeVideos"];
+        put?: never;
+        /**
+         * Start a signed resumable upload of a welcome video (its upload token once), or clear or block a held one
+         * @description Workspace roles: owner, admin.
+         */
+        post: operations["actOnWelcomeVideo"];
+        /**
+         * Remove the flow's welcome videos: serving stops at once, the bytes are erased
+         * @description Workspace roles: owner, admin.
+         */
+        delete: operations["removeWelcomeVideos"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/proof/collect/forms/{id}/welcome-video/{videoId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A welcome video's state and its upload's resume state (parts received) */
+        get: operations["getWelcomeVideoState"];
+        /**
+         * Send one part of the welcome video (application/octet-stream, ?part=n, x-upload-token); re-sending replaces it
+         * @description Public: no credential.
+         */
+        put: operations["putWelcomeVideoPart"];
+        /**
+         * Assemble the video, screen it (held for a person without a moderation provider) and attach it to the draft definition; 202 while assembling
+         * @description Workspace roles: owner, admin.
+         */
+        post: operations["assembleWelcomeVideo"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/proof/opportunities": {
         parameters: {
             query?: never;
@@ -17214,6 +17264,776 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: this content-type is not accepted here */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+        };
+    };
+    listWelcomeVideos: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            flowId: string;
+                            /** @enum {string} */
+                            state: "uploading" | "assembling" | "screening" | "passed" | "held" | "cleared" | "blocked" | "removed";
+                            size: number;
+                            sha256: string;
+                            uploadSessionId: string | null;
+                            mediaId: string | null;
+                            reviewedBy: string | null;
+                            /** Format: date-time */
+                            reviewedAt: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                            /** Format: date-time */
+                            updatedAt: string;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+        };
+    };
+    actOnWelcomeVideo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    action: "start_upload" | "review";
+                    size?: number;
+                    sha256?: string;
+                    partSize?: number;
+                    videoId?: string;
+                    /** @enum {string} */
+                    decision?: "clear" | "block";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            video: {
+                                id: string;
+                                flowId: string;
+                                /** @enum {string} */
+                                state: "uploading" | "assembling" | "screening" | "passed" | "held" | "cleared" | "blocked" | "removed";
+                                size: number;
+                                sha256: string;
+                                uploadSessionId: string | null;
+                                mediaId: string | null;
+                                reviewedBy: string | null;
+                                /** Format: date-time */
+                                reviewedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            video: {
+                                id: string;
+                                flowId: string;
+                                /** @enum {string} */
+                                state: "uploading" | "assembling" | "screening" | "passed" | "held" | "cleared" | "blocked" | "removed";
+                                size: number;
+                                sha256: string;
+                                uploadSessionId: string | null;
+                                mediaId: string | null;
+                                reviewedBy: string | null;
+                                /** Format: date-time */
+                                reviewedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                            upload: {
+                                id: string;
+                                kind: string;
+                                purpose: string;
+                                status: string;
+                                size: number;
+                                sha256: string;
+                                partSize: number;
+                                partCount: number;
+                                receivedParts: {
+                                    number: number;
+                                    size: number;
+                                    sha256: string;
+                                }[];
+                                receivedBytes: number;
+                                contentType: string | null;
+                                assetId: string | null;
+                                lastError: string | null;
+                                questionId: string | null;
+                                /** Format: date-time */
+                                expiresAt: string;
+                                previewUrl?: string;
+                            };
+                            uploadToken: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description CONFLICT: the video or its upload is not in a state that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description TOO_LARGE: over the 512 MiB a video may have */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: this content-type is not accepted here */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+        };
+    };
+    removeWelcomeVideos: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description removed: no longer served; the bytes are erased */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+        };
+    };
+    getWelcomeVideoState: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                videoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            video: {
+                                id: string;
+                                flowId: string;
+                                /** @enum {string} */
+                                state: "uploading" | "assembling" | "screening" | "passed" | "held" | "cleared" | "blocked" | "removed";
+                                size: number;
+                                sha256: string;
+                                uploadSessionId: string | null;
+                                mediaId: string | null;
+                                reviewedBy: string | null;
+                                /** Format: date-time */
+                                reviewedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                            upload: {
+                                id: string;
+                                kind: string;
+                                purpose: string;
+                                status: string;
+                                size: number;
+                                sha256: string;
+                                partSize: number;
+                                partCount: number;
+                                receivedParts: {
+                                    number: number;
+                                    size: number;
+                                    sha256: string;
+                                }[];
+                                receivedBytes: number;
+                                contentType: string | null;
+                                assetId: string | null;
+                                lastError: string | null;
+                                questionId: string | null;
+                                /** Format: date-time */
+                                expiresAt: string;
+                                previewUrl?: string;
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+        };
+    };
+    putWelcomeVideoPart: {
+        parameters: {
+            query: {
+                part: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+                videoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            number: number;
+                            size: number;
+                            sha256: string;
+                            receivedBytes: number;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description UNAUTHORIZED: the x-upload-token is missing, malformed or unknown */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description CONFLICT: the video or its upload is not in a state that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description EXPIRED: the upload session has expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description TOO_LARGE: the part is larger than its slot */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: not application/octet-stream, or part 1 is not MP4, MOV or WebM video */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description CHECKSUM_MISMATCH: the part does not match x-part-sha256 */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+        };
+    };
+    assembleWelcomeVideo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                videoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            video: {
+                                id: string;
+                                flowId: string;
+                                /** @enum {string} */
+                                state: "uploading" | "assembling" | "screening" | "passed" | "held" | "cleared" | "blocked" | "removed";
+                                size: number;
+                                sha256: string;
+                                uploadSessionId: string | null;
+                                mediaId: string | null;
+                                reviewedBy: string | null;
+                                /** Format: date-time */
+                                reviewedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                            upload: {
+                                id: string;
+                                kind: string;
+                                purpose: string;
+                                status: string;
+                                size: number;
+                                sha256: string;
+                                partSize: number;
+                                partCount: number;
+                                receivedParts: {
+                                    number: number;
+                                    size: number;
+                                    sha256: string;
+                                }[];
+                                receivedBytes: number;
+                                contentType: string | null;
+                                assetId: string | null;
+                                lastError: string | null;
+                                questionId: string | null;
+                                /** Format: date-time */
+                                expiresAt: string;
+                                previewUrl?: string;
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            video: {
+                                id: string;
+                                flowId: string;
+                                /** @enum {string} */
+                                state: "uploading" | "assembling" | "screening" | "passed" | "held" | "cleared" | "blocked" | "removed";
+                                size: number;
+                                sha256: string;
+                                uploadSessionId: string | null;
+                                mediaId: string | null;
+                                reviewedBy: string | null;
+                                /** Format: date-time */
+                                reviewedAt: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                                /** Format: date-time */
+                                updatedAt: string;
+                            };
+                            upload: {
+                                id: string;
+                                kind: string;
+                                purpose: string;
+                                status: string;
+                                size: number;
+                                sha256: string;
+                                partSize: number;
+                                partCount: number;
+                                receivedParts: {
+                                    number: number;
+                                    size: number;
+                                    sha256: string;
+                                }[];
+                                receivedBytes: number;
+                                contentType: string | null;
+                                assetId: string | null;
+                                lastError: string | null;
+                                questionId: string | null;
+                                /** Format: date-time */
+                                expiresAt: string;
+                                previewUrl?: string;
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description CONFLICT: the video or its upload is not in a state that allows this */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description TOO_LARGE: the body is larger than the route accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: the file is not MP4, MOV or WebM video */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description CHECKSUM_MISMATCH: the assembled file does not match the sha256 given at the start */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
