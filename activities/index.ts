@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { Config } from '../runtime/config';
 import { createAiActivities } from './ai/ai-activities';
 import { createCollectionActivities } from './collection/collection-activities';
+import { createDomainActivities } from './collection/domain-activities';
 import { createCustomerLoopActivities } from './customer-loop/customer-loop-activities';
 import { createDatabaseActivities } from './platform/database-activities';
 import { createWebhookActivities } from './webhooks/webhook-activities';
@@ -24,6 +25,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAiActivities(deps),
     ...createProofRequestActivities(deps),
     ...createCollectionActivities(deps),
+    ...createDomainActivities(deps),
     ...createIntegrationActivities(deps),
   };
 }

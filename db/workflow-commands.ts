@@ -14,7 +14,8 @@ export type WorkflowCommandBody =
   | { type: 'thread.sla.promise'; tenant: Tenant; threadId: string; dueAt: string | null }
   | { type: 'thread.sla.replied'; threadId: string }
   | { type: 'proof.request.closed'; requestId: string; outcome: 'responded' }
-  | { type: 'collection.approval_link.deliver'; tenant: Tenant; deliveryId: string; proofItemId: string; channel: 'email' | 'in_app' };
+  | { type: 'collection.approval_link.deliver'; tenant: Tenant; deliveryId: string; proofItemId: string; channel: 'email' | 'in_app' }
+  | { type: 'collection.domain.check'; tenant: Tenant; domainId: string; intervalMs: number; deadline: string };
 
 /** Commands to one workflow run in the order they were written; this names that workflow. */
 export function orderingKeyOf(c: WorkflowCommandBody): string {
@@ -35,6 +36,8 @@ export function orderingKeyOf(c: WorkflowCommandBody): string {
       return `proof-request/${c.requestId}`;
     case 'collection.approval_link.deliver':
       return `approval-link/${c.proofItemId}/${c.deliveryId}`;
+    case 'collection.domain.check':
+      return `collection-domain/${c.domainId}`;
   }
 }
 

@@ -55,6 +55,11 @@ export interface Config {
   /** Set together, or not at all: the media store is then this S3-compatible bucket instead of a folder. */
   mediaS3: { endpoint: string; bucket: string; region: string; accessKeyId: string; secretAccessKey: string } | null;
   collectCnameTarget: string;
+  /** DNS servers (`host` or `host:port`) that check custom domains; empty: the system's resolvers. */
+  domainDnsServers: string[];
+  domainCheckIntervalMs: number;
+  /** How long a new domain may stay unverified before it is `failed`. */
+  domainVerifyTtlMs: number;
   smtpUrl: string | undefined;
   mailFrom: string;
   proofRequestDayMs: number;
@@ -165,6 +170,9 @@ export function loadConfig(env: Env = process.env): Config {
     transcribeModel: text(env, 'TRANSCRIBE_MODEL'),
     mediaS3: mediaS3(env),
     collectCnameTarget: text(env, 'PROOF_COLLECT_CNAME_TARGET') ?? 'collect.proof.invalid',
+    domainDnsServers: (text(env, 'PROOF_DOMAIN_DNS_SERVERS') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    domainCheckIntervalMs: int(env, 'PROOF_DOMAIN_CHECK_INTERVAL_MS', 600_000, 100, 86_400_000),
+    domainVerifyTtlMs: int(env, 'PROOF_DOMAIN_VERIFY_TTL_MS', 3 * 86_400_000, 100, 30 * 86_400_000),
     smtpUrl: text(env, 'SMTP_URL'),
     mailFrom: text(env, 'MAIL_FROM') ?? 'Proof <no-reply@proof.invalid>',
     proofRequestDayMs: int(env, 'PROOF_REQUEST_DAY_MS', 86_400_000, 10, 86_400_000),

@@ -12,6 +12,7 @@ import { approvalOutcomeSignal, approvalWorkflowId, proofApprovalWorkflow } from
 import { itemDeletedSignal, itemRestoredSignal, deletionWorkflowId, proofDeletionWorkflow } from '../workflows/proof/proof-deletion-workflow';
 import { proofRevocationWorkflow, revocationCompletedSignal, revocationWorkflowId } from '../workflows/proof/proof-revocation-workflow';
 import { approvalLinkWorkflow, approvalLinkWorkflowId } from '../workflows/collection/approval-link-workflow';
+import { checkNowSignal, domainVerificationWorkflow, domainVerificationWorkflowId } from '../workflows/collection/domain-verification-workflow';
 import { proofRequestWorkflowId, requestRespondedSignal } from '../workflows/collection/proof-request-workflow';
 import { RelayOptions } from './relay';
 
@@ -111,6 +112,16 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
         // Started by an earlier attempt of this command: one delivery per deliveryId.
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       }
+      return;
+    case 'collection.domain.check':
+      // A running check is asked to look now; otherwise (new, or failed before) a run starts.
+      await wf.signalWithStart(domainVerificationWorkflow, {
+        workflowId: domainVerificationWorkflowId(c.domainId),
+        taskQueue: config.taskQueue,
+        args: [{ domainId: c.domainId, intervalMs: c.intervalMs, deadline: c.deadline }],
+        signal: checkNowSignal,
+        ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+      });
       return;
   }
 }

@@ -137,11 +137,19 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.post<{ Params: { id: string }; Body: { hostname: string } }>('/api/proof/collect/forms/:id/domains', {
-    schema: { params: idParams, body: domainBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 201: dataOf(domainSchema) } },
-    config: { ...writers, operationId: 'addCollectionDomain', summary: 'Add a custom domain (at most five); answers the DNS records to set' },
+    schema: {
+      params: idParams, body: domainBody,
+      response: { 409: errorOf('CONFLICT: the hostname is another flow\'s'), 201: dataOf(domainSchema), 200: dataOf(domainSchema) },
+    },
+    config: {
+      ...writers, operationId: 'addCollectionDomain',
+      summary: 'Add a custom domain (at most five): 201 with the DNS records to set; the flow\'s own hostname again: 200, checked now',
+    },
   }, async (request, reply) => {
-    const d = await addDomain(ds, who(request).organizationId, request.params.id, request.body.hostname);
-    return reply.code(201).send({ data: viewDomain(d, deps.config.collectCnameTarget) });
+    const { domain, created } = await addDomain(ds, who(request).organizationId, request.params.id, request.body.hostname, {
+      checkIntervalMs: deps.config.domainCheckIntervalMs, verifyTtlMs: deps.config.domainVerifyTtlMs,
+    });
+    return reply.code(created ? 201 : 200).send({ data: viewDomain(domain, deps.config.collectCnameTarget) });
   });
 
   app.delete<{ Params: { id: string }; Querystring: { hostname: string } }>('/api/proof/collect/forms/:id/domains', {

@@ -182,6 +182,7 @@ export const domainSchema = object({
   records: array(object({ type: string().required(), name: string().required(), value: string().required() })).defined(),
   verifiedAt: timestamp().nullable().defined(),
   lastCheckedAt: timestamp().nullable().defined(),
+  lastError: string().nullable().defined().meta({ description: 'what the last DNS check missed; null once verified or before any check' }),
   createdAt: timestamp().required(),
 });
 

@@ -3,7 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { conflict, notFound, validationFailed } from '../../runtime/service-error';
 import { CollectionDomain } from '../entities';
+import { DomainJudgement, verifyName, verifyValue } from '../rules/domain-verification';
 import { newId } from '../rules/ids';
+import { enqueueWorkflowCommand } from '../workflow-commands';
 import { findFlow } from './flows';
 
 export const MAX_DOMAINS_PER_FLOW = 5;
@@ -18,10 +20,11 @@ export function viewDomain(d: CollectionDomain, cnameTarget: string) {
     status: d.status,
     records: [
       { type: 'CNAME', name: d.hostname, value: cnameTarget },
-      { type: 'TXT', name: `_proof-verify.${d.hostname}`, value: `proof-verify=${d.verificationToken}` },
+      { type: 'TXT', name: verifyName(d.hostname), value: verifyValue(d.verificationToken) },
     ],
     verifiedAt: d.verifiedAt?.toISOString() ?? null,
     lastCheckedAt: d.lastCheckedAt?.toISOString() ?? null,
+    lastError: d.lastError,
     createdAt: d.createdAt.toISOString(),
   };
 }
@@ -40,21 +43,61 @@ export async function listDomains(ds: DataSource, organizationId: string, flowId
   return ds.getRepository(CollectionDomain).find({ where: { flowId, organizationId }, order: { createdAt: 'ASC' } });
 }
 
-/** A new hostname for the flow, pending until its records verify; at most five per flow, each hostname once. */
-export async function addDomain(ds: DataSource, organizationId: string, flowId: string, rawHostname: string) {
+export interface DomainCheckSettings { checkIntervalMs: number; verifyTtlMs: number }
+
+/**
+ * A new hostname for the flow, pending until its records verify; at most five per flow, each hostname
+ * once. The same flow's hostname again asks for a check now (`created: false`); a `failed` one gets a
+ * new verification window. Either way the `collection-domain/<id>` workflow is asked through the outbox.
+ */
+export async function addDomain(ds: DataSource, organizationId: string, flowId: string, rawHostname: string, settings: DomainCheckSettings) {
   const hostname = normalizeHostname(rawHostname);
   return ds.transaction(async (em) => {
-    await findFlow(em, organizationId, flowId, true);
-    const [{ n }] = await em.query('SELECT count(*)::int AS n FROM collection_domains WHERE flow_id = $1', [flowId]);
-    if (n >= MAX_DOMAINS_PER_FLOW) throw validationFailed([{ path: 'hostname', message: `a flow has at most ${MAX_DOMAINS_PER_FLOW} domains` }]);
+    const flow = await findFlow(em, organizationId, flowId, true);
     const taken = await em.getRepository(CollectionDomain).findOneBy({ hostname });
-    if (taken) throw conflict('this hostname is already in use');
-    const id = newId('cdm');
-    await em.getRepository(CollectionDomain).insert({
-      id, organizationId, flowId, hostname, status: 'pending_verification', verificationToken: randomBytes(16).toString('hex'),
-    });
-    return em.getRepository(CollectionDomain).findOneByOrFail({ id });
+    if (taken && taken.flowId !== flowId) throw conflict('this hostname is already in use');
+    let id = taken?.id;
+    if (taken?.status === 'failed') {
+      await em.getRepository(CollectionDomain).update({ id: taken.id }, { status: 'pending_verification' });
+    }
+    if (!taken) {
+      const [{ n }] = await em.query('SELECT count(*)::int AS n FROM collection_domains WHERE flow_id = $1', [flowId]);
+      if (n >= MAX_DOMAINS_PER_FLOW) throw validationFailed([{ path: 'hostname', message: `a flow has at most ${MAX_DOMAINS_PER_FLOW} domains` }]);
+      id = newId('cdm');
+      await em.getRepository(CollectionDomain).insert({
+        id, organizationId, flowId, hostname, status: 'pending_verification', verificationToken: randomBytes(16).toString('hex'),
+      });
+    }
+    if (taken?.status !== 'verified') {
+      await enqueueWorkflowCommand(em, {
+        type: 'collection.domain.check', tenant: { organizationId, productId: flow.productId }, domainId: id!,
+        intervalMs: settings.checkIntervalMs, deadline: new Date(Date.now() + settings.verifyTtlMs).toISOString(),
+      });
+    }
+    return { domain: await em.getRepository(CollectionDomain).findOneByOrFail({ id: id! }), created: !taken };
   });
+}
+
+/**
+ * Records one DNS check (the verification workflow's activity): `verified` is final; otherwise the
+ * domain stays pending with what is missing. `gone` when the domain was removed meanwhile.
+ */
+export async function recordDomainCheck(
+  ds: DataSource, domainId: string, judge: (d: CollectionDomain) => Promise<DomainJudgement>,
+): Promise<'verified' | 'pending' | 'gone'> {
+  const domain = await ds.getRepository(CollectionDomain).findOneBy({ id: domainId });
+  if (!domain) return 'gone';
+  if (domain.status === 'verified') return 'verified';
+  const outcome = await judge(domain);
+  await ds.getRepository(CollectionDomain).update({ id: domainId }, outcome.verified
+    ? { status: 'verified', verifiedAt: new Date(), lastCheckedAt: new Date(), lastError: null }
+    : { status: 'pending_verification', lastCheckedAt: new Date(), lastError: outcome.problems.join('; ') });
+  return outcome.verified ? 'verified' : 'pending';
+}
+
+/** The verification window closed with the records still missing. */
+export async function failDomain(ds: DataSource, domainId: string): Promise<void> {
+  await ds.query(`UPDATE collection_domains SET status = 'failed' WHERE id = $1 AND status = 'pending_verification'`, [domainId]);
 }
 
 export async function removeDomain(ds: DataSource, organizationId: string, flowId: string, rawHostname: string) {

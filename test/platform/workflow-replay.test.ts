@@ -16,6 +16,7 @@ import { revocationWorkflowId } from '../../workflows/proof/proof-revocation-wor
 import { webhookDeliveryWorkflowId } from '../../workflows/webhooks/webhook-delivery-workflow';
 import { approvalLinkWorkflow, proofHealthWorkflow, uploadWorkflow } from '../../workflows';
 import { approvalLinkWorkflowId } from '../../workflows/collection/approval-link-workflow';
+import { domainVerificationWorkflowId } from '../../workflows/collection/domain-verification-workflow';
 import { proofRequestWorkflowId } from '../../workflows/collection/proof-request-workflow';
 import { uploadWorkflowId } from '../../workflows/collection/upload-workflow';
 import { proofHealthWorkflowId } from '../../workflows/integrations/proof-health-workflow';
@@ -128,6 +129,16 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
       workflowId: linkId, taskQueue: ctx.config.taskQueue, args: [{ proofItemId: linked.proofItemId, channel: 'email' }], ...tenantOptions,
     })).result();
 
+    // A domain is checked at once (records missing), then asked again once they are set, and verified.
+    const domainUrl = `/api/proof/collect/forms/${flow.id}/domains`;
+    const hostname = `replay-${newId('h').slice(2, 10).toLowerCase()}.example.com`;
+    const domain = (await as(collector.owner, { method: 'POST', url: domainUrl, payload: { hostname } })).json().data;
+    await eventually(async () => (await ctx.dataSource.query('SELECT 1 FROM collection_domains WHERE id = $1 AND last_checked_at IS NOT NULL', [domain.id])).length > 0);
+    for (const r of domain.records as Array<{ type: string; name: string; value: string }>) ctx.dnsSink.set(r.name, r.type === 'TXT' ? { txt: [r.value] } : { cname: r.value });
+    await as(collector.owner, { method: 'POST', url: domainUrl, payload: { hostname } });
+    await (await settledHandle(domainVerificationWorkflowId(domain.id))).result();
+    await eventually(async () => (await ctx.dataSource.query(`SELECT 1 FROM collection_domains WHERE id = $1 AND status = 'verified'`, [domain.id])).length > 0);
+
     // An upload nobody sends bytes to reaches its deadline; its run is recorded to there, then stopped.
     const uploadId = uploadWorkflowId(`upl_replay_${newId('x').slice(2, 12)}`);
     const upload = await ctx.temporal.workflow.start(uploadWorkflow, {
@@ -148,6 +159,7 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
 
     return {
       approvalLinkWorkflow: linkId,
+      domainVerificationWorkflow: domainVerificationWorkflowId(domain.id),
       proofHealthWorkflow: healthId,
       proofRequestWorkflow: proofRequestWorkflowId(made.request.id),
       uploadWorkflow: uploadId,

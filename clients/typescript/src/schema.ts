@@ -2013,7 +2013,7 @@ export interface paths {
         get: operations["listCollectionDomains"];
         put?: never;
         /**
-         * Add a custom domain (at most five); answers the DNS records to set
+         * Add a custom domain (at most five): 201 with the DNS records to set; the flow's own hostname again: 200, checked now
          * @description Workspace roles: owner, admin.
          */
         post: operations["addCollectionDomain"];
@@ -14871,6 +14871,8 @@ export interface operations {
                             verifiedAt: string | null;
                             /** Format: date-time */
                             lastCheckedAt: string | null;
+                            /** @description what the last DNS check missed; null once verified or before any check */
+                            lastError: string | null;
                             /** Format: date-time */
                             createdAt: string;
                         }[];
@@ -14944,6 +14946,35 @@ export interface operations {
             };
         };
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            flowId: string;
+                            hostname: string;
+                            status: string;
+                            records: {
+                                type: string;
+                                name: string;
+                                value: string;
+                            }[];
+                            /** Format: date-time */
+                            verifiedAt: string | null;
+                            /** Format: date-time */
+                            lastCheckedAt: string | null;
+                            /** @description what the last DNS check missed; null once verified or before any check */
+                            lastError: string | null;
+                            /** Format: date-time */
+                            createdAt: string;
+                        };
+                    };
+                };
+            };
             /** @description Created */
             201: {
                 headers: {
@@ -14965,6 +14996,8 @@ export interface operations {
                             verifiedAt: string | null;
                             /** Format: date-time */
                             lastCheckedAt: string | null;
+                            /** @description what the last DNS check missed; null once verified or before any check */
+                            lastError: string | null;
                             /** Format: date-time */
                             createdAt: string;
                         };
@@ -15007,7 +15040,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProofErrorBody"];
                 };
             };
-            /** @description CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this */
+            /** @description CONFLICT: the hostname is another flow's */
             409: {
                 headers: {
                     [name: string]: unknown;
