@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { Config } from '../runtime/config';
 import { createAiActivities } from './ai/ai-activities';
+import { createTranscriptionActivities } from './ai/transcription-activities';
 import { createCollectionActivities } from './collection/collection-activities';
 import { createCustomerLoopActivities } from './customer-loop/customer-loop-activities';
 import { createDatabaseActivities } from './platform/database-activities';
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createProofActivities(deps),
     ...createCustomerLoopActivities(deps),
     ...createAiActivities(deps),
+    ...createTranscriptionActivities(deps),
     ...createProofRequestActivities(deps),
     ...createCollectionActivities(deps),
     ...createIntegrationActivities(deps),

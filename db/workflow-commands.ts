@@ -12,7 +12,10 @@ export type WorkflowCommandBody =
   | { type: 'proof.deletion.deleted'; tenant: Tenant; proofItemId: string; deletedAt: string; recoveryClosesAt: string }
   | { type: 'proof.deletion.restored'; proofItemId: string }
   | { type: 'thread.sla.promise'; tenant: Tenant; threadId: string; dueAt: string | null }
-  | { type: 'thread.sla.replied'; threadId: string };
+  | { type: 'thread.sla.replied'; threadId: string }
+  | { type: 'collection.upload.start'; tenant: Tenant; sessionId: string; expiresAt: string }
+  | { type: 'collection.upload.cancel'; sessionId: string }
+  | { type: 'collection.transcription.start'; tenant: Tenant; sessionId: string; settings: { maxAttempts: number; retryInitialMs: number; timeoutMs: number } };
 
 /** Commands to one workflow run in the order they were written; this names that workflow. */
 export function orderingKeyOf(c: WorkflowCommandBody): string {
@@ -29,6 +32,11 @@ export function orderingKeyOf(c: WorkflowCommandBody): string {
     case 'thread.sla.promise':
     case 'thread.sla.replied':
       return `thread-sla/${c.threadId}`;
+    case 'collection.upload.start':
+    case 'collection.upload.cancel':
+      return `upload/${c.sessionId}`;
+    case 'collection.transcription.start':
+      return `ai/transcription/${c.sessionId}`;
   }
 }
 
