@@ -24,17 +24,20 @@ const EXPOSED_HEADERS = [
  */
 export async function registerCustomerCors(app: FastifyInstance, ds: DataSource, config: Config): Promise<void> {
   const pageOrigin = new URL(config.collectPageUrl).origin;
-  const delegator = async (request: FastifyRequest): Promise<FastifyCorsOptions> => {
+  const allowed = (origin: string): FastifyCorsOptions => ({
+    origin, credentials: false, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: ALLOWED_HEADERS, exposedHeaders: EXPOSED_HEADERS, maxAge: 600, strictPreflight: false,
+  });
+  // A callback delegator: every other route is answered synchronously and pays nothing for CORS.
+  const delegator = (request: FastifyRequest, done: (err: Error | null, options: FastifyCorsOptions) => void): void => {
     const origin = request.headers.origin;
-    if (!isCustomerPath(request.url) || typeof origin !== 'string') return { origin: false };
-    if (origin === pageOrigin || await customerOriginAllowed(ds, origin)) {
-      return {
-        origin, credentials: false, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-        allowedHeaders: ALLOWED_HEADERS, exposedHeaders: EXPOSED_HEADERS, maxAge: 600, strictPreflight: false,
-      };
-    }
-    if (request.method === 'OPTIONS') throw new ServiceError('FORBIDDEN', 403, `the origin ${origin.slice(0, 200)} may not call this route`);
-    return { origin: false };
+    if (!isCustomerPath(request.url) || typeof origin !== 'string') return done(null, { origin: false });
+    if (origin === pageOrigin) return done(null, allowed(origin));
+    customerOriginAllowed(ds, origin).then((ok) => {
+      if (ok) return done(null, allowed(origin));
+      if (request.method === 'OPTIONS') return done(new ServiceError('FORBIDDEN', 403, `the origin ${origin.slice(0, 200)} may not call this route`), { origin: false });
+      done(null, { origin: false });
+    }, (err: Error) => done(err, { origin: false }));
   };
   await app.register(fastifyCors, { delegator });
 }
