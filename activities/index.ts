@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { Config } from '../runtime/config';
 import { createAiActivities } from './ai/ai-activities';
+import { createTranscriptionActivities } from './ai/transcription-activities';
 import { createCollectionActivities } from './collection/collection-activities';
 import { createDomainActivities } from './collection/domain-activities';
 import { createCustomerLoopActivities } from './customer-loop/customer-loop-activities';
@@ -23,6 +24,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createProofActivities(deps),
     ...createCustomerLoopActivities(deps),
     ...createAiActivities(deps),
+    ...createTranscriptionActivities(deps),
     ...createProofRequestActivities(deps),
     ...createCollectionActivities(deps),
     ...createDomainActivities(deps),

@@ -9,6 +9,7 @@ import { registerAuth } from './plugins/auth';
 import { frameworkErrorHandler, isCustomerPath, registerErrorHandling } from './plugins/errors';
 import { collectControlRoutes, customerReviewRoutes } from './collection/collect-control';
 import { collectDraftRoutes } from './collection/collect-drafts';
+import { collectInterviewRoutes } from './collection/collect-interview';
 import { collectNojsRoutes } from './collection/collect-nojs';
 import { collectSessionRoutes } from './collection/collect-sessions';
 import { collectUploadRoutes } from './collection/collect-uploads';
@@ -20,6 +21,7 @@ import { collectionWelcomeVideoRoutes } from './collection/collection-welcome-vi
 import { featureRoutes } from './customer-loop/features';
 import { healthRoutes } from './platform/health';
 import { identityMergeRoutes } from './platform/identity-merge';
+import { registerCustomerCors } from './plugins/customer-cors';
 import { registerIdempotency } from './plugins/idempotency';
 import { inboxRoutes } from './customer-loop/inbox';
 import { installationRoutes } from './platform/installation';
@@ -99,6 +101,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (isCustomerPath(route.url) && route.bodyLimit === undefined) route.bodyLimit = PROOF_BODY_LIMIT;
   });
   registerOpenApi(app, API_VERSION);
+  await registerCustomerCors(app, deps.dataSource, deps.config);
   registerAuth(app, deps.dataSource, deps.config);
   registerIdempotency(app, deps.dataSource);
   app.decorateRequest('customerSecret', null);
@@ -133,6 +136,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(collectNojsRoutes, deps);
   await app.register(collectSessionRoutes, deps);
   await app.register(customerReviewRoutes, deps);
+  await app.register(collectInterviewRoutes, deps);
   await app.register(collectionFlowRoutes, deps);
   await app.register(collectionLibraryRoutes, deps);
   await app.register(collectionRequestRoutes, deps);

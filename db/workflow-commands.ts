@@ -15,7 +15,10 @@ export type WorkflowCommandBody =
   | { type: 'thread.sla.replied'; threadId: string }
   | { type: 'proof.request.closed'; requestId: string; outcome: 'responded' }
   | { type: 'collection.approval_link.deliver'; tenant: Tenant; deliveryId: string; proofItemId: string; channel: 'email' | 'in_app' }
-  | { type: 'collection.domain.check'; tenant: Tenant; domainId: string; intervalMs: number; deadline: string };
+  | { type: 'collection.domain.check'; tenant: Tenant; domainId: string; intervalMs: number; deadline: string }
+  | { type: 'collection.upload.start'; tenant: Tenant; sessionId: string; expiresAt: string }
+  | { type: 'collection.upload.cancel'; sessionId: string }
+  | { type: 'collection.transcription.start'; tenant: Tenant; sessionId: string; settings: { maxAttempts: number; retryInitialMs: number; timeoutMs: number } };
 
 /** Commands to one workflow run in the order they were written; this names that workflow. */
 export function orderingKeyOf(c: WorkflowCommandBody): string {
@@ -38,6 +41,11 @@ export function orderingKeyOf(c: WorkflowCommandBody): string {
       return `approval-link/${c.proofItemId}/${c.deliveryId}`;
     case 'collection.domain.check':
       return `collection-domain/${c.domainId}`;
+    case 'collection.upload.start':
+    case 'collection.upload.cancel':
+      return `upload/${c.sessionId}`;
+    case 'collection.transcription.start':
+      return `ai/transcription/${c.sessionId}`;
   }
 }
 

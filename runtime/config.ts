@@ -74,6 +74,10 @@ export interface Config {
   secretKeys: string | undefined;
 }
 
+/** Whether captions can be made at all (COLLECTION.md §8): without these, the caption routes answer 503. */
+export const transcriptionConfigured = (config: Pick<Config, 'transcribeBaseUrl' | 'transcribeModel'>): boolean =>
+  Boolean(config.transcribeBaseUrl && config.transcribeModel);
+
 export class ConfigError extends StartupError {}
 
 type Env = Record<string, string | undefined>;

@@ -14,6 +14,8 @@ import { proofRevocationWorkflow, revocationCompletedSignal, revocationWorkflowI
 import { approvalLinkWorkflow, approvalLinkWorkflowId } from '../workflows/collection/approval-link-workflow';
 import { checkNowSignal, domainVerificationWorkflow, domainVerificationWorkflowId } from '../workflows/collection/domain-verification-workflow';
 import { proofRequestWorkflowId, requestRespondedSignal } from '../workflows/collection/proof-request-workflow';
+import { cancelSignal, uploadWorkflow, uploadWorkflowId } from '../workflows/collection/upload-workflow';
+import { transcriptionWorkflow, transcriptionWorkflowId } from '../workflows/ai/transcription-workflow';
 import { RelayOptions } from './relay';
 
 /** A signal to a workflow that already ended has nothing left to change: the database decided first. */
@@ -122,6 +124,33 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
         signal: checkNowSignal,
         ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
       });
+      return;
+    case 'collection.upload.start':
+      // The assemble call starts the same run when it comes first (update-with-start), so either order is fine.
+      await wf.start(uploadWorkflow, {
+        workflowId: uploadWorkflowId(c.sessionId),
+        taskQueue: config.taskQueue,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        args: [{ sessionId: c.sessionId, expiresAt: c.expiresAt }],
+        ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+      }).catch((err: unknown) => {
+        // A run that already ended (cancelled, expired) is not started again.
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      });
+      return;
+    case 'collection.transcription.start':
+      // A pass that failed may be asked for again: a closed run's id is reused.
+      await wf.start(transcriptionWorkflow, {
+        workflowId: transcriptionWorkflowId(c.sessionId),
+        taskQueue: config.taskQueue,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        args: [{ sessionId: c.sessionId, ai: c.settings }],
+        ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+      });
+      return;
+    case 'collection.upload.cancel':
+      await ignoreEnded(wf.getHandle(uploadWorkflowId(c.sessionId)).signal(cancelSignal));
       return;
   }
 }

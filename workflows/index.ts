@@ -11,3 +11,4 @@ export { uploadWorkflow } from './collection/upload-workflow';
 export { proofRequestWorkflow } from './collection/proof-request-workflow';
 export { approvalLinkWorkflow } from './collection/approval-link-workflow';
 export { domainVerificationWorkflow } from './collection/domain-verification-workflow';
+export { transcriptionWorkflow } from './ai/transcription-workflow';

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { Config } from '../../runtime/config';
 import { mediaStoreOf } from '../../runtime/media-store';
+import { DraftSweepCounts, sweepExpiredDrafts } from '../../db/collection/draft-expiry';
 import { AssemblyResult, assembleUpload, eraseUploadBytes, expireUpload } from '../../db/collection/uploads';
 
 export interface CollectionActivityDeps {
@@ -8,7 +9,7 @@ export interface CollectionActivityDeps {
   config: Config;
 }
 
-/** Upload workflow steps; each is idempotent (a retried assembly writes the same media id). */
+/** Upload workflow steps and the draft sweep; each is idempotent (a retried assembly writes the same media id). */
 export function createCollectionActivities({ dataSource, config }: CollectionActivityDeps) {
   const store = mediaStoreOf(config);
   return {
@@ -20,6 +21,10 @@ export function createCollectionActivities({ dataSource, config }: CollectionAct
     },
     async eraseUpload(sessionId: string): Promise<void> {
       await eraseUploadBytes(dataSource, store, sessionId);
+    },
+    /** The maintenance round's draft sweep: idle drafts are erased, bytes included. */
+    async sweepExpiredDrafts(): Promise<DraftSweepCounts> {
+      return sweepExpiredDrafts(dataSource, store);
     },
   };
 }

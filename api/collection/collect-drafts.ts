@@ -1,8 +1,9 @@
 import { FastifyInstance } from 'fastify';
 import { array, boolean, mixed, number, object, string } from 'yup';
 import {
-  DraftPatch, findDraft, issueContinuation, optOut, patchDraft, readDraft, redeemContinuation, startPublicDraft, startRequestDraft,
+  effectiveDraftStatus, DraftPatch, findDraft, issueContinuation, optOut, patchDraft, readDraft, redeemContinuation, startPublicDraft, startRequestDraft,
 } from '../../db/collection/drafts';
+import { expired } from '../../db/collection/uploads';
 import { submitDraft } from '../../db/collection/submit';
 import { CONSENT_MEDIA, DISPLAY_MODES, IDENTITY_FIELDS } from '../proof/proof-submissions';
 import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
@@ -118,11 +119,12 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   });
 
   app.get<{ Params: { id: string } }>('/api/proof/collect/drafts/:id', {
-    schema: { params: draftParams, response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 200: dataOf(draftRead) } },
+    schema: { params: draftParams, response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 410: errorOf('EXPIRED: the draft was idle past its lifetime and is erased'), 200: dataOf(draftRead) } },
     onRequest: draftAuth,
-    config: { operationId: 'getDraft', summary: 'Resume a draft: its fields, uploads and the pinned flow version' },
+    config: { operationId: 'getDraft', summary: 'Resume a draft: its fields, uploads and the pinned flow version; 410 once expired' },
   }, async (request) => {
     const draft = await findDraft(ds, request.params.id);
+    if (effectiveDraftStatus(draft) === 'expired') throw expired('draft');
     return { data: await readDraft(ds, draft) };
   });
 

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { Client, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { Client, WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { FastifyInstance } from 'fastify';
 import { array, boolean, number, object, string } from 'yup';
 import { DataSource } from 'typeorm';
@@ -11,17 +11,20 @@ import {
 import { CollectionMedia, CollectionUpload } from '../../db/entities';
 import { activeSigningKey } from '../../db/proof/proof-signing';
 import { MAX_PART_SIZE, MIN_PART_SIZE, SHA256_HEX, UPLOAD_KINDS } from '../../db/rules/upload-rules';
-import { Config } from '../../runtime/config';
+import { Config, transcriptionConfigured } from '../../runtime/config';
 import { mediaStoreOf } from '../../runtime/media-store';
 import { ServiceError, conflict, notFound } from '../../runtime/service-error';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
-import { assembleUpdate, cancelSignal, uploadWorkflow, uploadWorkflowId } from '../../workflows/collection/upload-workflow';
+import { assembleUpdate, uploadWorkflow, uploadWorkflowId } from '../../workflows/collection/upload-workflow';
 import type { AppDeps } from '../app';
 import { pathParams } from '../plugins/path-params';
 import { dataOf, errorOf, fileOf, noContent, timestamp } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
 import { countPublic, customerAuth, unauthorized } from './customer-auth';
 import { servedWelcomeVideo } from '../../db/collection/media';
+import {
+  CaptionCorrection, captionState, captionableUpload, correctCaptions, currentVtt, requestCaptions,
+} from '../../db/collection/captions';
 import { rangeOf } from '../proof/public-proof';
 
 const uploadParams = pathParams('id', 'sessionId');
@@ -70,7 +73,7 @@ async function previewTokenValid(ds: DataSource, sessionId: string, token: strin
   return createHmac('sha256', key.tokenSecret).update(`preview.${sessionId}.${exp}`).digest('base64url') === mac;
 }
 
-/** Starting and talking to `upload/<sessionId>`; a lost start is made good by the assemble call. */
+/** Talking to `upload/<sessionId>` (started through the outbox at open); the assemble call starts it too if it comes first. */
 export function uploadWorkflows(temporal: Client, config: Config) {
   const startOptions = (u: CollectionUpload) => ({
     workflowId: uploadWorkflowId(u.id),
@@ -79,9 +82,6 @@ export function uploadWorkflows(temporal: Client, config: Config) {
     ...tenantStartOptions(u.organizationId, u.productId),
   });
   return {
-    async start(u: CollectionUpload): Promise<void> {
-      await temporal.workflow.start(uploadWorkflow, { ...startOptions(u), workflowIdConflictPolicy: 'USE_EXISTING' });
-    },
     /** The update's outcome, or null when it did not end within `waitMs` (the assembly goes on). */
     async assemble(u: CollectionUpload, waitMs: number) {
       const handle = await temporal.workflow.startUpdateWithStart(assembleUpdate, {
@@ -98,13 +98,6 @@ export function uploadWorkflows(temporal: Client, config: Config) {
         clearTimeout(timer);
       }
     },
-    async cancel(uploadId: string): Promise<void> {
-      try {
-        await temporal.workflow.getHandle(uploadWorkflowId(uploadId)).signal(cancelSignal);
-      } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
-      }
-    },
   };
 }
 
@@ -118,6 +111,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   const workflows = uploadWorkflows(deps.temporal, cfg);
   const draftAuth = customerAuth(ds, cfg, 'draft_session', { draftParam: 'id' });
   const uploadAuth = customerAuth(ds, cfg, 'upload', { draftParam: 'id', uploadParam: 'sessionId' });
+  const transcriptionOff = () => new ServiceError('UNAVAILABLE', 503, 'captions are not available: transcription is off');
   const partAuth = customerAuth(ds, cfg, 'upload', { draftParam: 'id', uploadParam: 'sessionId', rateMultiplier: 5 });
 
   app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: PART_BODY_LIMIT }, (_req, body, done) => done(null, body));
@@ -142,7 +136,6 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     const { upload, uploadToken } = await openUpload(ds, draft, request.body, {
       ttlMs: cfg.uploadTtlMs, consentTemplateVersionId: flow.consent?.consentTemplateVersionId ?? null,
     });
-    await workflows.start(upload);
     return reply.code(201).send({ data: { upload: await withState(upload), uploadToken } });
   });
 
@@ -211,7 +204,6 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     config: { operationId: 'cancelUpload', summary: 'Cancel: the bytes are erased and the upload detached; a repeat is 204' },
   }, async (request, reply) => {
     await cancelUpload(ds, request.params.id, request.params.sessionId);
-    await workflows.cancel(request.params.sessionId);
     return reply.code(204).send();
   });
 
@@ -219,7 +211,11 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     '/api/proof/collect/drafts/:id/uploads/:sessionId/preview', {
       schema: {
         params: uploadParams, querystring: previewQuery,
-        response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 200: fileOf('*/*', 'the bytes, with the recording\'s own content type'), 206: fileOf('*/*', 'a byte range') },
+        response: {
+          401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 409: errorOf('CONFLICT: the upload is not complete, or has no captions yet'),
+          503: errorOf('UNAVAILABLE: captions asked for while transcription is off'),
+          200: fileOf('*/*', 'the bytes, with the recording\'s own content type; text/vtt for track=captions'), 206: fileOf('*/*', 'a byte range'),
+        },
       },
       onRequest: async (request, reply) => {
         const t = (request.query as { t?: string }).t;
@@ -233,7 +229,11 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
       const upload = await findUpload(ds, request.params.id, request.params.sessionId);
       if (upload.status !== 'complete' || !upload.assetId) throw conflict('the upload is not complete');
       if (request.query.track === 'captions') {
-        throw new ServiceError('UNAVAILABLE', 503, 'captions are not available: transcription is off');
+        if (!transcriptionConfigured(cfg)) throw transcriptionOff();
+        const vtt = await currentVtt(ds, upload.id);
+        if (vtt === null) throw conflict('this recording has no captions yet');
+        return reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff')
+          .header('content-security-policy', "default-src 'none'").type('text/vtt; charset=utf-8').send(vtt);
       }
       const media = await ds.getRepository(CollectionMedia).findOneByOrFail({ id: upload.assetId });
       reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').header('accept-ranges', 'bytes')
@@ -264,28 +264,51 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
       .header('content-length', String(range.end - range.start + 1)).send(await store.read(media.storageKey, range));
   });
 
-  const captionsUnavailable = async () => {
-    throw new ServiceError('UNAVAILABLE', 503, 'captions are not available: transcription is off');
-  };
   const captionBody = strictObject({
     baseVersion: number().required().integer().min(0),
-    language: string().max(35),
+    language: string().max(35).matches(/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/, 'must be a language tag such as en or pt-BR'),
     cues: array(strictObject({
       startMs: number().required().integer().min(0), endMs: number().required().integer().min(0), text: string().required().max(500),
     })).required().min(1).max(5000),
   }).required();
-  const captionState = dataOf(object({ status: string().required(), versions: array(object({ version: number(), source: string() })).defined(), currentVtt: string().nullable().defined() }));
-  for (const [method, operationId, summary] of [
-    ['GET', 'getCaptions', 'Caption state; 503 UNAVAILABLE while transcription is off'],
-    ['POST', 'requestCaptions', 'Automatic captions (202 pending); 503 UNAVAILABLE while transcription is off'],
-    ['PUT', 'correctCaptions', 'Corrected captions as a new version; 503 UNAVAILABLE while transcription is off'],
-  ] as const) {
-    app.route({
-      method, url: '/api/proof/collect/drafts/:id/uploads/:sessionId/captions',
-      schema: { params: uploadParams, ...(method === 'PUT' ? { body: captionBody } : {}), response: { 200: captionState } },
-      onRequest: draftAuth,
-      config: { operationId, summary },
-      handler: captionsUnavailable,
-    });
-  }
+  const captionAnswer = dataOf(object({
+    status: string().required().oneOf(['none', 'pending', 'ready', 'failed']),
+    versions: array(object({ version: number().required(), source: string().required(), language: string().nullable().defined(), createdAt: timestamp().required() })).defined(),
+    currentVtt: string().nullable().defined(),
+  }));
+  const unavailable = errorOf('UNAVAILABLE: transcription is off (TRANSCRIBE_BASE_URL, TRANSCRIBE_MODEL)');
+  const stateConflict = errorOf('CONFLICT: not an audio or video recording, not complete, a stale baseVersion, or the draft was submitted');
+  const transcription = { maxAttempts: cfg.aiMaxAttempts, retryInitialMs: cfg.aiRetryInitialMs, timeoutMs: cfg.aiTimeoutMs };
+
+  app.get<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId/captions', {
+    schema: { params: uploadParams, response: { 409: stateConflict, 503: unavailable, 200: captionAnswer } },
+    onRequest: draftAuth,
+    config: { operationId: 'getCaptions', summary: 'Caption state: status, versions and the current WebVTT; 503 UNAVAILABLE while transcription is off' },
+  }, async (request) => {
+    if (!transcriptionConfigured(cfg)) throw transcriptionOff();
+    const upload = await captionableUpload(ds, request.params.id, request.params.sessionId, false);
+    return { data: await captionState(ds, upload.id) };
+  });
+
+  app.post<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId/captions', {
+    schema: {
+      params: uploadParams, body: strictObject({}).nullable().default(undefined),
+      response: { 409: stateConflict, 503: unavailable, 200: captionAnswer, 202: captionAnswer },
+    },
+    onRequest: draftAuth,
+    config: { operationId: 'requestCaptions', summary: 'Automatic captions through the transcription provider: 202 pending (ai/transcription/<sessionId>), 200 when a track exists' },
+  }, async (request, reply) => {
+    if (!transcriptionConfigured(cfg)) throw transcriptionOff();
+    const state = await requestCaptions(ds, request.params.id, request.params.sessionId, transcription);
+    return reply.code(state.status === 'ready' ? 200 : 202).send({ data: state });
+  });
+
+  app.put<{ Params: { id: string; sessionId: string }; Body: CaptionCorrection }>('/api/proof/collect/drafts/:id/uploads/:sessionId/captions', {
+    schema: { params: uploadParams, body: captionBody, response: { 409: stateConflict, 503: unavailable, 201: captionAnswer } },
+    onRequest: draftAuth,
+    config: { operationId: 'correctCaptions', summary: 'Corrected captions on top of baseVersion: a new version; earlier ones stay' },
+  }, async (request, reply) => {
+    if (!transcriptionConfigured(cfg)) throw transcriptionOff();
+    return reply.code(201).send({ data: await correctCaptions(ds, request.params.id, request.params.sessionId, request.body) });
+  });
 }

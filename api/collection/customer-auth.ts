@@ -1,6 +1,6 @@
 import { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { DataSource } from 'typeorm';
-import { SecretKind, SecretRow, findSecret, secretPattern, ANY_CUSTOMER_SECRET } from '../../db/collection/secrets';
+import { SECRET_PREFIX, SecretKind, SecretRow, findSecret, secretPattern, ANY_CUSTOMER_SECRET } from '../../db/collection/secrets';
 import { sha256Hex } from '../../db/rules/secrets';
 import { Config } from '../../runtime/config';
 import { ServiceError } from '../../runtime/service-error';
@@ -21,8 +21,9 @@ export const unauthorized = (message: string) => new ServiceError('UNAUTHORIZED'
 
 const HEADERS: Record<SecretKind, string> = {
   draft_session: 'x-draft-session', continuation: 'x-link-token', control: 'x-control-token', upload: 'x-upload-token',
+  interview: 'x-interview-token',
 };
-const PREFIX: Record<SecretKind, string> = { draft_session: 'ds', continuation: 'cl', control: 'ct', upload: 'ut' };
+const PREFIX = SECRET_PREFIX;
 
 /** A secret in a URL ends up in logs and histories: refused before anything else is looked at. */
 export function refuseSecretsInUrl(request: FastifyRequest): void {
@@ -84,8 +85,8 @@ export function customerAuth(ds: DataSource, config: Config, kind: SecretKind, o
     const params = request.params as Record<string, string>;
     if (opts.draftParam && params[opts.draftParam] !== row.draftId) throw new ServiceError('NOT_FOUND', 404, 'draft not found');
     if (opts.uploadParam && params[opts.uploadParam] !== row.uploadId) throw new ServiceError('NOT_FOUND', 404, 'upload not found');
-    if (row.expiresAt && row.expiresAt.getTime() <= Date.now() && kind === 'control') {
-      throw new ServiceError('EXPIRED', 410, 'this control link has expired');
+    if (row.expiresAt && row.expiresAt.getTime() <= Date.now() && (kind === 'control' || kind === 'interview')) {
+      throw new ServiceError('EXPIRED', 410, `this ${kind} link has expired`);
     }
     request.customerSecret = row;
   };

@@ -316,7 +316,9 @@ declare module 'fastify' {
 export function registerOpenApi(app: FastifyInstance, version: string): void {
   const routes: RouteOptions[] = [];
   app.addHook('onRoute', (route) => {
-    if (!(route.config as Record<string, unknown> | undefined)?.hidden) routes.push(route);
+    // Plugins' own routes (the CORS preflight) mark themselves with schema.hide.
+    const hidden = (route.config as Record<string, unknown> | undefined)?.hidden || (route.schema as { hide?: boolean } | undefined)?.hide;
+    if (!hidden) routes.push(route);
   });
   let document: JsonSchema | null = null;
   app.decorate('openapiDocument', () => (document ??= buildDocument(routes, version)));

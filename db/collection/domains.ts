@@ -111,3 +111,16 @@ export async function removeDomain(ds: DataSource, organizationId: string, flowI
 export async function verifiedDomain(ds: DataSource, flowId: string, hostname: string) {
   return ds.getRepository(CollectionDomain).findOneBy({ flowId, hostname: hostname.toLowerCase(), status: 'verified' });
 }
+
+/**
+ * Whether a browser origin may call the customer routes (COLLECTION.md §1): a verified domain of a flow,
+ * or an `allowedOrigins` entry of a live flow's live version. The collection page's own origin is the
+ * caller's to add.
+ */
+export async function customerOriginAllowed(ds: DataSource, origin: string): Promise<boolean> {
+  const [row]: Array<{ allowed: boolean }> = await ds.query(
+    `SELECT EXISTS (SELECT 1 FROM collection_domains WHERE status = 'verified' AND 'https://' || hostname = lower($1))
+         OR EXISTS (SELECT 1 FROM collection_flows f JOIN collection_flow_versions v ON v.id = f.live_version_id
+                     WHERE f.state = 'live' AND v.definition -> 'allowedOrigins' ? $1) AS allowed`, [origin]);
+  return row.allowed;
+}

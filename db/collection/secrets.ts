@@ -1,9 +1,9 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { newSecret, sha256Hex } from '../rules/secrets';
 
-export type SecretKind = 'draft_session' | 'continuation' | 'control' | 'upload';
+export type SecretKind = 'draft_session' | 'continuation' | 'control' | 'upload' | 'interview';
 
-export const SECRET_PREFIX: Record<SecretKind, string> = { draft_session: 'ds', continuation: 'cl', control: 'ct', upload: 'ut' };
+export const SECRET_PREFIX: Record<SecretKind, string> = { draft_session: 'ds', continuation: 'cl', control: 'ct', upload: 'ut', interview: 'iv' };
 
 /** A prefix and 43 base64url characters: anything else is refused before any lookup. */
 export const secretPattern = (prefix: string) => new RegExp(`^${prefix}_[A-Za-z0-9_-]{43}$`);
@@ -17,6 +17,7 @@ export interface SecretRow {
   productId: string;
   draftId: string | null;
   uploadId: string | null;
+  interviewId: string | null;
   personRef: string | null;
   expiresAt: Date | null;
   usedAt: Date | null;
@@ -27,6 +28,7 @@ export interface SecretBinding {
   productId: string;
   draftId?: string | null;
   uploadId?: string | null;
+  interviewId?: string | null;
   personRef?: string | null;
   expiresAt?: Date | null;
 }
@@ -35,10 +37,10 @@ export interface SecretBinding {
 export async function issueSecret(em: EntityManager, kind: SecretKind, binding: SecretBinding): Promise<string> {
   const secret = newSecret(SECRET_PREFIX[kind]);
   await em.query(
-    `INSERT INTO collection_secrets (digest, kind, organization_id, product_id, draft_id, upload_id, person_ref, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    `INSERT INTO collection_secrets (digest, kind, organization_id, product_id, draft_id, upload_id, interview_id, person_ref, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
     [sha256Hex(secret), kind, binding.organizationId, binding.productId, binding.draftId ?? null, binding.uploadId ?? null,
-      binding.personRef ?? null, binding.expiresAt ?? null],
+      binding.interviewId ?? null, binding.personRef ?? null, binding.expiresAt ?? null],
   );
   return secret;
 }
@@ -50,6 +52,7 @@ const toRow = (r: Record<string, unknown>): SecretRow => ({
   productId: r.product_id as string,
   draftId: r.draft_id as string | null,
   uploadId: r.upload_id as string | null,
+  interviewId: r.interview_id as string | null,
   personRef: r.person_ref as string | null,
   expiresAt: r.expires_at as Date | null,
   usedAt: r.used_at as Date | null,

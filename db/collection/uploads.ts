@@ -9,6 +9,7 @@ import { newId } from '../rules/ids';
 import {
   DEFAULT_PART_SIZE, KIND_MAX_BYTES, MAX_PARTS, MAX_UPLOADS_PER_DRAFT, acceptedType, expectedPartSize, partCountOf,
 } from '../rules/upload-rules';
+import { enqueueWorkflowCommand } from '../workflow-commands';
 import { issueSecret } from './secrets';
 
 export const invalidInput = (message: string) => new ServiceError('INVALID_INPUT', 400, message);
@@ -101,6 +102,11 @@ export async function openUpload(
     });
     const uploadToken = await issueSecret(em, 'upload', {
       organizationId: draft.organizationId, productId: draft.productId, draftId: draft.id, uploadId: id,
+    });
+    const expiresAt = new Date(now.getTime() + opts.ttlMs).toISOString();
+    // The expiry timer's workflow starts only if this commits; the worker's relay starts it.
+    await enqueueWorkflowCommand(em, {
+      type: 'collection.upload.start', tenant: { organizationId: draft.organizationId, productId: draft.productId }, sessionId: id, expiresAt,
     });
     const upload = await em.getRepository(CollectionUpload).findOneByOrFail({ id });
     return { upload, uploadToken };
@@ -251,7 +257,7 @@ export async function assembleUpload(ds: DataSource, store: MediaStore, uploadId
 
 /**
  * Cancels an open or complete upload of an open draft: `cancelled`, detached from the draft. The
- * bytes are erased by the upload workflow (eraseUpload). A repeat changes nothing.
+ * bytes are erased by the upload workflow (eraseUpload), signalled through the outbox. A repeat changes nothing.
  */
 export async function cancelUpload(ds: DataSource, draftId: string, uploadId: string): Promise<CollectionUpload> {
   return ds.transaction(async (em) => {
@@ -261,6 +267,7 @@ export async function cancelUpload(ds: DataSource, draftId: string, uploadId: st
     if (draft.status === 'submitted') throw conflict('this draft was submitted; its uploads are part of the story');
     if (upload.status === 'assembling') throw conflict('this upload is being assembled; cancel after it ends');
     await em.getRepository(CollectionUpload).update(uploadId, { status: 'cancelled', updatedAt: new Date() });
+    await enqueueWorkflowCommand(em, { type: 'collection.upload.cancel', sessionId: uploadId });
     return em.getRepository(CollectionUpload).findOneByOrFail({ id: uploadId });
   });
 }

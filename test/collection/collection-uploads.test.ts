@@ -3,11 +3,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { FastifyInstance } from 'fastify';
+import { maintenanceWorkflow } from '../../workflows/platform/maintenance-workflow';
 import { approve, eventually, publishedPlacement, requestApproval } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
 import {
-  CollectionTenant, OpenDraft, asDraft, createCollectionTenant, customerCall, fillDraft, pngBytes, sha256, startDraft, submitDraft,
+  CollectionTenant, OpenDraft, asDraft, createCollectionTenant, customerCall, fillDraft, pngBytes, sha256, startDraft, submitDraft, wavBytes,
 } from '../support/collection';
+import { FAKE_VTT } from '../support/fake-ai';
 
 const PART = 64 * 1024;
 
@@ -98,20 +100,100 @@ describe('collection: resumable uploads (upload/<sessionId>)', () => {
     await second.close();
   });
 
-  it('captions answer 503 UNAVAILABLE while transcription is off', async () => {
-    const d = await startDraft(t);
-    const u = await open(d, pngBytes(300_000));
-    const url = `/api/proof/collect/drafts/${d.id}/uploads/${u.id}/captions`;
+  /** A complete audio recording of a fresh draft. */
+  async function completeAudio(app?: FastifyInstance) {
+    const d = await startDraft(t, app);
+    const file = wavBytes(100_000);
+    const u = await open(d, file, { kind: 'audio' }, app);
+    for (const n of [1, 2]) assert.equal((await put(d, u, n, partOf(file, n), {}, app)).statusCode, 200);
+    const done = await call(d, u, 'POST', app);
+    assert.equal(done.statusCode, 200, done.body);
+    assert.equal(done.json().data.upload.contentType, 'audio/wav');
+    return { d, u, upload: done.json().data.upload, url: `/api/proof/collect/drafts/${d.id}/uploads/${u.id}/captions` };
+  }
+
+  it('captions answer 503 UNAVAILABLE only while transcription is off', async () => {
+    const off = await ctx.buildApp({ transcribeBaseUrl: undefined, transcribeModel: undefined });
+    const { d, url, upload } = await completeAudio(off);
     const calls = [
       { method: 'GET' as const, url },
       { method: 'POST' as const, url, payload: {} },
       { method: 'PUT' as const, url, payload: { baseVersion: 0, cues: [{ startMs: 0, endMs: 900, text: 'Hello' }] } },
     ];
     for (const c of calls) {
-      const res = await customerCall(asDraft(d, c));
+      const res = await customerCall(asDraft(d, c), off);
       assert.equal(res.statusCode, 503, `${c.method} ${res.body}`);
       assert.equal(res.json().code, 'UNAVAILABLE');
+      assert.equal((await customerCall(asDraft(d, c))).statusCode < 500, true, `${c.method} answers when transcription is on`);
     }
+    const track = await customerCall({ method: 'GET', url: `${upload.previewUrl}&track=captions` }, off);
+    assert.equal(track.statusCode, 503);
+  });
+
+  it('captions through the provider: 202 pending, then an automatic version; a correction is a new version; stale is 409', async () => {
+    const { d, url, upload } = await completeAudio();
+    const before = ctx.fakeAi.transcriptions.length;
+    const empty = await customerCall(asDraft(d, { method: 'GET', url }));
+    assert.equal(empty.statusCode, 200, empty.body);
+    assert.deepEqual(empty.json().data, { status: 'none', versions: [], currentVtt: null });
+    assert.equal((await customerCall({ method: 'GET', url: `${upload.previewUrl}&track=captions` })).statusCode, 409, 'no captions yet');
+
+    const asked = await customerCall(asDraft(d, { method: 'POST', url, payload: {} }));
+    assert.equal(asked.statusCode, 202, asked.body);
+    assert.equal(asked.json().data.status, 'pending');
+    const ready = await eventually(async () => {
+      const res = await customerCall(asDraft(d, { method: 'GET', url }));
+      return res.json().data.status === 'ready' ? res.json().data : null;
+    });
+    assert.ok(ready);
+    assert.deepEqual(ready.versions.map((v: { version: number; source: string }) => [v.version, v.source]), [[1, 'automatic']]);
+    assert.equal(ready.currentVtt, FAKE_VTT);
+    const sent = ctx.fakeAi.transcriptions.slice(before);
+    assert.equal(sent.length, 1);
+    assert.deepEqual([sent[0].model, sent[0].responseFormat, sent[0].fileName, sent[0].fileBytes], ['fake-whisper', 'vtt', 'recording.wav', 100_000]);
+    assert.equal((await customerCall(asDraft(d, { method: 'POST', url, payload: {} }))).statusCode, 200, 'a track exists');
+
+    const corrected = await customerCall(asDraft(d, {
+      method: 'PUT', url, payload: { baseVersion: 1, language: 'en', cues: [{ startMs: 0, endMs: 1200, text: 'We shipped in <two> days.' }] },
+    }));
+    assert.equal(corrected.statusCode, 201, corrected.body);
+    assert.deepEqual(corrected.json().data.versions.map((v: { version: number; source: string }) => [v.version, v.source]), [[1, 'automatic'], [2, 'customer']]);
+    assert.equal(corrected.json().data.currentVtt, 'WEBVTT\nLanguage: en\n\n00:00:00.000 --> 00:00:01.200\nWe shipped in &lt;two&gt; days.\n');
+    const stale = await customerCall(asDraft(d, { method: 'PUT', url, payload: { baseVersion: 1, cues: [{ startMs: 0, endMs: 10, text: 'x' }] } }));
+    assert.equal(stale.statusCode, 409);
+    assert.equal(stale.json().code, 'CONFLICT');
+    const backwards = await customerCall(asDraft(d, { method: 'PUT', url, payload: { baseVersion: 2, cues: [{ startMs: 10, endMs: 5, text: 'x' }] } }));
+    assert.equal(backwards.statusCode, 400);
+
+    const vtt = await customerCall({ method: 'GET', url: `${upload.previewUrl}&track=captions` });
+    assert.equal(vtt.statusCode, 200);
+    assert.match(String(vtt.headers['content-type']), /^text\/vtt/);
+    assert.equal(vtt.headers['cache-control'], 'no-store');
+    assert.equal(vtt.body, corrected.json().data.currentVtt);
+
+    // Captions are for recordings, of open drafts.
+    const image = await open(d, pngBytes(70_000));
+    const notAudio = await customerCall(asDraft(d, { method: 'GET', url: `/api/proof/collect/drafts/${d.id}/uploads/${image.id}/captions` }));
+    assert.equal(notAudio.statusCode, 409);
+    const other = await startDraft(t);
+    assert.equal((await customerCall(asDraft(other, { method: 'GET', url }))).statusCode, 404, 'another draft\'s session');
+  });
+
+  it('a provider that keeps failing leaves the track failed with no text; a later POST tries again', async () => {
+    const { d, url } = await completeAudio();
+    ctx.fakeAi.transcription = { status: 500 };
+    try {
+      assert.equal((await customerCall(asDraft(d, { method: 'POST', url, payload: {} }))).statusCode, 202);
+      const failed = await eventually(async () => {
+        const res = await customerCall(asDraft(d, { method: 'GET', url }));
+        return res.json().data.status === 'failed' ? res.json().data : null;
+      });
+      assert.deepEqual(failed, { status: 'failed', versions: [], currentVtt: null });
+    } finally {
+      ctx.fakeAi.transcription = { vtt: FAKE_VTT };
+    }
+    assert.equal((await customerCall(asDraft(d, { method: 'POST', url, payload: {} }))).statusCode, 202);
+    await eventually(async () => (await customerCall(asDraft(d, { method: 'GET', url }))).json().data.status === 'ready');
   });
 
   it('refuses a wrong part size, a bad part number and a part checksum that does not match', async () => {
@@ -207,6 +289,8 @@ describe('collection: resumable uploads (upload/<sessionId>)', () => {
     const d = await startDraft(t, app);
     const file = pngBytes(70_000);
     const u = await open(d, file, {}, app);
+    const [command] = await ctx.dataSource.query(`SELECT command FROM workflow_commands WHERE ordering_key = $1`, [`upload/${u.id}`]);
+    assert.equal(command.command.type, 'collection.upload.start', 'the workflow start was written with the upload');
     await eventually(async () => {
       const [row] = await ctx.dataSource.query(`SELECT status FROM collection_uploads WHERE id = $1`, [u.id]);
       return row.status === 'expired';
@@ -215,6 +299,52 @@ describe('collection: resumable uploads (upload/<sessionId>)', () => {
     assert.equal(res.statusCode, 410);
     assert.equal(res.json().code, 'EXPIRED');
     assert.equal((await call(d, u, 'GET', app)).statusCode, 410);
+  });
+});
+
+describe('collection: the expired-draft sweep (maintenance workflow)', () => {
+  it('erases an idle draft: its fields, its uploads and their bytes in the media store; its session answers 410; a live draft is kept', async function () {
+    this.timeout(60_000);
+    const t = await createCollectionTenant();
+    const idle = await startDraft(t);
+    const live = await startDraft(t);
+    await fillDraft(t, idle);
+    const file = pngBytes(70_000);
+    const opened = await customerCall(asDraft(idle, {
+      method: 'POST', url: `/api/proof/collect/drafts/${idle.id}/uploads`, payload: { kind: 'image', size: file.length, sha256: sha256(file), partSize: PART },
+    }));
+    const upload = opened.json().data;
+    const part = await customerCall({
+      method: 'PUT', url: `/api/proof/collect/drafts/${idle.id}/uploads/${upload.upload.id}?part=1`, payload: file.subarray(0, PART),
+      headers: { 'x-upload-token': upload.uploadToken, 'content-type': 'application/octet-stream' },
+    });
+    assert.equal(part.statusCode, 200, part.body);
+    const partFile = path.join(ctx.config.dataDir, 'media', 'uploads', upload.upload.id, 'part-1');
+    assert.ok(fs.existsSync(partFile));
+    await ctx.dataSource.query(`UPDATE collection_drafts SET expires_at = now() - interval '1 second' WHERE id = $1`, [idle.id]);
+
+    const handle = await ctx.temporal.workflow.start(maintenanceWorkflow, {
+      workflowId: `maintenance-test/${idle.id}`, taskQueue: ctx.config.taskQueue, args: [{ intervalMs: 200 }],
+    });
+    try {
+      await eventually(async () => {
+        const [row] = await ctx.dataSource.query(`SELECT status FROM collection_drafts WHERE id = $1`, [idle.id]);
+        return row.status === 'expired' && !fs.existsSync(partFile);
+      }, 20_000);
+    } finally {
+      await handle.terminate('test done');
+    }
+    const [draft] = await ctx.dataSource.query(`SELECT fields FROM collection_drafts WHERE id = $1`, [idle.id]);
+    assert.deepEqual(draft.fields, {}, 'what the customer wrote is erased');
+    const [u] = await ctx.dataSource.query(`SELECT status FROM collection_uploads WHERE id = $1`, [upload.upload.id]);
+    assert.equal(u.status, 'expired');
+    const [{ n }] = await ctx.dataSource.query(`SELECT count(*)::int AS n FROM collection_upload_parts WHERE upload_id = $1`, [upload.upload.id]);
+    assert.equal(n, 0);
+    const again = await customerCall(asDraft(idle, { method: 'GET', url: `/api/proof/collect/drafts/${idle.id}` }));
+    assert.equal(again.statusCode, 410, again.body);
+    assert.equal(again.json().code, 'EXPIRED');
+    const kept = await customerCall(asDraft(live, { method: 'GET', url: `/api/proof/collect/drafts/${live.id}` }));
+    assert.equal(kept.statusCode, 200);
   });
 });
 

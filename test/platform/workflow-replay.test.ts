@@ -14,7 +14,8 @@ import { approvalWorkflowId } from '../../workflows/proof/proof-approval-workflo
 import { deletionWorkflowId } from '../../workflows/proof/proof-deletion-workflow';
 import { revocationWorkflowId } from '../../workflows/proof/proof-revocation-workflow';
 import { webhookDeliveryWorkflowId } from '../../workflows/webhooks/webhook-delivery-workflow';
-import { approvalLinkWorkflow, proofHealthWorkflow, uploadWorkflow } from '../../workflows';
+import { approvalLinkWorkflow, proofHealthWorkflow, transcriptionWorkflow, uploadWorkflow } from '../../workflows';
+import { transcriptionWorkflowId } from '../../workflows/ai/transcription-workflow';
 import { approvalLinkWorkflowId } from '../../workflows/collection/approval-link-workflow';
 import { domainVerificationWorkflowId } from '../../workflows/collection/domain-verification-workflow';
 import { proofRequestWorkflowId } from '../../workflows/collection/proof-request-workflow';
@@ -148,6 +149,13 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
     await eventually(async () => ((await upload.fetchHistory()).events ?? []).some((e) => e.timerFiredEventAttributes));
     await upload.terminate('recorded');
 
+    // A transcription of a recording that is gone fails at once (refused, not retried) and marks no track.
+    const transcriptionId = transcriptionWorkflowId(`ups_replay_${newId('x').slice(2, 12)}`);
+    await (await ctx.temporal.workflow.start(transcriptionWorkflow, {
+      workflowId: transcriptionId, taskQueue: ctx.config.taskQueue,
+      args: [{ sessionId: transcriptionId.slice('ai/transcription/'.length), ai: { maxAttempts: 2, retryInitialMs: 50, timeoutMs: 5_000 } }], ...tenantOptions,
+    })).result();
+
     // The health check never ends on its own: a few rounds are recorded, then it is stopped.
     const healthId = proofHealthWorkflowId(collector.product.id);
     const health = await ctx.temporal.workflow.start(proofHealthWorkflow, {
@@ -163,6 +171,7 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
       proofHealthWorkflow: healthId,
       proofRequestWorkflow: proofRequestWorkflowId(made.request.id),
       uploadWorkflow: uploadId,
+      transcriptionWorkflow: transcriptionId,
       aiOperationWorkflow: aiOperationWorkflowId('summarize', operationId),
       maintenanceWorkflow: MAINTENANCE_WORKFLOW_ID,
       webhookDeliveryWorkflow: webhookDeliveryWorkflowId(delivery.id),

@@ -94,3 +94,31 @@ export function pngBytes(size = 300_000): Buffer {
 }
 
 export const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+/** A WAV file that file-type recognises (RIFF/WAVE, a PCM fmt chunk, then data of random bytes), `size` bytes long. */
+export function wavBytes(size = 100_000): Buffer {
+  const fmt = Buffer.alloc(24);
+  fmt.write('fmt ', 0, 'latin1');
+  fmt.writeUInt32LE(16, 4);
+  fmt.writeUInt16LE(1, 8); // PCM
+  fmt.writeUInt16LE(1, 10); // mono
+  fmt.writeUInt32LE(8000, 12);
+  fmt.writeUInt32LE(16000, 16);
+  fmt.writeUInt16LE(2, 20);
+  fmt.writeUInt16LE(16, 22);
+  const dataLength = size - 12 - fmt.length - 8;
+  const data = Buffer.alloc(8);
+  data.write('data', 0, 'latin1');
+  data.writeUInt32LE(dataLength, 4);
+  const riff = Buffer.alloc(12);
+  riff.write('RIFF', 0, 'latin1');
+  riff.writeUInt32LE(size - 8, 4);
+  riff.write('WAVE', 8, 'latin1');
+  return Buffer.concat([riff, fmt, data, randomBytes(dataLength)]);
+}
+
+/** An MP4 that file-type recognises (an ftyp box of brand isom), `size` bytes long. */
+export function mp4Bytes(size = 50_000): Buffer {
+  const ftyp = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom', 'latin1'), Buffer.from([0, 0, 2, 0]), Buffer.from('isomiso2', 'latin1')]);
+  return Buffer.concat([ftyp, randomBytes(size - ftyp.length)]);
+}

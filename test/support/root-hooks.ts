@@ -83,6 +83,10 @@ export const mochaHooks = {
       aiBaseUrl,
       aiApiKey: 'test-key',
       aiModel: 'fake-model',
+      // Captions go to the same fake, at its audio transcription endpoint.
+      transcribeBaseUrl: aiBaseUrl,
+      transcribeApiKey: 'test-key',
+      transcribeModel: 'fake-whisper',
       aiMaxAttempts: 2,
       aiRetryInitialMs: 50,
       signalRelayIdleMs: 100,

@@ -1,9 +1,16 @@
-import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
+import { continueAsNew, patched, proxyActivities, sleep } from '@temporalio/workflow';
+import type { createCollectionActivities } from '../../activities/collection/collection-activities';
 import type { createDatabaseActivities } from '../../activities/platform/database-activities';
 import { DATABASE_RETRY } from './database-retry';
 
 const { purgeExpiredRecords } = proxyActivities<ReturnType<typeof createDatabaseActivities>>({
   startToCloseTimeout: '1 minute',
+  retry: DATABASE_RETRY,
+});
+
+// Erasing media may take longer than a purge; storage hiccups heal on retry.
+const { sweepExpiredDrafts } = proxyActivities<ReturnType<typeof createCollectionActivities>>({
+  startToCloseTimeout: '10 minutes',
   retry: DATABASE_RETRY,
 });
 
@@ -18,11 +25,13 @@ const ROUNDS_PER_RUN = 100;
 
 /**
  * Purges expired idempotency records, consumed nonces, old rate-limit windows, stale sessions and
- * published outbox rows on a fixed interval, for as long as the service runs.
+ * published outbox rows on a fixed interval, for as long as the service runs; and erases customer drafts
+ * idle past PROOF_DRAFT_TTL_DAYS with their uploaded bytes.
  */
 export async function maintenanceWorkflow(input: MaintenanceInput): Promise<void> {
   for (let round = 0; round < ROUNDS_PER_RUN; round++) {
     await purgeExpiredRecords();
+    if (patched('expired-draft-sweep')) await sweepExpiredDrafts();
     await sleep(input.intervalMs);
   }
   await continueAsNew<typeof maintenanceWorkflow>(input);

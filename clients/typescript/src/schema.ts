@@ -1544,7 +1544,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Resume a draft: its fields, uploads and the pinned flow version
+         * Resume a draft: its fields, uploads and the pinned flow version; 410 once expired
          * @description Public: no credential.
          */
         get: operations["getDraft"];
@@ -1740,17 +1740,17 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Caption state; 503 UNAVAILABLE while transcription is off
+         * Caption state: status, versions and the current WebVTT; 503 UNAVAILABLE while transcription is off
          * @description Public: no credential.
          */
         get: operations["getCaptions"];
         /**
-         * Corrected captions as a new version; 503 UNAVAILABLE while transcription is off
+         * Corrected captions on top of baseVersion: a new version; earlier ones stay
          * @description Public: no credential.
          */
         put: operations["correctCaptions"];
         /**
-         * Automatic captions (202 pending); 503 UNAVAILABLE while transcription is off
+         * Automatic captions through the transcription provider: 202 pending (ai/transcription/<sessionId>), 200 when a track exists
          * @description Public: no credential.
          */
         post: operations["requestCaptions"];
@@ -1930,6 +1930,70 @@ export interface paths {
          * @description Public: no credential.
          */
         post: operations["decideCustomerReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspace/proof/interviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An asynchronous case-study interview; its iv_ link secret is shown once (30 days)
+         * @description Workspace roles: owner, admin.
+         */
+        post: operations["createInterview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/proof/interview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The interview's questions and the answers given so far
+         * @description Public: no credential.
+         */
+        get: operations["getInterview"];
+        put?: never;
+        /**
+         * Answer a question by text, open the upload of a recorded answer (201, its token once), or finish
+         * @description Public: no credential.
+         */
+        post: operations["answerInterview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/proof/interview/uploads/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * The recorded answer's raw bytes in one request (video rules); written once
+         * @description Public: no credential.
+         */
+        put: operations["putInterviewUpload"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -11582,6 +11646,15 @@ export interface operations {
                     "application/json": components["schemas"]["ProofErrorBody"];
                 };
             };
+            /** @description EXPIRED: the draft was idle past its lifetime and is erased */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -12710,7 +12783,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description the bytes, with the recording's own content type */
+            /** @description the bytes, with the recording's own content type; text/vtt for track=captions */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -12755,11 +12828,18 @@ export interface operations {
                     "application/json": components["schemas"]["ProofErrorBody"];
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            /** @description CONFLICT: the upload is not complete, or has no captions yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description UNAVAILABLE: captions asked for while transcription is off */
             503: {
                 headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12848,10 +12928,14 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            status: string;
+                            /** @enum {string} */
+                            status: "none" | "pending" | "ready" | "failed";
                             versions: {
-                                version?: number;
-                                source?: string;
+                                version: number;
+                                source: string;
+                                language: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
                             }[];
                             currentVtt: string | null;
                         };
@@ -12876,11 +12960,18 @@ export interface operations {
                     "application/json": components["schemas"]["ProofErrorBody"];
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            /** @description CONFLICT: not an audio or video recording, not complete, a stale baseVersion, or the draft was submitted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description UNAVAILABLE: transcription is off (TRANSCRIBE_BASE_URL, TRANSCRIBE_MODEL) */
             503: {
                 headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12913,18 +13004,22 @@ export interface operations {
             };
         };
         responses: {
-            /** @description OK */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
                         data: {
-                            status: string;
+                            /** @enum {string} */
+                            status: "none" | "pending" | "ready" | "failed";
                             versions: {
-                                version?: number;
-                                source?: string;
+                                version: number;
+                                source: string;
+                                language: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
                             }[];
                             currentVtt: string | null;
                         };
@@ -12942,6 +13037,15 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description CONFLICT: not an audio or video recording, not complete, a stale baseVersion, or the draft was submitted */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12967,11 +13071,9 @@ export interface operations {
                     "application/json": components["schemas"]["ProofErrorBody"];
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            /** @description UNAVAILABLE: transcription is off (TRANSCRIBE_BASE_URL, TRANSCRIBE_MODEL) */
             503: {
                 headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12990,7 +13092,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -13000,10 +13106,36 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            status: string;
+                            /** @enum {string} */
+                            status: "none" | "pending" | "ready" | "failed";
                             versions: {
-                                version?: number;
-                                source?: string;
+                                version: number;
+                                source: string;
+                                language: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
+                            }[];
+                            currentVtt: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            status: "none" | "pending" | "ready" | "failed";
+                            versions: {
+                                version: number;
+                                source: string;
+                                language: string | null;
+                                /** Format: date-time */
+                                createdAt: string;
                             }[];
                             currentVtt: string | null;
                         };
@@ -13028,11 +13160,36 @@ export interface operations {
                     "application/json": components["schemas"]["ProofErrorBody"];
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            /** @description CONFLICT: not an audio or video recording, not complete, a stale baseVersion, or the draft was submitted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description TOO_LARGE: the body is larger than the route accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: this content-type is not accepted here */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description UNAVAILABLE: transcription is off (TRANSCRIBE_BASE_URL, TRANSCRIBE_MODEL) */
             503: {
                 headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14024,6 +14181,414 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: this content-type is not accepted here */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+        };
+    };
+    createInterview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    productId: string;
+                    proofItemId?: string;
+                    personRef?: string;
+                    /** Format: email */
+                    email?: string;
+                    questions: {
+                        text: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            interview: {
+                                id: string;
+                                state: string;
+                                questions: {
+                                    id: string;
+                                    text: string;
+                                }[];
+                                /** Format: date-time */
+                                expiresAt: string;
+                            };
+                            interviewToken: string;
+                            interviewUrl: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: the product, or the proof item in it, is not this workspace's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getInterview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            interview: {
+                                id: string;
+                                /** @enum {string} */
+                                state: "open" | "finished";
+                                /** Format: date-time */
+                                expiresAt: string;
+                                /** Format: date-time */
+                                finishedAt: string | null;
+                                questions: {
+                                    id: string;
+                                    text: string;
+                                    answer: {
+                                        text: string | null;
+                                        mediaId: string | null;
+                                    } | null;
+                                }[];
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description UNAUTHORIZED: the interview link is missing, unknown or of the wrong kind */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description EXPIRED: the interview link has expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+        };
+    };
+    answerInterview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    action?: "start_upload" | "finish";
+                    questionId?: string;
+                    text?: string;
+                    size?: number;
+                    sha256?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            interview: {
+                                id: string;
+                                /** @enum {string} */
+                                state: "open" | "finished";
+                                /** Format: date-time */
+                                expiresAt: string;
+                                /** Format: date-time */
+                                finishedAt: string | null;
+                                questions: {
+                                    id: string;
+                                    text: string;
+                                    answer: {
+                                        text: string | null;
+                                        mediaId: string | null;
+                                    } | null;
+                                }[];
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            upload: {
+                                id: string;
+                                questionId: string;
+                                status: string;
+                                size: number;
+                                sha256: string;
+                                /** Format: date-time */
+                                expiresAt: string;
+                            };
+                            uploadToken: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description CONFLICT or ALREADY_USED: the interview is finished, or the answer was already uploaded */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description EXPIRED: the interview link has expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description TOO_LARGE: a recorded answer is larger than the video limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: this content-type is not accepted here */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+        };
+    };
+    putInterviewUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            media: {
+                                id: string;
+                                kind: string;
+                                contentType: string;
+                                size: number;
+                                sha256: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description CONFLICT or ALREADY_USED: the interview is finished, or the answer was already uploaded */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description EXPIRED: the interview link has expired */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description TOO_LARGE: more bytes than the upload was opened for */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: not application/octet-stream, or the bytes are not an accepted video type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description CHECKSUM_MISMATCH: the bytes do not match the sha256 given at start */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,43 @@
+import fastifyCors, { FastifyCorsOptions } from '@fastify/cors';
+import { FastifyInstance, FastifyRequest } from 'fastify';
+import { DataSource } from 'typeorm';
+import { customerOriginAllowed } from '../../db/collection/domains';
+import { Config } from '../../runtime/config';
+import { ServiceError } from '../../runtime/service-error';
+import { isCustomerPath } from './errors';
+
+/** What a customer page sends and reads across origins; never cookies (credentials stay off). */
+const ALLOWED_HEADERS = [
+  'content-type', 'range', 'authorization', 'x-draft-session', 'x-link-token', 'x-control-token', 'x-upload-token',
+  'x-interview-token', 'x-part-sha256', 'x-request-id',
+];
+const EXPOSED_HEADERS = [
+  'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'content-range', 'accept-ranges', 'x-request-id',
+];
+
+/**
+ * CORS for the customer routes only (`/api/proof/*`, COLLECTION.md §1), through @fastify/cors: the
+ * collection page's origin, verified domains and live flows' `allowedOrigins` get the headers; other
+ * routes never send them. A preflight from any other origin is 403 FORBIDDEN, so a browser sends no
+ * header-carrying request from there; a simple request from there goes on without CORS headers, and the
+ * browser keeps its answer from the page (the no-JS form still posts).
+ */
+export async function registerCustomerCors(app: FastifyInstance, ds: DataSource, config: Config): Promise<void> {
+  const pageOrigin = new URL(config.collectPageUrl).origin;
+  const allowed = (origin: string): FastifyCorsOptions => ({
+    origin, credentials: false, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: ALLOWED_HEADERS, exposedHeaders: EXPOSED_HEADERS, maxAge: 600, strictPreflight: false,
+  });
+  // A callback delegator: every other route is answered synchronously and pays nothing for CORS.
+  const delegator = (request: FastifyRequest, done: (err: Error | null, options: FastifyCorsOptions) => void): void => {
+    const origin = request.headers.origin;
+    if (!isCustomerPath(request.url) || typeof origin !== 'string') return done(null, { origin: false });
+    if (origin === pageOrigin) return done(null, allowed(origin));
+    customerOriginAllowed(ds, origin).then((ok) => {
+      if (ok) return done(null, allowed(origin));
+      if (request.method === 'OPTIONS') return done(new ServiceError('FORBIDDEN', 403, `the origin ${origin.slice(0, 200)} may not call this route`), { origin: false });
+      done(null, { origin: false });
+    }, (err: Error) => done(err, { origin: false }));
+  };
+  await app.register(fastifyCors, { delegator });
+}

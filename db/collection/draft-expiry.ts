@@ -1,0 +1,39 @@
+import { DataSource } from 'typeorm';
+import { MediaStore } from '../../runtime/media-store';
+import { enqueueWorkflowCommand } from '../workflow-commands';
+import { eraseUploadBytes } from './uploads';
+
+export interface DraftSweepCounts {
+  drafts: number;
+  uploads: number;
+}
+
+/**
+ * Erases drafts idle past their lifetime (COLLECTION.md §3.1): the draft becomes `expired` with its
+ * fields emptied (its sessions then answer 410), its uploads end (`open` → `expired`, the others `cancelled`)
+ * and every byte they left in the media store is erased. A draft with an upload being assembled waits for
+ * the next round. Safe to repeat: an erased draft is no longer `open`.
+ */
+export async function sweepExpiredDrafts(ds: DataSource, store: MediaStore, limit = 100): Promise<DraftSweepCounts> {
+  const expired = await ds.transaction(async (em) => {
+    const rows: Array<{ id: string }> = await em.query(
+      `SELECT d.id FROM collection_drafts d
+        WHERE d.status = 'open' AND d.expires_at <= now()
+          AND NOT EXISTS (SELECT 1 FROM collection_uploads u WHERE u.draft_id = d.id AND u.status = 'assembling')
+        ORDER BY d.expires_at LIMIT $1 FOR UPDATE SKIP LOCKED`, [limit]);
+    const ids = rows.map((r) => r.id);
+    if (ids.length === 0) return { drafts: [] as string[], uploads: [] as string[] };
+    await em.query(
+      `UPDATE collection_drafts SET status = 'expired', fields = '{}'::jsonb, updated_at = now() WHERE id = ANY($1)`, [ids]);
+    const uploads: Array<{ id: string }> = await em.query(
+      `UPDATE collection_uploads SET status = CASE WHEN status = 'open' THEN 'expired' ELSE 'cancelled' END, updated_at = now()
+        WHERE draft_id = ANY($1) AND status IN ('open', 'complete') RETURNING id`, [ids]);
+    // Their workflows wait for a cancel or a timer; the signal lets them end now.
+    for (const u of uploads) await enqueueWorkflowCommand(em, { type: 'collection.upload.cancel', sessionId: u.id });
+    const all: Array<{ id: string }> = await em.query(`SELECT id FROM collection_uploads WHERE draft_id = ANY($1)`, [ids]);
+    return { drafts: ids, uploads: all.map((u) => u.id) };
+  });
+  // Outside the transaction: the store is not PostgreSQL, and erasing twice is harmless.
+  for (const uploadId of expired.uploads) await eraseUploadBytes(ds, store, uploadId);
+  return { drafts: expired.drafts.length, uploads: expired.uploads.length };
+}
