@@ -35,7 +35,7 @@ export async function streamHostRoutes(app: FastifyInstance, deps: AppDeps): Pro
     raw.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     raw.post('/api/public/proof/stream/webhook', {
       bodyLimit: 64 * 1024,
-      schema: { response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 200: dataOf(object({ received: boolean().required() })) } },
+      schema: { response: { 404: errorOf('NOT_FOUND: PROOF_STREAM_WEBHOOK_SECRET is not set, so the video host webhook does not exist'), 200: dataOf(object({ received: boolean().required() })) } },
       config: { auth: 'public', operationId: 'receiveStreamWebhook', summary: 'Readiness webhook of the video host (404 unless its secret is configured)' },
       onRequest: async () => {
         if (!secret) throw notFound('resource');

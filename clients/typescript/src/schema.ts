@@ -2288,46 +2288,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/workspace/proof/opportunities/{id}/accept": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * A person accepts an ask candidate (a request is made from it)
-         * @description Workspace roles: owner, admin.
-         */
-        post: operations["acceptOpportunity"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/workspace/proof/opportunities/{id}/dismiss": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * A person dismisses an ask candidate
-         * @description Workspace roles: owner, admin.
-         */
-        post: operations["dismissOpportunity"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/public/proof/hooks/{token}": {
         parameters: {
             query?: never;
@@ -15911,12 +15871,15 @@ export interface operations {
                             momentId: string | null;
                             valueEventId: string | null;
                             strength: number | null;
-                            state: string;
+                            /** @enum {string} */
+                            state: "proposed" | "accepted" | "dismissed" | "expired";
                             requestId: string | null;
+                            /** Format: date-time */
+                            decidedAt: string | null;
                             /** Format: date-time */
                             createdAt: string;
                             /** Format: date-time */
-                            expiresAt: string | null;
+                            expiresAt: string;
                         }[];
                         nextCursor: string | null;
                     };
@@ -15999,12 +15962,15 @@ export interface operations {
                                 momentId: string | null;
                                 valueEventId: string | null;
                                 strength: number | null;
-                                state: string;
+                                /** @enum {string} */
+                                state: "proposed" | "accepted" | "dismissed" | "expired";
                                 requestId: string | null;
+                                /** Format: date-time */
+                                decidedAt: string | null;
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
-                                expiresAt: string | null;
+                                expiresAt: string;
                             };
                         };
                     };
@@ -16027,12 +15993,15 @@ export interface operations {
                                 momentId: string | null;
                                 valueEventId: string | null;
                                 strength: number | null;
-                                state: string;
+                                /** @enum {string} */
+                                state: "proposed" | "accepted" | "dismissed" | "expired";
                                 requestId: string | null;
+                                /** Format: date-time */
+                                decidedAt: string | null;
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
-                                expiresAt: string | null;
+                                expiresAt: string;
                             };
                             request: {
                                 id: string;
@@ -16094,7 +16063,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProofErrorBody"];
                 };
             };
-            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
+            /** @description HUMAN_APPROVAL_REQUIRED (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16944,12 +16913,13 @@ export interface operations {
                     "application/json": {
                         data: {
                             id: string;
+                            productId: string;
                             trigger: string;
                             personRef: string | null;
                             endUserId: string | null;
-                            momentId: string;
-                            valueEventId: string;
-                            strength: number;
+                            momentId: string | null;
+                            valueEventId: string | null;
+                            strength: number | null;
                             /** @enum {string} */
                             state: "proposed" | "accepted" | "dismissed" | "expired";
                             requestId: string | null;
@@ -17035,12 +17005,13 @@ export interface operations {
                     "application/json": {
                         data: {
                             id: string;
+                            productId: string;
                             trigger: string;
                             personRef: string | null;
                             endUserId: string | null;
-                            momentId: string;
-                            valueEventId: string;
-                            strength: number;
+                            momentId: string | null;
+                            valueEventId: string | null;
+                            strength: number | null;
                             /** @enum {string} */
                             state: "proposed" | "accepted" | "dismissed" | "expired";
                             requestId: string | null;
@@ -17081,7 +17052,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no ask candidate with this id in the key's product */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17095,198 +17066,6 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    acceptOpportunity: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": {
-                    /** @description the request made from the candidate, when one was made */
-                    requestId?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                            trigger: string;
-                            personRef: string | null;
-                            endUserId: string | null;
-                            momentId: string;
-                            valueEventId: string;
-                            strength: number;
-                            /** @enum {string} */
-                            state: "proposed" | "accepted" | "dismissed" | "expired";
-                            requestId: string | null;
-                            /** Format: date-time */
-                            decidedAt: string | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                            /** Format: date-time */
-                            expiresAt: string;
-                        };
-                    };
-                };
-            };
-            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The workspace session is missing, malformed or expired */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description HUMAN_APPROVAL_REQUIRED (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    dismissOpportunity: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                            trigger: string;
-                            personRef: string | null;
-                            endUserId: string | null;
-                            momentId: string;
-                            valueEventId: string;
-                            strength: number;
-                            /** @enum {string} */
-                            state: "proposed" | "accepted" | "dismissed" | "expired";
-                            requestId: string | null;
-                            /** Format: date-time */
-                            decidedAt: string | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                            /** Format: date-time */
-                            expiresAt: string;
-                        };
-                    };
-                };
-            };
-            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The workspace session is missing, malformed or expired */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description HUMAN_APPROVAL_REQUIRED (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description CONFLICT: the candidate was already accepted or dismissed */
-            409: {
-                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -17372,7 +17151,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: the token is unknown, malformed, rotated away or disabled, or its product is inactive (one answer for all) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17381,7 +17160,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: too many calls; retry later */
+            /** @description RATE_LIMITED: this hook was called more than PROOF_HOOK_RATE_PER_MINUTE times this minute; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -17553,7 +17332,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant */
+            /** @description NOT_FOUND: productId is not a product of this workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17641,8 +17420,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no hook with this id in the workspace */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: the hook is disabled; a disabled hook is not rotated */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17725,7 +17513,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no hook with this id in the workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17774,7 +17562,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            /** @description VALIDATION_FAILED: Stripe-Signature is missing, does not match, is over 5 min old or ahead (details path stripe-signature), the connection has no signing secret, or the body is not an event */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -17783,7 +17571,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: the token is unknown, malformed or rotated away, the connection is disabled or its product inactive (one answer for all) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -17952,7 +17740,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant */
+            /** @description NOT_FOUND: productId is not a product of this workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18045,7 +17833,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no connection with this id in the workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18132,8 +17920,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no connection with this id in the workspace */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: the connection is disabled; a disabled connection is not rotated */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18222,7 +18019,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no reward with this id in the workspace (the key's product for confirm) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18231,7 +18028,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this */
+            /** @description CONFLICT: the reward is not a feature unlock waiting for confirmation (another kind, pending, issued or cancelled) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18428,6 +18225,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description NOT_FOUND: productId or proofItemId is not one of this workspace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -18509,7 +18315,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no reward with this id in the workspace (the key's product for confirm) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18518,7 +18324,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this */
+            /** @description CONFLICT: the reward is not pending (already issued, unlock pending, fulfilled or cancelled) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18608,7 +18414,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no reward with this id in the workspace (the key's product for confirm) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18617,7 +18423,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this */
+            /** @description CONFLICT: the reward is already issued, fulfilled or cancelled */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19058,7 +18864,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no source record with this id in the key's product */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19278,7 +19084,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant */
+            /** @description NOT_FOUND: productId is not a product of this workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19354,7 +19160,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no brand mention with this id in the workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19363,7 +19169,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this */
+            /** @description CONFLICT: the mention was already imported */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19372,7 +19178,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted */
+            /** @description SOURCE_POLICY_BLOCKED: the mention's reuse is blocked (details.reasons) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -19450,7 +19256,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant */
+            /** @description NOT_FOUND: productId is not a product of this workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19582,7 +19388,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant */
+            /** @description NOT_FOUND: PROOF_STREAM_WEBHOOK_SECRET is not set, so the video host webhook does not exist */
             404: {
                 headers: {
                     [name: string]: unknown;
