@@ -12,7 +12,8 @@ export type WorkflowCommandBody =
   | { type: 'proof.deletion.deleted'; tenant: Tenant; proofItemId: string; deletedAt: string; recoveryClosesAt: string }
   | { type: 'proof.deletion.restored'; proofItemId: string }
   | { type: 'thread.sla.promise'; tenant: Tenant; threadId: string; dueAt: string | null }
-  | { type: 'thread.sla.replied'; threadId: string };
+  | { type: 'thread.sla.replied'; threadId: string }
+  | { type: 'proof.stream.copy'; tenant: { organizationId: string; productId: string }; mediaAssetId: string; versionId: string };
 
 /** Commands to one workflow run in the order they were written; this names that workflow. */
 export function orderingKeyOf(c: WorkflowCommandBody): string {
@@ -29,6 +30,8 @@ export function orderingKeyOf(c: WorkflowCommandBody): string {
     case 'thread.sla.promise':
     case 'thread.sla.replied':
       return `thread-sla/${c.threadId}`;
+    case 'proof.stream.copy':
+      return `stream-copy/${c.mediaAssetId}`;
   }
 }
 

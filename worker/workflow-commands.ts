@@ -11,6 +11,7 @@ import { promiseSignal, repliedSignal, threadSlaWorkflow, threadSlaWorkflowId } 
 import { approvalOutcomeSignal, approvalWorkflowId, proofApprovalWorkflow } from '../workflows/proof/proof-approval-workflow';
 import { itemDeletedSignal, itemRestoredSignal, deletionWorkflowId, proofDeletionWorkflow } from '../workflows/proof/proof-deletion-workflow';
 import { proofRevocationWorkflow, revocationCompletedSignal, revocationWorkflowId } from '../workflows/proof/proof-revocation-workflow';
+import { streamCopyWorkflow, streamCopyWorkflowId } from '../workflows/integrations/stream-copy-workflow';
 import { RelayOptions } from './relay';
 
 /** A signal to a workflow that already ended has nothing left to change: the database decided first. */
@@ -92,6 +93,21 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
     case 'thread.sla.replied':
       // The promise already escalated or was never watched: nothing is waiting for this reply.
       await ignoreEnded(wf.getHandle(threadSlaWorkflowId(c.threadId)).signal(repliedSignal));
+      return;
+    case 'proof.stream.copy':
+      // Without a video host configured, approved videos stay with the service only.
+      if (!config.proofStreamApiUrl) return;
+      try {
+        await wf.start(streamCopyWorkflow, {
+          workflowId: streamCopyWorkflowId(c.mediaAssetId),
+          taskQueue: config.taskQueue,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          args: [{ organizationId: c.tenant.organizationId, productId: c.tenant.productId, mediaAssetId: c.mediaAssetId, versionId: c.versionId }],
+          ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
       return;
   }
 }

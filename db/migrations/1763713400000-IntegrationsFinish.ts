@@ -26,9 +26,23 @@ export class IntegrationsFinish1763713400000 implements MigrationInterface {
     await q.query(`DROP TABLE proof_contact_preferences`);
     await q.query(`CREATE INDEX proof_requests_person_ref_sent_idx ON proof_requests (product_id, (recipient->>'personRef'), sent_at) WHERE sent_at IS NOT NULL`);
     await q.query(`CREATE INDEX proof_requests_end_user_sent_idx ON proof_requests (product_id, (recipient->>'endUserId'), sent_at) WHERE sent_at IS NOT NULL`);
+    // One copy per media asset at the video host: its uid once the host accepted it, and its state.
+    await q.query(`
+      CREATE TABLE proof_stream_copies (
+        media_id text PRIMARY KEY REFERENCES collection_media(id),
+        organization_id text NOT NULL REFERENCES organizations(id),
+        product_id text NOT NULL REFERENCES products(id),
+        version_id text NOT NULL REFERENCES proof_versions(id),
+        uid text UNIQUE,
+        state text NOT NULL CHECK (state IN ('copying', 'playable', 'failed')),
+        error_reason text,
+        created_at timestamptz(3) NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now()
+      )`);
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TABLE proof_stream_copies`);
     await q.query(`DROP INDEX proof_requests_end_user_sent_idx`);
     await q.query(`DROP INDEX proof_requests_person_ref_sent_idx`);
     await q.query(`

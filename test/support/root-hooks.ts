@@ -16,6 +16,7 @@ import { startScratchDatabase, startScratchTemporal } from './servers';
 import { FakeAi } from './fake-ai';
 import { OpenApiDrift, isWholeSuite } from './openapi-drift';
 import { SmtpSink } from './smtp-sink';
+import { FakeStreamHost } from './stream-host';
 
 export interface TestContext {
   config: Config;
@@ -29,6 +30,8 @@ export interface TestContext {
   fakeAi: FakeAi;
   /** The mail server the worker and API send to (SMTP_URL): a local sink the tests read. */
   smtpSink: SmtpSink;
+  /** The video host's API the worker asks for copies (PROOF_STREAM_API_URL): a local stand-in. */
+  streamHost: FakeStreamHost;
   /** The suite's key-encryption keys (tests that rotate put these back). */
   secretKeys: KeyRing;
   /** A fresh app on the same database and Temporal, for tests that need other settings or routes. */
@@ -63,6 +66,9 @@ export const mochaHooks = {
     const smtpSink = new SmtpSink();
     const smtpUrl = await smtpSink.start();
     teardown.push(() => smtpSink.stop());
+    const streamHost = new FakeStreamHost();
+    const proofStreamApiUrl = await streamHost.start();
+    teardown.push(() => streamHost.stop());
     const config = {
       ...loadConfig({}),
       databaseUrl,
@@ -83,6 +89,9 @@ export const mochaHooks = {
       // The media store's folder: a scratch one per run, never the developer's .data.
       dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'sv-test-data-')),
       smtpUrl,
+      proofStreamApiUrl,
+      proofStreamApiToken: 'stream-api-token',
+      proofStreamSourceBaseUrl: 'https://proof.example.test',
     };
     teardown.push(async () => fs.rmSync(config.dataDir, { recursive: true, force: true }));
     const worker = await startWorker(config, dataSource, { ...temporal, workflowBundle });
@@ -98,7 +107,7 @@ export const mochaHooks = {
     };
     Object.assign(ctx, {
       config, databaseUrl, dataSource, temporal: temporal.client, nativeConnection: temporal.nativeConnection,
-      workflowBundle, fakeAi, smtpSink, secretKeys, app: await make(), buildApp: make,
+      workflowBundle, fakeAi, smtpSink, streamHost, secretKeys, app: await make(), buildApp: make,
     });
   },
 

@@ -2704,6 +2704,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/proof/stream/source/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The original the video host copies, through a short-lived signed link; byte ranges
+         * @description Public: no credential.
+         */
+        get: operations["getStreamSource"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/proof/stream/webhook": {
         parameters: {
             query?: never;
@@ -19357,6 +19377,73 @@ export interface operations {
             };
         };
     };
+    getStreamSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the original, in its own media type */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /** @description the requested byte range */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: the link is not one this service signed, has expired, or the version is no longer approved, a revocation was filed or the grant no longer allows the media */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the range is outside the file */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     receiveStreamWebhook: {
         parameters: {
             query?: never;
@@ -19379,7 +19466,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            /** @description VALIDATION_FAILED: webhook-signature is missing, does not match or is over 5 min away (details path webhook-signature), or the body is not a notice with a uid */
             400: {
                 headers: {
                     [name: string]: unknown;
