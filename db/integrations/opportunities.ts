@@ -113,15 +113,35 @@ export type OpportunityDecision =
   | { candidateId: string; action: 'accept'; flowId: string; channel: RequestChannel };
 
 /**
- * A person's decision on a live proposal, the only one there is: accept makes the draft request (nothing
- * is sent; a person sends it) in the same transaction, dismiss closes the candidate. Decided or expired → 409.
+ * The decision rules every path shares (the outcome route here, and a key's draft request naming the
+ * candidate, AI.md §7): the candidate locked for the transaction, unknown → 404, anything but a live
+ * proposal (decided, or expired on the clock) → 409.
+ */
+export async function lockProposedOpportunity(
+  em: EntityManager, where: { id: string; organizationId: string; productId?: string },
+): Promise<ProofOpportunity> {
+  const row = await em.getRepository(ProofOpportunity).findOne({ where, lock: { mode: 'pessimistic_write' } });
+  if (!row) throw notFound('candidate');
+  if (opportunityState(row) !== 'proposed') throw conflict(`the candidate is ${opportunityState(row)}`);
+  return row;
+}
+
+/** Records the decision on a candidate locked by lockProposedOpportunity, in the same transaction. */
+export async function recordOpportunityDecision(
+  em: EntityManager, id: string, decision: { state: 'accepted' | 'dismissed'; requestId: string | null; decidedBy: string },
+): Promise<ProofOpportunity> {
+  const repo = em.getRepository(ProofOpportunity);
+  await repo.update({ id }, { state: decision.state, requestId: decision.requestId, decidedBy: decision.decidedBy, decidedAt: new Date() });
+  return repo.findOneByOrFail({ id });
+}
+
+/**
+ * A person's decision on a live proposal: accept makes the draft request (nothing is sent; a person
+ * sends it) in the same transaction, dismiss closes the candidate.
  */
 export async function decideOpportunity(ds: DataSource, who: Creator & { teammateId: string }, decision: OpportunityDecision) {
   return ds.transaction(async (em) => {
-    const repo = em.getRepository(ProofOpportunity);
-    const row = await repo.findOne({ where: { id: decision.candidateId, organizationId: who.organizationId }, lock: { mode: 'pessimistic_write' } });
-    if (!row) throw notFound('candidate');
-    if (opportunityState(row) !== 'proposed') throw conflict(`the candidate is ${opportunityState(row)}`);
+    const row = await lockProposedOpportunity(em, { id: decision.candidateId, organizationId: who.organizationId });
     let made: Awaited<ReturnType<typeof createRequestIn>> | null = null;
     if (decision.action === 'accept') {
       const flow = await findFlow(em, who.organizationId, decision.flowId);
@@ -130,10 +150,9 @@ export async function decideOpportunity(ds: DataSource, who: Creator & { teammat
         flowId: flow.id, channel: decision.channel, recipient: { personRef: row.personRef ?? undefined, endUserId: row.endUserId ?? undefined },
       }, { opportunityId: row.id });
     }
-    await repo.update({ id: row.id }, {
-      state: decision.action === 'accept' ? 'accepted' : 'dismissed', requestId: made?.request.id ?? null,
-      decidedBy: who.teammateId, decidedAt: new Date(),
+    const decided = await recordOpportunityDecision(em, row.id, {
+      state: decision.action === 'accept' ? 'accepted' : 'dismissed', requestId: made?.request.id ?? null, decidedBy: who.teammateId,
     });
-    return { candidate: viewOpportunity(await repo.findOneByOrFail({ id: row.id })), made };
+    return { candidate: viewOpportunity(decided), made };
   });
 }
