@@ -74,7 +74,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: BODY_LIMIT,
-    routerOptions: { maxParamLength: 200 },
+    // The longest parameter is the video host's source-link token (about 220 characters); each route bounds its own.
+    routerOptions: { maxParamLength: 400 },
     frameworkErrors: frameworkErrorHandler,
     requestIdHeader: false,
     genReqId: (req) => {

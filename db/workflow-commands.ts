@@ -18,7 +18,8 @@ export type WorkflowCommandBody =
   | { type: 'collection.domain.check'; tenant: Tenant; domainId: string; intervalMs: number; deadline: string }
   | { type: 'collection.upload.start'; tenant: Tenant; sessionId: string; expiresAt: string }
   | { type: 'collection.upload.cancel'; sessionId: string }
-  | { type: 'collection.transcription.start'; tenant: Tenant; sessionId: string; settings: { maxAttempts: number; retryInitialMs: number; timeoutMs: number } };
+  | { type: 'collection.transcription.start'; tenant: Tenant; sessionId: string; settings: { maxAttempts: number; retryInitialMs: number; timeoutMs: number } }
+  | { type: 'proof.stream.copy'; tenant: { organizationId: string; productId: string }; mediaAssetId: string; versionId: string };
 
 /** Commands to one workflow run in the order they were written; this names that workflow. */
 export function orderingKeyOf(c: WorkflowCommandBody): string {
@@ -46,6 +47,8 @@ export function orderingKeyOf(c: WorkflowCommandBody): string {
       return `upload/${c.sessionId}`;
     case 'collection.transcription.start':
       return `ai/transcription/${c.sessionId}`;
+    case 'proof.stream.copy':
+      return `stream-copy/${c.mediaAssetId}`;
   }
 }
 

@@ -68,6 +68,12 @@ export interface Config {
   proofOpportunityTtlDays: number;
   proofHookRatePerMinute: number;
   proofStreamWebhookSecret: string | undefined;
+  /** The video host's API (Cloudflare Stream's `.../accounts/<id>/stream`); unset: approved videos are not copied. */
+  proofStreamApiUrl: string | undefined;
+  proofStreamApiToken: string | undefined;
+  /** The service's public origin, from which the host fetches an original through its source link. */
+  proofStreamSourceBaseUrl: string;
+  proofStreamLinkTtlSeconds: number;
   proofHealthIntervalMs: number;
   proofHealthConsentExpiryDays: number;
   /** Key-encryption keys of secrets at rest (runtime/secret-box.ts); unset: a generated one under dataDir. */
@@ -185,6 +191,10 @@ export function loadConfig(env: Env = process.env): Config {
     proofOpportunityTtlDays: int(env, 'PROOF_OPPORTUNITY_TTL_DAYS', 30, 1, 3650),
     proofHookRatePerMinute: int(env, 'PROOF_HOOK_RATE_PER_MINUTE', 120, 1, 1_000_000),
     proofStreamWebhookSecret: text(env, 'PROOF_STREAM_WEBHOOK_SECRET'),
+    proofStreamApiUrl: text(env, 'PROOF_STREAM_API_URL')?.replace(/\/+$/, ''),
+    proofStreamApiToken: text(env, 'PROOF_STREAM_API_TOKEN'),
+    proofStreamSourceBaseUrl: (text(env, 'PROOF_STREAM_SOURCE_BASE_URL') ?? 'http://127.0.0.1:3000').replace(/\/+$/, ''),
+    proofStreamLinkTtlSeconds: int(env, 'PROOF_STREAM_LINK_TTL_SECONDS', 900, 10, 86_400),
     proofHealthIntervalMs: int(env, 'PROOF_HEALTH_INTERVAL_MS', 86_400_000, 100, 30 * 86_400_000),
     proofHealthConsentExpiryDays: int(env, 'PROOF_HEALTH_CONSENT_EXPIRY_DAYS', 14, 1, 365),
   };

@@ -16,6 +16,7 @@ import { checkNowSignal, domainVerificationWorkflow, domainVerificationWorkflowI
 import { proofRequestWorkflowId, requestRespondedSignal } from '../workflows/collection/proof-request-workflow';
 import { cancelSignal, uploadWorkflow, uploadWorkflowId } from '../workflows/collection/upload-workflow';
 import { transcriptionWorkflow, transcriptionWorkflowId } from '../workflows/ai/transcription-workflow';
+import { streamCopyWorkflow, streamCopyWorkflowId } from '../workflows/integrations/stream-copy-workflow';
 import { RelayOptions } from './relay';
 
 /** A signal to a workflow that already ended has nothing left to change: the database decided first. */
@@ -151,6 +152,21 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
       return;
     case 'collection.upload.cancel':
       await ignoreEnded(wf.getHandle(uploadWorkflowId(c.sessionId)).signal(cancelSignal));
+      return;
+    case 'proof.stream.copy':
+      // Without a video host configured, approved videos stay with the service only.
+      if (!config.proofStreamApiUrl) return;
+      try {
+        await wf.start(streamCopyWorkflow, {
+          workflowId: streamCopyWorkflowId(c.mediaAssetId),
+          taskQueue: config.taskQueue,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          args: [{ organizationId: c.tenant.organizationId, productId: c.tenant.productId, mediaAssetId: c.mediaAssetId, versionId: c.versionId }],
+          ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
       return;
   }
 }

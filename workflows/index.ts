@@ -6,6 +6,7 @@ export { proofRevocationWorkflow } from './proof/proof-revocation-workflow';
 export { threadSlaWorkflow } from './customer-loop/thread-sla-workflow';
 export { signalAnalysisWorkflow } from './customer-loop/signal-analysis-workflow';
 export { proofHealthWorkflow } from './integrations/proof-health-workflow';
+export { streamCopyWorkflow } from './integrations/stream-copy-workflow';
 export { aiOperationWorkflow } from './ai/ai-operation-workflow';
 export { uploadWorkflow } from './collection/upload-workflow';
 export { proofRequestWorkflow } from './collection/proof-request-workflow';

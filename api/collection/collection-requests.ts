@@ -1,9 +1,9 @@
 import { FastifyInstance } from 'fastify';
 import { array, number, object, string } from 'yup';
 import {
-  NewRequest, cancelRequest, createBulk, createRequest, decideOpportunity, linkUrlOf, listOpportunities,
-  listRequests, markSent, readRequest, viewRequest,
+  NewRequest, cancelRequest, createBulk, createRequest, linkUrlOf, listRequests, markSent, readRequest, viewRequest,
 } from '../../db/collection/requests';
+import { OpportunityDecision, decideOpportunity, listOpportunities } from '../../db/integrations/opportunities';
 import { approvalTarget, issueApprovalLink } from '../../db/collection/approval-links';
 import { closeCorrection, listCorrections, listRouting, updateRouting } from '../../db/collection/follow-ups';
 import { REQUEST_CHANNELS, RequestChannel, RequestRecipient } from '../../db/entities/proof-request';
@@ -117,9 +117,12 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
   app.get<{ Querystring: PageRequest & { state?: string } }>('/api/proof/collect/requests/outcome', {
     schema: { querystring: candidateQuery, response: { 200: pageOf(candidateSchema) } },
     config: { ...readers, operationId: 'listAskCandidates', summary: 'Outcome-based ask candidates' },
-  }, async (request) => listOpportunities(ds, creator(request).organizationId, request.query));
+  }, async (request) => {
+    const { limit, cursor, state } = request.query;
+    return listOpportunities(ds, { organizationId: creator(request).organizationId }, { state }, { limit, cursor });
+  });
 
-  app.post<{ Body: { candidateId: string; action: 'accept' | 'dismiss'; flowId?: string; channel?: RequestChannel } }>('/api/proof/collect/requests/outcome', {
+  app.post<{ Body: OpportunityDecision }>('/api/proof/collect/requests/outcome', {
     schema: {
       body: outcomeBody,
       response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'),
@@ -127,7 +130,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
         201: dataOf(object({ candidate: candidateSchema.required(), request: requestSchema.required(), linkToken: string().required(), linkUrl: string().required() })),
       },
     },
-    config: { ...writers, operationId: 'decideAskCandidate', summary: 'Accept a candidate into a draft request (nothing sent) or dismiss it' },
+    config: { ...writers, keyRefusal: 'HUMAN_APPROVAL_REQUIRED', operationId: 'decideAskCandidate', summary: 'Accept a candidate into a draft request (nothing sent) or dismiss it' },
   }, async (request, reply) => {
     const { candidate, made } = await decideOpportunity(ds, creator(request), request.body);
     if (!made) return { data: { candidate } };

@@ -129,6 +129,7 @@ export const requestSchema = object({
   updatedAt: timestamp().required(),
 });
 
+/** An ask candidate (INTEGRATIONS.md §1), the same wherever it is read. */
 export const candidateSchema = object({
   id: string().required(),
   productId: string().required(),
@@ -138,10 +139,11 @@ export const candidateSchema = object({
   momentId: string().nullable().defined(),
   valueEventId: string().nullable().defined(),
   strength: number().nullable().defined(),
-  state: string().required(),
+  state: string().oneOf(['proposed', 'accepted', 'dismissed', 'expired']).required(),
   requestId: string().nullable().defined(),
+  decidedAt: timestamp().nullable().defined(),
   createdAt: timestamp().required(),
-  expiresAt: timestamp().nullable().defined(),
+  expiresAt: timestamp().required(),
 });
 
 export const routingSchema = object({

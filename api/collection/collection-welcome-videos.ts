@@ -122,7 +122,6 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
       return { data: { video: viewWelcomeVideo(video) } };
     }
     const made = await startWelcomeUpload(ds, who(request), request.params.id, { size: body.size!, sha256: body.sha256!, partSize: body.partSize }, cfg.uploadTtlMs);
-    await workflows.start(made.upload);
     return reply.code(201).send({ data: { video: viewWelcomeVideo(made.video), upload: await uploadState(made.upload), uploadToken: made.uploadToken } });
   });
 
@@ -130,8 +129,7 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
     schema: { params: idParams, response: { 204: noContent('removed: no longer served; the bytes are erased') } },
     config: { ...writers, operationId: 'removeWelcomeVideos', summary: 'Remove the flow\'s welcome videos: serving stops at once, the bytes are erased' },
   }, async (request, reply) => {
-    const uploads = await removeWelcomeVideos(ds, who(request).organizationId, request.params.id);
-    for (const id of uploads) await workflows.cancel(id);
+    await removeWelcomeVideos(ds, who(request).organizationId, request.params.id);
     return reply.code(204).send();
   });
 

@@ -28,7 +28,7 @@ export async function healthCheckRoutes(app: FastifyInstance, deps: AppDeps): Pr
   const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
 
   app.post<{ Body: { productId: string } }>('/api/workspace/proof/health/run', {
-    schema: { body: runBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 202: dataOf(object({ workflowId: string().required(), productId: string().required() })) } },
+    schema: { body: runBody, response: { 404: errorOf('NOT_FOUND: productId is not a product of this workspace'), 202: dataOf(object({ workflowId: string().required(), productId: string().required() })) } },
     config: { ...people, operationId: 'runProofHealth', summary: 'Run the product\'s health checks now' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);

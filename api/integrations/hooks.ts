@@ -47,7 +47,7 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
 
   app.post<{ Params: { token: string }; Body: ValueEventInput }>('/api/public/proof/hooks/:token', {
     bodyLimit: HOOK_BODY_LIMIT,
-    schema: { params: tokenParams, body: valueEventBody, response: { 429: errorOf('RATE_LIMITED: too many calls; retry later'), 200: dataOf(hookReceipt), 202: dataOf(hookReceipt) } },
+    schema: { params: tokenParams, body: valueEventBody, response: { 404: errorOf('NOT_FOUND: the token is unknown, malformed, rotated away or disabled, or its product is inactive (one answer for all)'), 429: errorOf('RATE_LIMITED: this hook was called more than PROOF_HOOK_RATE_PER_MINUTE times this minute; retry after Retry-After'), 200: dataOf(hookReceipt), 202: dataOf(hookReceipt) } },
     config: { auth: 'public', operationId: 'callValueEventHook', summary: 'Report a value event through a hook token; 202 first, 200 for a repeated eventId' },
     // The token is checked before the body is read, so every bad token hears the same 404 whatever it sent.
     onRequest: async (request) => {
@@ -70,7 +70,7 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
   const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
 
   app.post<{ Body: { productId: string; name: string; source: string } }>('/api/workspace/proof/hooks', {
-    schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 201: dataOf(issuedHook) } },
+    schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: productId is not a product of this workspace'), 201: dataOf(issuedHook) } },
     config: { ...people, operationId: 'createHook', summary: 'Create a value-event hook; its token is shown once' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
@@ -84,7 +84,7 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
   }, async (request) => listHooks(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/hooks/:id/rotate', {
-    schema: { params: idParams, response: { 200: dataOf(issuedHook) } },
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no hook with this id in the workspace'), 409: errorOf('CONFLICT: the hook is disabled; a disabled hook is not rotated'), 200: dataOf(issuedHook) } },
     config: { ...people, operationId: 'rotateHook', summary: 'A new token, shown once; the old one stops at once' },
   }, async (request) => {
     const { hook, token } = await rotateHook(ds, sessionPrincipal(request).organizationId, request.params.id);
@@ -92,7 +92,7 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
   });
 
   app.delete<{ Params: { id: string } }>('/api/workspace/proof/hooks/:id', {
-    schema: { params: idParams, response: { 200: dataOf(hookSchema) } },
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no hook with this id in the workspace'), 200: dataOf(hookSchema) } },
     config: { ...people, operationId: 'disableHook', summary: 'Disable a hook; its history is kept' },
   }, async (request) => ({ data: await disableHook(ds, sessionPrincipal(request).organizationId, request.params.id) }));
 }

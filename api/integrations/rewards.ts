@@ -47,7 +47,7 @@ export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise
   const decision = { ...people, keyRefusal: 'HUMAN_APPROVAL_REQUIRED' as const };
 
   app.post<{ Params: { id: string } }>('/api/v1/proof/rewards/:id/confirm', {
-    schema: { params: idParams, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(rewardSchema) } },
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'), 409: errorOf('CONFLICT: the reward is not a feature unlock waiting for confirmation (another kind, pending, issued or cancelled)'), 200: dataOf(rewardSchema) } },
     config: {
       auth: 'key', scope: 'service:proof:write', operationId: 'confirmReward',
       summary: 'The product switched a feature unlock on; a repeat answers the same fulfilled reward',
@@ -63,12 +63,12 @@ export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise
   });
 
   app.post<{ Body: NewReward }>('/api/workspace/proof/rewards', {
-    schema: { body: createBody, response: { 201: dataOf(rewardSchema) } },
+    schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: productId or proofItemId is not one of this workspace'), 201: dataOf(rewardSchema) } },
     config: { ...people, operationId: 'createReward', summary: 'A pending participation reward; never conditioned on rating or sentiment' },
   }, async (request, reply) => reply.code(201).send({ data: await createReward(ds, sessionPrincipal(request).organizationId, request.body) }));
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/rewards/:id/approve', {
-    schema: { params: idParams, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(rewardSchema) } },
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'), 409: errorOf('CONFLICT: the reward is not pending (already issued, unlock pending, fulfilled or cancelled)'), 200: dataOf(rewardSchema) } },
     config: { ...decision, operationId: 'approveReward', summary: 'A person approves the participation: issued, or unlock pending' },
   }, async (request) => {
     const s = sessionPrincipal(request);
@@ -76,7 +76,7 @@ export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise
   });
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/rewards/:id/cancel', {
-    schema: { params: idParams, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(rewardSchema) } },
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'), 409: errorOf('CONFLICT: the reward is already issued, fulfilled or cancelled'), 200: dataOf(rewardSchema) } },
     config: { ...decision, operationId: 'cancelReward', summary: 'Cancel a pending reward' },
   }, async (request) => {
     const s = sessionPrincipal(request);

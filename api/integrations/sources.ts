@@ -95,7 +95,7 @@ export async function sourceRoutes(app: FastifyInstance, deps: AppDeps): Promise
   });
 
   app.get<{ Params: { id: string } }>('/api/v1/sources/:id', {
-    schema: { params: idParams, response: { 200: dataOf(sourceSchema) } },
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no source record with this id in the key\'s product'), 200: dataOf(sourceSchema) } },
     config: { auth: 'key', scope: 'service:sources:read', operationId: 'getSource', summary: 'One source record with its provenance' },
   }, async (request) => ({
     data: await getSource(ds, productTenant(request).productId, request.params.id, canReadPrivate(keyPrincipal(request).scopes)),
@@ -104,7 +104,7 @@ export async function sourceRoutes(app: FastifyInstance, deps: AppDeps): Promise
   const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
 
   app.post<{ Body: NewMention }>('/api/workspace/proof/brand-mentions', {
-    schema: { body: mentionBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 200: dataOf(mentionSchema), 201: dataOf(mentionSchema) } },
+    schema: { body: mentionBody, response: { 404: errorOf('NOT_FOUND: productId is not a product of this workspace'), 200: dataOf(mentionSchema), 201: dataOf(mentionSchema) } },
     config: { ...people, operationId: 'createBrandMention', summary: 'Record a brand mention; the same URL answers the existing one' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
@@ -118,7 +118,7 @@ export async function sourceRoutes(app: FastifyInstance, deps: AppDeps): Promise
   }, async (request) => listMentions(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/brand-mentions/:id/import', {
-    schema: { params: idParams, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'), 201: dataOf(imported) } },
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no brand mention with this id in the workspace'), 409: errorOf('CONFLICT: the mention was already imported'), 422: errorOf('SOURCE_POLICY_BLOCKED: the mention\'s reuse is blocked (details.reasons)'), 201: dataOf(imported) } },
     config: { ...people, operationId: 'importBrandMention', summary: 'Import a mention as a review item that renders nowhere until consented' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);

@@ -1,10 +1,14 @@
 import { createHmac } from 'node:crypto';
 import { FastifyInstance } from 'fastify';
-import { boolean, object } from 'yup';
+import { boolean, object, string } from 'yup';
+import { StreamNotice, readStreamSourceToken, recordStreamNotice, streamableMedia } from '../../db/integrations/stream-copies';
 import { safeEqual } from '../../db/rules/secrets';
+import { mediaStoreOf } from '../../runtime/media-store';
 import { notFound, validationFailed } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
-import { dataOf, errorOf } from '../plugins/responses';
+import { rangeOf } from '../proof/public-proof';
+import { dataOf, errorOf, fileOf, noContent } from '../plugins/responses';
+import { strictObject } from '../plugins/validation';
 
 const TOLERANCE_SECONDS = 300;
 
@@ -24,18 +28,48 @@ export function streamSignatureProblem(header: string | undefined, raw: Buffer, 
   return null;
 }
 
+const sourceParams = strictObject({ token: string().required().max(400) });
+
 /**
- * The video host's readiness webhook; it exists only when PROOF_STREAM_WEBHOOK_SECRET is set.
- * Copies to the host are not made by this build, so every uid is unknown and ignored after verification.
+ * The video host's side (INTEGRATIONS.md §9): the source link it copies an approved original from
+ * (minted by the workflow `stream-copy/<mediaAssetId>`), and its readiness webhook, which exists only
+ * when PROOF_STREAM_WEBHOOK_SECRET is set.
  */
 export async function streamHostRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  const store = mediaStoreOf(deps.config);
   const secret = deps.config.proofStreamWebhookSecret;
+
+  app.get<{ Params: { token: string } }>('/api/public/proof/stream/source/:token', {
+    schema: {
+      params: sourceParams,
+      response: {
+        200: fileOf('*/*', 'the original, in its own media type'),
+        206: fileOf('*/*', 'the requested byte range'),
+        404: errorOf('NOT_FOUND: the link is not one this service signed, has expired, or the version is no longer approved, a revocation was filed or the grant no longer allows the media'),
+        416: noContent('the range is outside the file'),
+      },
+    },
+    config: { auth: 'public', operationId: 'getStreamSource', summary: 'The original the video host copies, through a short-lived signed link; byte ranges' },
+  }, async (request, reply) => {
+    const claims = await readStreamSourceToken(ds, request.params.token, Math.floor(Date.now() / 1000));
+    const media = claims ? await streamableMedia(ds, claims) : null;
+    if (!media) throw notFound('media');
+    reply.header('accept-ranges', 'bytes').header('cache-control', 'private, no-store').header('x-content-type-options', 'nosniff')
+      .header('content-security-policy', "default-src 'none'").type(media.contentType);
+    const range = rangeOf(request.headers.range, media.size);
+    if (range === 'unsatisfiable') return reply.code(416).header('content-range', `bytes */${media.size}`).send();
+    if (range === null) return reply.header('content-length', String(media.size)).send(await store.read(media.storageKey));
+    return reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${media.size}`)
+      .header('content-length', String(range.end - range.start + 1)).send(await store.read(media.storageKey, range));
+  });
+
   await app.register(async (raw) => {
     raw.removeAllContentTypeParsers();
     raw.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     raw.post('/api/public/proof/stream/webhook', {
       bodyLimit: 64 * 1024,
-      schema: { response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 200: dataOf(object({ received: boolean().required() })) } },
+      schema: { response: { 400: errorOf('VALIDATION_FAILED: webhook-signature is missing, does not match or is over 5 min away (details path webhook-signature), or the body is not a notice with a uid'), 404: errorOf('NOT_FOUND: PROOF_STREAM_WEBHOOK_SECRET is not set, so the video host webhook does not exist'), 200: dataOf(object({ received: boolean().required() })) } },
       config: { auth: 'public', operationId: 'receiveStreamWebhook', summary: 'Readiness webhook of the video host (404 unless its secret is configured)' },
       onRequest: async () => {
         if (!secret) throw notFound('resource');
@@ -54,6 +88,8 @@ export async function streamHostRoutes(app: FastifyInstance, deps: AppDeps): Pro
       if (typeof parsed !== 'object' || parsed === null || typeof (parsed as { uid?: unknown }).uid !== 'string') {
         throw validationFailed([{ path: 'uid', message: 'is required' }]);
       }
+      const notice = parsed as StreamNotice;
+      await recordStreamNotice(ds, { uid: notice.uid, readyToStream: notice.readyToStream, status: typeof notice.status === 'object' && notice.status ? notice.status : undefined });
       return { data: { received: true } };
     });
   });

@@ -62,7 +62,14 @@ export async function stripeConnectionRoutes(app: FastifyInstance, deps: AppDeps
     raw.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     raw.post<{ Params: { token: string } }>('/api/public/proof/stripe/:token', {
       bodyLimit: 1024 * 1024,
-      schema: { params: tokenParams, response: { 200: dataOf(receiptSchema) } },
+      schema: {
+        params: tokenParams,
+        response: {
+          400: errorOf('VALIDATION_FAILED: Stripe-Signature is missing, does not match, is over 5 min old or ahead (details path stripe-signature), the connection has no signing secret, or the body is not an event'),
+          404: errorOf('NOT_FOUND: the token is unknown, malformed or rotated away, the connection is disabled or its product inactive (one answer for all)'),
+          200: dataOf(receiptSchema),
+        },
+      },
       config: {
         auth: 'public', operationId: 'receiveStripeEvent',
         summary: 'Payment-processor webhook: verified, stored once per event id, mapped to value events',
@@ -94,7 +101,7 @@ export async function stripeConnectionRoutes(app: FastifyInstance, deps: AppDeps
   const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
 
   app.post<{ Body: { productId: string; name: string; signingSecret?: string } }>('/api/workspace/proof/stripe-connections', {
-    schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 201: dataOf(issuedConnection) } },
+    schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: productId is not a product of this workspace'), 201: dataOf(issuedConnection) } },
     config: { ...people, operationId: 'createStripeConnection', summary: 'Connect a payment processor; the URL token is shown once' },
   }, async (request, reply) => {
     const { connection, token } = await createConnection(ds, sessionPrincipal(request).organizationId, request.body);
@@ -107,12 +114,12 @@ export async function stripeConnectionRoutes(app: FastifyInstance, deps: AppDeps
   }, async (request) => listConnections(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.patch<{ Params: { id: string }; Body: ConnectionChange }>('/api/workspace/proof/stripe-connections/:id', {
-    schema: { params: idParams, body: patchBody, response: { 200: dataOf(connectionSchema) } },
+    schema: { params: idParams, body: patchBody, response: { 404: errorOf('NOT_FOUND: no connection with this id in the workspace'), 200: dataOf(connectionSchema) } },
     config: { ...people, operationId: 'updateStripeConnection', summary: 'Rename, set the signing secret, disable, or set invoice milestones' },
   }, async (request) => ({ data: await updateConnection(ds, sessionPrincipal(request).organizationId, request.params.id, request.body) }));
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/stripe-connections/:id/rotate', {
-    schema: { params: idParams, response: { 200: dataOf(issuedConnection) } },
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no connection with this id in the workspace'), 409: errorOf('CONFLICT: the connection is disabled; a disabled connection is not rotated'), 200: dataOf(issuedConnection) } },
     config: { ...people, operationId: 'rotateStripeConnection', summary: 'A new URL token, shown once; the old URL stops at once' },
   }, async (request) => {
     const { connection, token } = await rotateConnection(ds, sessionPrincipal(request).organizationId, request.params.id);

@@ -1,13 +1,14 @@
 import { FastifyInstance } from 'fastify';
 import { boolean, number, object, string } from 'yup';
 import { PageRequest } from '../../db/pagination';
-import {
-  OpportunityFilter, ScoringSettings, decideOpportunity, getOpportunity, listOpportunities, recordValueEvent,
-} from '../../db/integrations/value-events';
+import { ScoringSettings, recordValueEvent } from '../../db/integrations/value-events';
+import { OpportunityFilter, getOpportunity, listOpportunities } from '../../db/integrations/opportunities';
+import { OPPORTUNITY_STATES } from '../../db/entities/proof-opportunity';
 import { EVENT_ID_PATTERN, VALUE_EVENT_TYPES, ValueEventInput } from '../../db/rules/value-events';
 import { Config } from '../../runtime/config';
 import type { AppDeps } from '../app';
-import { keyPrincipal, sessionPrincipal } from '../plugins/auth';
+import { keyPrincipal } from '../plugins/auth';
+import { candidateSchema as opportunitySchema } from '../collection/collection-schemas';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, errorOf, pageOf, timestamp } from '../plugins/responses';
@@ -40,31 +41,10 @@ export const valueEventSchema = object({
   replayed: boolean().required(),
 });
 
-export const OPPORTUNITY_STATES = ['proposed', 'accepted', 'dismissed', 'expired'] as const;
-
-export const opportunitySchema = object({
-  id: string().required(),
-  trigger: string().required(),
-  personRef: string().nullable().defined(),
-  endUserId: string().nullable().defined(),
-  momentId: string().required(),
-  valueEventId: string().required(),
-  strength: number().integer().required(),
-  state: string().oneOf([...OPPORTUNITY_STATES]).required(),
-  requestId: string().nullable().defined(),
-  decidedAt: timestamp().nullable().defined(),
-  createdAt: timestamp().required(),
-  expiresAt: timestamp().required(),
-});
-
 const opportunityQuery = strictObject({
   ...pageQuery,
   state: string().oneOf([...OPPORTUNITY_STATES]),
   personRef: string().max(200),
-});
-
-const acceptBody = strictObject({
-  requestId: string().max(100).meta({ description: 'the request made from the candidate, when one was made' }),
 });
 
 export function scoringSettings(config: Config): ScoringSettings {
@@ -97,29 +77,11 @@ export async function valueEventRoutes(app: FastifyInstance, deps: AppDeps): Pro
     config: { auth: 'key', scope: 'service:proof:read', operationId: 'listOpportunities', summary: 'Ask candidates, newest first' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
-    return listOpportunities(ds, productTenant(request).productId, filter, { limit, cursor });
+    return listOpportunities(ds, { productId: productTenant(request).productId }, filter, { limit, cursor });
   });
 
   app.get<{ Params: { id: string } }>('/api/v1/proof/opportunities/:id', {
-    schema: { params: idParams, response: { 200: dataOf(opportunitySchema) } },
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no ask candidate with this id in the key\'s product'), 200: dataOf(opportunitySchema) } },
     config: { auth: 'key', scope: 'service:proof:read', operationId: 'getOpportunity', summary: 'One ask candidate' },
   }, async (request) => ({ data: await getOpportunity(ds, productTenant(request).productId, request.params.id) }));
-
-  const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const], keyRefusal: 'HUMAN_APPROVAL_REQUIRED' as const };
-
-  app.post<{ Params: { id: string }; Body: { requestId?: string } | undefined }>('/api/workspace/proof/opportunities/:id/accept', {
-    schema: { params: idParams, body: acceptBody, response: { 200: dataOf(opportunitySchema) } },
-    config: { ...people, operationId: 'acceptOpportunity', summary: 'A person accepts an ask candidate (a request is made from it)' },
-  }, async (request) => {
-    const s = sessionPrincipal(request);
-    return { data: await decideOpportunity(ds, s.organizationId, request.params.id, { action: 'accept', teammateId: s.teammateId, requestId: request.body?.requestId }) };
-  });
-
-  app.post<{ Params: { id: string } }>('/api/workspace/proof/opportunities/:id/dismiss', {
-    schema: { params: idParams, response: { 200: dataOf(opportunitySchema), 409: errorOf('CONFLICT: the candidate was already accepted or dismissed') } },
-    config: { ...people, operationId: 'dismissOpportunity', summary: 'A person dismisses an ask candidate' },
-  }, async (request) => {
-    const s = sessionPrincipal(request);
-    return { data: await decideOpportunity(ds, s.organizationId, request.params.id, { action: 'dismiss', teammateId: s.teammateId }) };
-  });
 }

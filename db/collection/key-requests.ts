@@ -3,6 +3,7 @@ import { ServiceError, conflict, validationFailed } from '../../runtime/service-
 import { CollectionFlow, ProofOpportunity, ProofRequest } from '../entities';
 import { RequestChannel, RequestRecipient } from '../entities/proof-request';
 import { messagePolicyFailures } from '../rules/ai-validator';
+import { lockProposedOpportunity, recordOpportunityDecision } from '../integrations/opportunities';
 import { insertDraftRequest, recipientIssue, recipientSuppressed } from './requests';
 
 /** `POST /api/v1/proof/requests` (AI.md §7): the spec's body, the tenant from the key. */
@@ -53,11 +54,9 @@ export async function createKeyRequest(
   return ds.transaction(async (em) => {
     let opportunity: ProofOpportunity | null = null;
     if (body.opportunityId !== undefined) {
-      opportunity = await em.getRepository(ProofOpportunity).findOne({
-        where: { id: body.opportunityId, organizationId: tenant.organizationId, productId: tenant.productId }, lock: { mode: 'pessimistic_write' },
-      });
-      if (!opportunity) throw missing('opportunityId', 'opportunity');
-      if (opportunity.state !== 'proposed') throw conflict(`the opportunity is ${opportunity.state}`);
+      // The candidate decision rules shared with the workspace's outcome route; only the 404 names the path here.
+      opportunity = await lockProposedOpportunity(em, { id: body.opportunityId, organizationId: tenant.organizationId, productId: tenant.productId })
+        .catch((err: unknown) => { throw err instanceof ServiceError && err.status === 404 ? missing('opportunityId', 'opportunity') : err; });
     }
     let flowId: string | null;
     if (body.formId !== undefined) {
@@ -95,9 +94,7 @@ export async function createKeyRequest(
       organizationId: tenant.organizationId, createdBy: { type: 'service_key', id: keyId },
     }, { flowId, channel: body.channel, recipient, message: body.message }, opportunity ? { opportunityId: opportunity.id } : {});
     if (opportunity) {
-      await em.getRepository(ProofOpportunity).update({ id: opportunity.id }, {
-        state: 'accepted', requestId: request.id, decidedBy: keyId, decidedAt: new Date(),
-      });
+      await recordOpportunityDecision(em, opportunity.id, { state: 'accepted', requestId: request.id, decidedBy: keyId });
     }
     return request;
   });

@@ -1,6 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { ServiceError, conflict, notFound, validationFailed } from '../../runtime/service-error';
-import { ProofOpportunity, ProofRequest } from '../entities';
+import { ProofRequest } from '../entities';
 import { RequestChannel, RequestRecipient } from '../entities/proof-request';
 import { SYSTEM_ACTOR, appendProofEvent } from '../proof/proof-ledger';
 import { newId } from '../rules/ids';
@@ -276,70 +276,4 @@ export async function expireRequest(ds: DataSource, requestId: string): Promise<
 export async function requestStatus(ds: DataSource, requestId: string): Promise<{ status: string; remindedAt: Date | null; expiresAt: Date | null } | null> {
   const r = await ds.getRepository(ProofRequest).findOneBy({ id: requestId });
   return r ? { status: r.status, remindedAt: r.remindedAt, expiresAt: r.expiresAt } : null;
-}
-
-// --- outcome-based candidates ---
-
-export function viewOpportunity(o: ProofOpportunity) {
-  return {
-    id: o.id,
-    productId: o.productId,
-    trigger: o.trigger,
-    personRef: o.personRef,
-    endUserId: o.endUserId,
-    momentId: o.momentId,
-    valueEventId: o.valueEventId,
-    strength: o.strength,
-    state: o.state,
-    requestId: o.requestId,
-    createdAt: o.createdAt.toISOString(),
-    expiresAt: o.expiresAt?.toISOString() ?? null,
-  };
-}
-
-export async function listOpportunities(ds: DataSource, organizationId: string, query: PageRequest & { state?: string }) {
-  const page = await pageRows(ds, ProofOpportunity, organizationId, { state: query.state }, query);
-  return { data: page.data.map(viewOpportunity), nextCursor: page.nextCursor };
-}
-
-/** Proposes a candidate (the value-event scoring of INTEGRATIONS.md §1 calls this). */
-export async function proposeOpportunity(
-  em: EntityManager,
-  o: { organizationId: string; productId: string; trigger: string; personRef?: string | null; endUserId?: string | null; valueEventId?: string | null; momentId?: string | null; strength?: number | null; ttlDays?: number },
-) {
-  const id = newId('opp');
-  await em.getRepository(ProofOpportunity).insert({
-    id, organizationId: o.organizationId, productId: o.productId, trigger: o.trigger, personRef: o.personRef ?? null,
-    endUserId: o.endUserId ?? null, momentId: o.momentId ?? null, valueEventId: o.valueEventId ?? null, strength: o.strength ?? null,
-    state: 'proposed', requestId: null, decidedBy: null, decidedAt: null,
-    expiresAt: new Date(Date.now() + (o.ttlDays ?? 30) * 86_400_000),
-  });
-  return em.getRepository(ProofOpportunity).findOneByOrFail({ id });
-}
-
-/** A person accepts (→ a draft request, nothing sent) or dismisses a proposed candidate. */
-export async function decideOpportunity(
-  ds: DataSource, who: Creator & { teammateId: string },
-  body: { candidateId: string; action: 'accept' | 'dismiss'; flowId?: string; channel?: RequestChannel },
-) {
-  return ds.transaction(async (em) => {
-    const o = await em.getRepository(ProofOpportunity).findOne({
-      where: { id: body.candidateId, organizationId: who.organizationId }, lock: { mode: 'pessimistic_write' },
-    });
-    if (!o) throw notFound('candidate');
-    if (o.state !== 'proposed') throw conflict(`the candidate is ${o.state}`);
-    if (body.action === 'dismiss') {
-      await em.getRepository(ProofOpportunity).update({ id: o.id }, { state: 'dismissed', decidedBy: who.teammateId, decidedAt: new Date() });
-      return { candidate: viewOpportunity(await em.getRepository(ProofOpportunity).findOneByOrFail({ id: o.id })), made: null };
-    }
-    const flow = await findFlow(em, who.organizationId, body.flowId!);
-    if (flow.productId !== o.productId) throw validationFailed([{ path: 'flowId', message: 'the flow must be of the candidate\'s product' }]);
-    const made = await createRequestIn(em, who, {
-      flowId: flow.id, channel: body.channel!, recipient: { personRef: o.personRef ?? undefined, endUserId: o.endUserId ?? undefined },
-    }, { opportunityId: o.id });
-    await em.getRepository(ProofOpportunity).update({ id: o.id }, {
-      state: 'accepted', requestId: made.request.id, decidedBy: who.teammateId, decidedAt: new Date(),
-    });
-    return { candidate: viewOpportunity(await em.getRepository(ProofOpportunity).findOneByOrFail({ id: o.id })), made };
-  });
 }

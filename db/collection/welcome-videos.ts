@@ -3,6 +3,7 @@ import { ServiceError, conflict, notFound } from '../../runtime/service-error';
 import { CollectionFlow, CollectionUpload, CollectionWelcomeVideo } from '../entities';
 import { newId } from '../rules/ids';
 import { DEFAULT_PART_SIZE, KIND_MAX_BYTES, MAX_PARTS, partCountOf } from '../rules/upload-rules';
+import { enqueueWorkflowCommand } from '../workflow-commands';
 import { findFlow } from './flows';
 import { Teammate } from './scope';
 import { issueSecret } from './secrets';
@@ -65,6 +66,11 @@ export async function startWelcomeUpload(
     });
     await em.getRepository(CollectionWelcomeVideo).update({ id: videoId }, { uploadSessionId: uploadId });
     const uploadToken = await issueSecret(em, 'upload', { organizationId: flow.organizationId, productId: flow.productId, uploadId });
+    // The expiry timer's workflow starts only if this commits; the worker's relay starts it.
+    await enqueueWorkflowCommand(em, {
+      type: 'collection.upload.start', tenant: { organizationId: flow.organizationId, productId: flow.productId },
+      sessionId: uploadId, expiresAt: new Date(now.getTime() + ttlMs).toISOString(),
+    });
     return {
       video: await em.getRepository(CollectionWelcomeVideo).findOneByOrFail({ id: videoId }),
       upload: await em.getRepository(CollectionUpload).findOneByOrFail({ id: uploadId }),
@@ -101,20 +107,20 @@ export async function attachWelcomeVideo(ds: DataSource, video: CollectionWelcom
 
 /**
  * Removes every video of the flow: `removed` stops serving at once; their uploads are cancelled and
- * the upload workflows erase the bytes. Answers the upload sessions to signal.
+ * the upload workflows, told through the outbox, erase the bytes.
  */
-export async function removeWelcomeVideos(ds: DataSource, organizationId: string, flowId: string): Promise<string[]> {
+export async function removeWelcomeVideos(ds: DataSource, organizationId: string, flowId: string): Promise<void> {
   return ds.transaction(async (em) => {
     await findFlow(em, organizationId, flowId, true);
     const videos = await em.getRepository(CollectionWelcomeVideo).find({ where: { flowId, organizationId }, lock: { mode: 'pessimistic_write' } });
     const live = videos.filter((v) => v.state !== 'removed');
-    if (!live.length) return [];
+    if (!live.length) return;
     await em.getRepository(CollectionWelcomeVideo).update({ id: In(live.map((v) => v.id)) }, { state: 'removed', updatedAt: new Date() });
     const uploads = live.flatMap((v) => (v.uploadSessionId ? [v.uploadSessionId] : []));
     if (uploads.length) {
       await em.query(
         `UPDATE collection_uploads SET status = 'cancelled', updated_at = now() WHERE id = ANY($1) AND status IN ('open', 'complete', 'expired')`, [uploads]);
     }
-    return uploads;
+    for (const sessionId of uploads) await enqueueWorkflowCommand(em, { type: 'collection.upload.cancel', sessionId });
   });
 }

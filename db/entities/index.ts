@@ -50,7 +50,6 @@ import { Thread } from './thread';
 import { ThreadMessage } from './thread-message';
 import { ProofValueEvent } from './proof-value-event';
 import { ProofMoment } from './proof-moment';
-import { ProofContactPreference } from './proof-contact-preference';
 import { ProofHook } from './proof-hook';
 import { ProofStripeConnection } from './proof-stripe-connection';
 import { ProofProcessorEvent } from './proof-processor-event';
@@ -72,7 +71,7 @@ export {
 };
 export { ProofAsset, ProofPlacement, ProofPlacementItem, WorkflowCommand };
 export {
-  ProofValueEvent, ProofMoment, ProofContactPreference, ProofHook, ProofStripeConnection,
+  ProofValueEvent, ProofMoment, ProofHook, ProofStripeConnection,
   ProofProcessorEvent, ProofReward, ProofCrmDeal, ProofBrandMention, ProofSource, ProofHealthFinding,
 };
 export { ProofAiOperation };
@@ -90,7 +89,7 @@ export const ENTITIES = [
   EndUser, Thread, ThreadMessage, Signal, Feature, FeatureSignalLink, FeatureVote, FeatureFollow, Release,
   ReleaseReceipt, InboxItem, IntakeLimit,
   ProofPlacement, ProofPlacementItem, ProofAsset, WorkflowCommand,
-  ProofValueEvent, ProofMoment, ProofContactPreference, ProofHook, ProofStripeConnection,
+  ProofValueEvent, ProofMoment, ProofHook, ProofStripeConnection,
   ProofProcessorEvent, ProofReward, ProofCrmDeal, ProofBrandMention, ProofSource, ProofHealthFinding,
   ProofAiOperation,
   CollectionDraft, CollectionUpload, CollectionMedia,

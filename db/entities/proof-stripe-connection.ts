@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
+import { sealedColumn } from '../../runtime/secret-box';
 
 /** A payment-processor connection of one product. */
 @Entity('proof_stripe_connections')
@@ -24,7 +25,8 @@ export class ProofStripeConnection {
   @Column({ name: 'token_prefix', type: 'text' })
   tokenPrefix!: string;
 
-  @Column({ name: 'signing_secret', type: 'text', nullable: true })
+  /** Sealed at rest (runtime/secret-box.ts); never returned, only `hasSigningSecret`. */
+  @Column({ name: 'signing_secret', type: 'text', nullable: true, transformer: sealedColumn })
   signingSecret!: string | null;
 
   @Column({ name: 'invoice_milestones', type: 'integer', array: true })

@@ -8,6 +8,7 @@ import { valueEventIssues } from '../rules/value-events';
 import { ScoringSettings, recordValueEventIn } from './value-events';
 import { HOOK_TOKEN_PATTERN, assertOwnProduct, issueUrlToken } from './hooks';
 import { conflict, notFound } from '../../runtime/service-error';
+import { openSecret } from '../../runtime/secret-box';
 
 export const DEFAULT_INVOICE_MILESTONES = [3, 6, 12, 24];
 
@@ -93,7 +94,8 @@ export async function resolveConnectionToken(ds: DataSource, token: string): Pro
   );
   if (!row) return null;
   return {
-    id: row.id, organizationId: row.organization_id, productId: row.product_id, signingSecret: row.signing_secret,
+    id: row.id, organizationId: row.organization_id, productId: row.product_id,
+    signingSecret: row.signing_secret === null ? null : openSecret(row.signing_secret),
     invoiceMilestones: row.invoice_milestones,
   };
 }

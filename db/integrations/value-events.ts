@@ -1,12 +1,12 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { ProofOpportunity, ProofRequest, ProofValueEvent } from '../entities';
-import { Page, PageRequest, pageOf } from '../pagination';
+import { ProofValueEvent } from '../entities';
 import { Actor, appendProofEvent } from '../proof/proof-ledger';
 import { newId } from '../rules/ids';
 import { ValueEventInput, valueEventIssues, valueEventStrength } from '../rules/value-events';
 import type { ProductTenant } from '../customer-loop/signals';
+import { askSuppression, proposeOpportunity } from './opportunities';
 import { recordSource } from './sources';
-import { conflict, notFound, validationFailed } from '../../runtime/service-error';
+import { validationFailed } from '../../runtime/service-error';
 
 export interface ValueEventOrigin {
   type: 'api' | 'hook' | 'payment';
@@ -40,28 +40,6 @@ export function viewValueEvent(row: ProofValueEvent, replayed: boolean) {
 }
 export type ValueEventView = ReturnType<typeof viewValueEvent>;
 
-/** Proposed past its expiry reads as expired; nothing has to sweep it. */
-function opportunityState(row: ProofOpportunity, now = Date.now()): string {
-  return row.state === 'proposed' && row.expiresAt.getTime() <= now ? 'expired' : row.state;
-}
-
-export function viewOpportunity(row: ProofOpportunity) {
-  return {
-    id: row.id,
-    trigger: row.trigger,
-    personRef: row.personRef,
-    endUserId: row.endUserId,
-    momentId: row.momentId,
-    valueEventId: row.valueEventId,
-    strength: row.strength,
-    state: opportunityState(row),
-    requestId: row.requestId,
-    decidedAt: row.decidedAt ? row.decidedAt.toISOString() : null,
-    createdAt: row.createdAt.toISOString(),
-    expiresAt: row.expiresAt.toISOString(),
-  };
-}
-
 function sourceKindOf(type: string, origin: ValueEventOrigin['type']) {
   if (origin === 'payment') return 'payment' as const;
   if (type === 'resolved_ticket') return 'ticket' as const;
@@ -71,21 +49,6 @@ function sourceKindOf(type: string, origin: ValueEventOrigin['type']) {
 
 function actorOf(origin: ValueEventOrigin): Actor {
   return origin.type === 'api' ? { type: 'service_key', id: origin.id } : { type: 'system', id: origin.id };
-}
-
-async function suppression(em: EntityManager, productId: string, personKey: string, cooldownDays: number): Promise<string | null> {
-  const [row] = await em.query(
-    `SELECT
-       EXISTS (SELECT 1 FROM proof_contact_preferences WHERE product_id = $1 AND person_key = $2 AND opted_out_at IS NOT NULL) AS opted_out,
-       EXISTS (SELECT 1 FROM proof_opportunities WHERE product_id = $1 AND person_key = $2 AND state = 'proposed' AND expires_at > now()) AS open,
-       EXISTS (SELECT 1 FROM proof_contact_preferences WHERE product_id = $1 AND person_key = $2
-                 AND last_request_sent_at > now() - make_interval(days => $3)) AS cooldown`,
-    [productId, personKey, cooldownDays],
-  );
-  if (row.opted_out) return 'opted_out';
-  if (row.open) return 'open_opportunity';
-  if (row.cooldown) return 'cooldown';
-  return null;
 }
 
 /**
@@ -159,17 +122,14 @@ export async function recordValueEventIn(
     await appendProofEvent(em, {
       ...ledger, eventType: 'proof.moment.detected', properties: { momentId, valueEventId: id, type: input.type, strength },
     });
-    const suppressed = await suppression(em, tenant.productId, personKey, settings.cooldownDays);
+    const suppressed = await askSuppression(
+      em, tenant.productId, { personRef: input.personRef ?? null, endUserId: input.endUserId ?? null, personKey }, settings.cooldownDays);
     let opportunityId: string | null = null;
     if (!suppressed) {
-      opportunityId = newId('opp');
-      await em.query(
-        `INSERT INTO proof_opportunities (id, organization_id, product_id, trigger, person_ref, end_user_id, person_key, moment_id,
-           value_event_id, strength, state, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'proposed', now() + make_interval(days => $11))`,
-        [opportunityId, tenant.organizationId, tenant.productId, input.type, input.personRef ?? null, input.endUserId ?? null,
-          personKey, momentId, id, strength, settings.opportunityTtlDays],
-      );
+      opportunityId = (await proposeOpportunity(em, {
+        organizationId: tenant.organizationId, productId: tenant.productId, trigger: input.type, personRef: input.personRef,
+        endUserId: input.endUserId, momentId, valueEventId: id, strength, ttlDays: settings.opportunityTtlDays,
+      })).id;
       await appendProofEvent(em, { ...ledger, eventType: 'proof.opportunity.created', properties: { opportunityId, momentId, strength } });
     }
     await em.query(
@@ -184,50 +144,4 @@ export async function recordValueEvent(
   ds: DataSource, tenant: ProductTenant, input: ValueEventInput, origin: ValueEventOrigin, settings: ScoringSettings,
 ): Promise<{ event: ValueEventView; replayed: boolean }> {
   return ds.transaction((em) => recordValueEventIn(em, tenant, input, origin, settings));
-}
-
-export interface OpportunityFilter {
-  state?: string;
-  personRef?: string;
-}
-
-export async function listOpportunities(
-  ds: DataSource, productId: string, filter: OpportunityFilter, page: PageRequest,
-): Promise<Page<ReturnType<typeof viewOpportunity>>> {
-  const qb = ds.getRepository(ProofOpportunity).createQueryBuilder('o').where('o.product_id = :productId', { productId });
-  if (filter.state === 'expired') qb.andWhere(`o.state = 'proposed' AND o.expires_at <= now()`);
-  else if (filter.state === 'proposed') qb.andWhere(`o.state = 'proposed' AND o.expires_at > now()`);
-  else if (filter.state) qb.andWhere('o.state = :state', { state: filter.state });
-  if (filter.personRef) qb.andWhere('o.person_ref = :personRef', { personRef: filter.personRef });
-  return pageOf(qb, 'o', page, viewOpportunity);
-}
-
-export async function getOpportunity(ds: DataSource, productId: string, id: string) {
-  const row = await ds.getRepository(ProofOpportunity).findOneBy({ id, productId });
-  if (!row) throw notFound('opportunity');
-  return viewOpportunity(row);
-}
-
-/**
- * A person's decision on a candidate. Accepting records the request made from it (the collection
- * setup's outcome route makes that draft request and passes its id); only a live proposal may change.
- */
-export async function decideOpportunity(
-  ds: DataSource, organizationId: string, id: string, decision: { action: 'accept' | 'dismiss'; teammateId: string; requestId?: string | null },
-) {
-  return ds.transaction(async (em) => {
-    const repo = em.getRepository(ProofOpportunity);
-    const row = await repo.createQueryBuilder('o').setLock('pessimistic_write')
-      .where('o.id = :id AND o.organization_id = :organizationId', { id, organizationId }).getOne();
-    if (!row) throw notFound('opportunity');
-    if (opportunityState(row) !== 'proposed') throw conflict(`the candidate is ${opportunityState(row)}`);
-    if (decision.requestId && !(await em.getRepository(ProofRequest).existsBy({ id: decision.requestId, organizationId }))) {
-      throw notFound('request');
-    }
-    row.state = decision.action === 'accept' ? 'accepted' : 'dismissed';
-    row.decidedBy = decision.teammateId;
-    row.decidedAt = new Date();
-    row.requestId = decision.requestId ?? null;
-    return viewOpportunity(await repo.save(row));
-  });
 }

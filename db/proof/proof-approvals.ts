@@ -6,6 +6,7 @@ import { Actor, announceDirectly, appendProofEvent } from './proof-ledger';
 import { assertChangeable, findItem, viewItem, viewVersion } from './proof-items';
 import { PageRequest, pageOf } from '../pagination';
 import { enqueueWorkflowCommand } from '../workflow-commands';
+import { videoMediaOf } from '../integrations/stream-copies';
 
 export interface ApprovalRef {
   requestId: string;
@@ -106,6 +107,12 @@ export async function decideApproval(ds: DataSource, organizationId: string, ite
       await appendProofEvent(em, {
         ...ledger, eventType: 'proof.item.approved', properties: { versionId: version.id, versionNumber: version.versionNumber },
       });
+      // The customer's videos go to the video host once approved (the relay skips this without one).
+      for (const mediaAssetId of await videoMediaOf(em, version.content.mediaAssetIds ?? [])) {
+        await enqueueWorkflowCommand(em, {
+          type: 'proof.stream.copy', tenant: { organizationId: item.organizationId, productId: item.productId }, mediaAssetId, versionId: version.id,
+        });
+      }
     } else {
       await requests.update(request.id, { state: 'rejected', decidedBy: teammateId, decidedAt: now, reason: decision.reason });
       await versions.update(version.id, { approvalState: 'rejected' });

@@ -16,6 +16,8 @@ export interface SigningKey {
   publicKey: KeyObject;
   /** Keyed per signing key, so a rotation also rotates the beacon tokens. */
   tokenSecret: Buffer;
+  /** The MAC key of the video host's source links (HKDF info `stream-source`). */
+  streamSourceSecret: Buffer;
 }
 
 export interface Signature {
@@ -41,6 +43,7 @@ function toKey(row: KeyRow, remember = true): SigningKey {
     privateKey,
     publicKey: createPublicKey(privateKey),
     tokenSecret: Buffer.from(hkdfSync('sha256', pem, row.id, 'service-proof-event-token', 32)),
+    streamSourceSecret: Buffer.from(hkdfSync('sha256', pem, row.id, 'stream-source', 32)),
   };
   if (remember) byKid.set(row.id, key);
   return key;

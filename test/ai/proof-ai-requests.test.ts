@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { proposeOpportunity } from '../../db/collection/requests';
+import { proposeOpportunity } from '../../db/integrations/opportunities';
 import { newId } from '../../db/rules/ids';
 import { proofRequestWorkflowId } from '../../workflows/collection/proof-request-workflow';
 import { Tenant, call, createTenant, errorCode, eventually, sessionFor, withKey } from '../support/fixtures';
@@ -77,7 +77,7 @@ describe('ai: story requests from a draft, sent by a person, replies captured (A
 
   it('an opportunity names the person and becomes accepted; a decided one is 409; unknown ids are 404 naming the path', async () => {
     const opp = await proposeOpportunity(ctx.dataSource.manager, {
-      organizationId: t.organizationId, productId: t.product.id, trigger: 'milestone', personRef: `person-${newId('p')}`,
+      organizationId: t.organizationId, productId: t.product.id, trigger: 'milestone', personRef: `person-${newId('p')}`, ttlDays: 30,
     });
     const res = await create({ channel: 'room', opportunityId: opp.id, formId: flowId });
     assert.equal(res.statusCode, 201, res.body);

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { FastifyInstance } from 'fastify';
 import { requestByToken } from '../../db/collection/drafts';
-import { proposeOpportunity, requestIdByLinkToken } from '../../db/collection/requests';
+import { requestIdByLinkToken } from '../../db/collection/requests';
+import { proposeOpportunity } from '../../db/integrations/opportunities';
 import { newId } from '../../db/rules/ids';
 import { sha256Hex } from '../../db/rules/secrets';
 import { approvalLinkWorkflowId } from '../../workflows/collection/approval-link-workflow';
@@ -152,7 +153,7 @@ describe('collection setup: personal requests, candidates, routing, corrections,
 
   it('outcome candidates: accept makes a draft request with its link, dismiss closes; a decided candidate is 409', async () => {
     const [one, two] = await Promise.all([1, 2].map(() => proposeOpportunity(ctx.dataSource.manager, {
-      organizationId: t.organizationId, productId: t.product.id, trigger: 'milestone', personRef: `person-${newId('p')}`, strength: 80,
+      organizationId: t.organizationId, productId: t.product.id, trigger: 'milestone', personRef: `person-${newId('p')}`, strength: 80, ttlDays: 30,
     })));
     const listed = (await as(member, { method: 'GET', url: '/api/proof/collect/requests/outcome?state=proposed' }, app)).json().data;
     assert.ok(listed.some((c: { id: string }) => c.id === one.id));

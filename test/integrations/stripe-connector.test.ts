@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import Stripe from 'stripe';
+import { sealPlaintextSigningSecrets } from '../../db/migrations/1763713400000-IntegrationsFinish';
 import { monthlyAmount } from '../../db/rules/stripe-events';
+import { isSealed, openSecret } from '../../runtime/secret-box';
 import { call, createTenant, errorCode, withKey } from '../support/fixtures';
 import { IntegrationTenant, asOwner, createIntegrationTenant, uniqueId } from '../support/integrations';
 import { ctx } from '../support/root-hooks';
@@ -176,5 +178,23 @@ describe('integrations: payment connector', () => {
     assert.equal(bad.statusCode, 400);
     const [row] = await ctx.dataSource.query(`SELECT token_digest FROM proof_stripe_connections WHERE id = $1`, [connection.id]);
     assert.notEqual(row.token_digest, token);
+  });
+
+  it('stores the signing secret sealed, never in the clear; the migration seals rows stored before', async () => {
+    const stored = async () => (await ctx.dataSource.query(`SELECT signing_secret FROM proof_stripe_connections WHERE id = $1`, [connection.id]))[0].signing_secret as string;
+    assert.ok(isSealed(await stored()));
+    assert.ok(!(await stored()).includes(SECRET));
+    assert.equal(openSecret(await stored()), SECRET);
+    // A row from before sealing: the migration seals it, and the connector still verifies with it.
+    await ctx.dataSource.query(`UPDATE proof_stripe_connections SET signing_secret = $2 WHERE id = $1`, [connection.id, SECRET]);
+    const runner = ctx.dataSource.createQueryRunner();
+    try {
+      await sealPlaintextSigningSecrets(runner);
+    } finally {
+      await runner.release();
+    }
+    assert.ok(isSealed(await stored()));
+    assert.notEqual(await stored(), SECRET);
+    assert.equal((await send(stripeEvent('customer.created', { id: 'cus_sealed' }))).statusCode, 200);
   });
 });

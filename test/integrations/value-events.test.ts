@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { valueEventStrength } from '../../db/rules/value-events';
-import { call, createTenant, errorCode, withKey } from '../support/fixtures';
+import { asTeammate, call, createTenant, errorCode, withKey } from '../support/fixtures';
+import { liveFlow } from '../support/collection-setup';
 import {
   IntegrationTenant, asOwner, createIntegrationTenant, ledgerOfProduct, outboxOf, postValueEvent, uniqueId, valueEvent,
 } from '../support/integrations';
@@ -8,8 +9,10 @@ import { ctx } from '../support/root-hooks';
 
 describe('integrations: value events, moments and ask candidates', () => {
   let tenant: IntegrationTenant;
+  let flowId: string;
   before(async () => {
     tenant = await createIntegrationTenant();
+    flowId = (await liveFlow(tenant)).flow.id;
   });
 
   it('stores 20 concurrent duplicates once: one row, one moment, one candidate', async () => {
@@ -82,7 +85,7 @@ describe('integrations: value events, moments and ask candidates', () => {
     assert.equal(old.json().data.strength, 60);
   });
 
-  it('suppresses a candidate for an open one, an opt-out and the cooldown', async () => {
+  it('suppresses a candidate while the person has an open one', async () => {
     const personRef = uniqueId('cus');
     const first = (await postValueEvent(tenant, valueEvent({ personRef }))).json().data;
     assert.ok(first.opportunityId);
@@ -90,17 +93,42 @@ describe('integrations: value events, moments and ask candidates', () => {
     assert.equal(second.opportunityId, null);
     assert.equal(second.suppressedReason, 'open_opportunity');
     assert.ok(second.momentId);
+  });
+
+  it('suppresses people who opted out through collection, and people sent a request within the cooldown', async () => {
+    const request = async (recipient: object) => {
+      const res = await asOwner(tenant, 'POST', '/api/proof/collect/requests', { flowId, channel: 'link', recipient });
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json().data as { request: { id: string }; linkToken: string };
+    };
+    const optOut = async (linkToken: string) => {
+      const res = await call({ method: 'POST', url: '/api/proof/collect/opt-out', headers: { 'x-link-token': linkToken } });
+      assert.equal(res.statusCode, 200, res.body);
+    };
+    const reason = async (person: object) => {
+      const res = await postValueEvent(tenant, valueEvent({ personRef: undefined, ...person }));
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json().data.suppressedReason as string | null;
+    };
 
     const optedOut = uniqueId('cus');
-    await ctx.dataSource.query(`INSERT INTO proof_contact_preferences (product_id, person_key, opted_out_at) VALUES ($1, $2, now())`, [tenant.product.id, optedOut]);
-    assert.equal((await postValueEvent(tenant, valueEvent({ personRef: optedOut }))).json().data.suppressedReason, 'opted_out');
+    await optOut((await request({ personRef: optedOut })).linkToken);
+    assert.equal(await reason({ personRef: optedOut }), 'opted_out');
+    const optedOutUser = uniqueId('user');
+    await optOut((await request({ endUserId: optedOutUser })).linkToken);
+    assert.equal(await reason({ endUserId: optedOutUser }), 'opted_out');
+
+    const drafted = uniqueId('cus');
+    await request({ personRef: drafted });
+    assert.equal(await reason({ personRef: drafted }), null, 'a draft nobody sent does not count');
 
     const asked = uniqueId('cus');
-    await ctx.dataSource.query(`INSERT INTO proof_contact_preferences (product_id, person_key, last_request_sent_at) VALUES ($1, $2, now() - interval '10 days')`, [tenant.product.id, asked]);
-    assert.equal((await postValueEvent(tenant, valueEvent({ personRef: asked }))).json().data.suppressedReason, 'cooldown');
-    const longAgo = uniqueId('cus');
-    await ctx.dataSource.query(`INSERT INTO proof_contact_preferences (product_id, person_key, last_request_sent_at) VALUES ($1, $2, now() - interval '100 days')`, [tenant.product.id, longAgo]);
-    assert.equal((await postValueEvent(tenant, valueEvent({ personRef: longAgo }))).json().data.suppressedReason, null);
+    const sent = await request({ personRef: asked });
+    const sendRes = await asOwner(tenant, 'POST', `/api/proof/collect/requests/${sent.request.id}`, { action: 'send' });
+    assert.equal(sendRes.statusCode, 200, sendRes.body);
+    assert.equal(await reason({ personRef: asked }), 'cooldown');
+    await ctx.dataSource.query(`UPDATE proof_requests SET sent_at = now() - interval '100 days' WHERE id = $1`, [sent.request.id]);
+    assert.equal(await reason({ personRef: asked }), null, 'a request sent before the cooldown no longer suppresses');
   });
 
   it('refuses bad bodies with 400 at the right path', async () => {
@@ -135,7 +163,8 @@ describe('integrations: value events, moments and ask candidates', () => {
     assert.equal(res.json().data.strength, 90);
   });
 
-  it('reads candidates and lets a person accept or dismiss them once; keys cannot', async () => {
+  it('reads candidates; a person accepts or dismisses each once at the outcome route, a key cannot', async () => {
+    const decide = (body: object, who = tenant.owner) => call(asTeammate(who, { method: 'POST', url: '/api/proof/collect/requests/outcome', payload: body }));
     const e = (await postValueEvent(tenant, valueEvent())).json().data;
     const one = await call(withKey(tenant.readKey, { method: 'GET', url: `/api/v1/proof/opportunities/${e.opportunityId}` }));
     assert.equal(one.statusCode, 200);
@@ -143,19 +172,24 @@ describe('integrations: value events, moments and ask candidates', () => {
     assert.equal(one.json().data.trigger, 'milestone');
     const listed = await call(withKey(tenant.readKey, { method: 'GET', url: `/api/v1/proof/opportunities?state=proposed&personRef=${e.personRef}` }));
     assert.deepEqual(listed.json().data.map((o: { id: string }) => o.id), [e.opportunityId]);
-    const byKey = await call(withKey(tenant.key, { method: 'POST', url: `/api/workspace/proof/opportunities/${e.opportunityId}/accept`, payload: {} }));
-    assert.equal(errorCode(byKey), 'HUMAN_APPROVAL_REQUIRED');
-    const unknownRequest = await asOwner(tenant, 'POST', `/api/workspace/proof/opportunities/${e.opportunityId}/accept`, { requestId: 'prq_000000000000' });
-    assert.equal(errorCode(unknownRequest), 'NOT_FOUND');
-    const accepted = await asOwner(tenant, 'POST', `/api/workspace/proof/opportunities/${e.opportunityId}/accept`, {});
-    assert.equal(accepted.statusCode, 200, accepted.body);
-    assert.equal(accepted.json().data.state, 'accepted');
-    assert.equal(errorCode(await asOwner(tenant, 'POST', `/api/workspace/proof/opportunities/${e.opportunityId}/dismiss`)), 'CONFLICT');
-    // The person's next moment may now open a candidate again.
+    const byKey = await call(withKey(tenant.key, { method: 'POST', url: '/api/proof/collect/requests/outcome', payload: { candidateId: e.opportunityId, action: 'dismiss' } }));
+    assert.equal(byKey.statusCode, 403);
+    assert.equal(byKey.json().code, 'HUMAN_APPROVAL_REQUIRED');
+    const accepted = await decide({ candidateId: e.opportunityId, action: 'accept', flowId, channel: 'link' });
+    assert.equal(accepted.statusCode, 201, accepted.body);
+    assert.equal(accepted.json().data.candidate.state, 'accepted');
+    assert.equal(accepted.json().data.request.status, 'draft', 'nothing is sent: a person sends it');
+    const read = (await call(withKey(tenant.readKey, { method: 'GET', url: `/api/v1/proof/opportunities/${e.opportunityId}` }))).json().data;
+    assert.equal(read.state, 'accepted');
+    assert.equal(read.requestId, accepted.json().data.request.id);
+    assert.ok(read.decidedAt);
+    assert.equal((await decide({ candidateId: e.opportunityId, action: 'dismiss' })).json().code, 'CONFLICT');
+    // The person's next moment may open a candidate again: the draft was not sent.
     const next = (await postValueEvent(tenant, valueEvent({ personRef: e.personRef }))).json().data;
     assert.ok(next.opportunityId);
-    const dismissed = await asOwner(tenant, 'POST', `/api/workspace/proof/opportunities/${next.opportunityId}/dismiss`);
-    assert.equal(dismissed.json().data.state, 'dismissed');
+    const dismissed = await decide({ candidateId: next.opportunityId, action: 'dismiss' });
+    assert.equal(dismissed.statusCode, 200, dismissed.body);
+    assert.equal(dismissed.json().data.candidate.state, 'dismissed');
   });
 
   it('reads an expired candidate as expired', async () => {
@@ -163,6 +197,12 @@ describe('integrations: value events, moments and ask candidates', () => {
     await ctx.dataSource.query(`UPDATE proof_opportunities SET expires_at = now() - interval '1 second' WHERE id = $1`, [e.opportunityId]);
     const one = await call(withKey(tenant.readKey, { method: 'GET', url: `/api/v1/proof/opportunities/${e.opportunityId}` }));
     assert.equal(one.json().data.state, 'expired');
+    const late = await call(asTeammate(tenant.owner, {
+      method: 'POST', url: '/api/proof/collect/requests/outcome', payload: { candidateId: e.opportunityId, action: 'accept', flowId, channel: 'link' },
+    }));
+    assert.equal(late.statusCode, 409, 'an expired candidate cannot be accepted');
+    const expired = await call(asTeammate(tenant.owner, { method: 'GET', url: '/api/proof/collect/requests/outcome?state=expired' }));
+    assert.ok(expired.json().data.some((o: { id: string }) => o.id === e.opportunityId));
     const next = (await postValueEvent(tenant, valueEvent({ personRef: e.personRef }))).json().data;
     assert.ok(next.opportunityId, 'an expired candidate does not suppress');
   });
@@ -176,7 +216,10 @@ describe('integrations: value events, moments and ask candidates', () => {
     assert.notEqual(theirs.json().data.id, mine.id);
     const read = await call(withKey(other.key, { method: 'GET', url: `/api/v1/proof/opportunities/${mine.opportunityId}` }));
     assert.equal(read.statusCode, 404);
-    assert.equal(errorCode(await call({ method: 'POST', url: `/api/workspace/proof/opportunities/${mine.opportunityId}/dismiss`, headers: { cookie: other.owner.cookie, 'x-csrf-token': other.owner.csrfToken } })), 'NOT_FOUND');
+    const foreign = await call(asTeammate(other.owner, { method: 'POST', url: '/api/proof/collect/requests/outcome', payload: { candidateId: mine.opportunityId, action: 'dismiss' } }));
+    assert.equal(foreign.statusCode, 404);
+    const theirList = await call(asTeammate(other.owner, { method: 'GET', url: '/api/proof/collect/requests/outcome' }));
+    assert.ok(!theirList.json().data.some((o: { id: string }) => o.id === mine.opportunityId));
     const readOnly = await call(withKey(tenant.readKey, { method: 'POST', url: '/api/v1/proof/events', payload: valueEvent() }));
     assert.equal(errorCode(readOnly), 'INSUFFICIENT_SCOPE');
   });

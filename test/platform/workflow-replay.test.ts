@@ -14,13 +14,14 @@ import { approvalWorkflowId } from '../../workflows/proof/proof-approval-workflo
 import { deletionWorkflowId } from '../../workflows/proof/proof-deletion-workflow';
 import { revocationWorkflowId } from '../../workflows/proof/proof-revocation-workflow';
 import { webhookDeliveryWorkflowId } from '../../workflows/webhooks/webhook-delivery-workflow';
-import { approvalLinkWorkflow, proofHealthWorkflow, transcriptionWorkflow, uploadWorkflow } from '../../workflows';
+import { approvalLinkWorkflow, proofHealthWorkflow, streamCopyWorkflow, transcriptionWorkflow, uploadWorkflow } from '../../workflows';
 import { transcriptionWorkflowId } from '../../workflows/ai/transcription-workflow';
 import { approvalLinkWorkflowId } from '../../workflows/collection/approval-link-workflow';
 import { domainVerificationWorkflowId } from '../../workflows/collection/domain-verification-workflow';
 import { proofRequestWorkflowId } from '../../workflows/collection/proof-request-workflow';
 import { uploadWorkflowId } from '../../workflows/collection/upload-workflow';
 import { proofHealthWorkflowId } from '../../workflows/integrations/proof-health-workflow';
+import { streamCopyWorkflowId } from '../../workflows/integrations/stream-copy-workflow';
 import { newId } from '../../db/rules/ids';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { as, liveFlow } from '../support/collection-setup';
@@ -165,7 +166,16 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
     await eventually(async () => ((await health.fetchHistory()).events?.length ?? 0) > 20);
     await health.terminate('recorded');
 
+    // A copy to the video host of a video that is not (or no longer) approved ends without asking the host.
+    const streamId = streamCopyWorkflowId(`med_replay_${newId('x').slice(2, 12)}`);
+    await (await ctx.temporal.workflow.start(streamCopyWorkflow, {
+      workflowId: streamId, taskQueue: ctx.config.taskQueue,
+      args: [{ organizationId: collector.organizationId, productId: collector.product.id, mediaAssetId: streamId.slice('stream-copy/'.length), versionId: 'pver_replay' }],
+      ...tenantOptions,
+    })).result();
+
     return {
+      streamCopyWorkflow: streamId,
       approvalLinkWorkflow: linkId,
       domainVerificationWorkflow: domainVerificationWorkflowId(domain.id),
       proofHealthWorkflow: healthId,

@@ -17,6 +17,7 @@ import { FakeAi } from './fake-ai';
 import { OpenApiDrift, isWholeSuite } from './openapi-drift';
 import { SmtpSink } from './smtp-sink';
 import { DnsSink } from './dns-sink';
+import { FakeStreamHost } from './stream-host';
 
 export interface TestContext {
   config: Config;
@@ -32,6 +33,8 @@ export interface TestContext {
   smtpSink: SmtpSink;
   /** The DNS server custom-domain checks ask (PROOF_DOMAIN_DNS_SERVERS): a local one the tests fill. */
   dnsSink: DnsSink;
+  /** The video host's API the worker asks for copies (PROOF_STREAM_API_URL): a local stand-in. */
+  streamHost: FakeStreamHost;
   /** The suite's key-encryption keys (tests that rotate put these back). */
   secretKeys: KeyRing;
   /** A fresh app on the same database and Temporal, for tests that need other settings or routes. */
@@ -69,6 +72,9 @@ export const mochaHooks = {
     const dnsSink = new DnsSink();
     const dnsServer = await dnsSink.start();
     teardown.push(() => dnsSink.stop());
+    const streamHost = new FakeStreamHost();
+    const proofStreamApiUrl = await streamHost.start();
+    teardown.push(() => streamHost.stop());
     const config = {
       ...loadConfig({}),
       databaseUrl,
@@ -95,6 +101,9 @@ export const mochaHooks = {
       smtpUrl,
       domainDnsServers: [dnsServer],
       domainCheckIntervalMs: 60_000,
+      proofStreamApiUrl,
+      proofStreamApiToken: 'stream-api-token',
+      proofStreamSourceBaseUrl: 'https://proof.example.test',
     };
     teardown.push(async () => fs.rmSync(config.dataDir, { recursive: true, force: true }));
     const worker = await startWorker(config, dataSource, { ...temporal, workflowBundle });
@@ -110,7 +119,7 @@ export const mochaHooks = {
     };
     Object.assign(ctx, {
       config, databaseUrl, dataSource, temporal: temporal.client, nativeConnection: temporal.nativeConnection,
-      workflowBundle, fakeAi, smtpSink, dnsSink, secretKeys, app: await make(), buildApp: make,
+      workflowBundle, fakeAi, smtpSink, dnsSink, streamHost, secretKeys, app: await make(), buildApp: make,
     });
   },
 

@@ -2442,46 +2442,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/workspace/proof/opportunities/{id}/accept": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * A person accepts an ask candidate (a request is made from it)
-         * @description Workspace roles: owner, admin.
-         */
-        post: operations["acceptOpportunity"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/workspace/proof/opportunities/{id}/dismiss": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * A person dismisses an ask candidate
-         * @description Workspace roles: owner, admin.
-         */
-        post: operations["dismissOpportunity"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/public/proof/hooks/{token}": {
         parameters: {
             query?: never;
@@ -2890,6 +2850,26 @@ export interface paths {
          * @description Workspace roles: owner, admin.
          */
         get: operations["listProofHealthFindings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/public/proof/stream/source/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The original the video host copies, through a short-lived signed link; byte ranges
+         * @description Public: no credential.
+         */
+        get: operations["getStreamSource"];
         put?: never;
         post?: never;
         delete?: never;
@@ -16872,12 +16852,15 @@ export interface operations {
                             momentId: string | null;
                             valueEventId: string | null;
                             strength: number | null;
-                            state: string;
+                            /** @enum {string} */
+                            state: "proposed" | "accepted" | "dismissed" | "expired";
                             requestId: string | null;
+                            /** Format: date-time */
+                            decidedAt: string | null;
                             /** Format: date-time */
                             createdAt: string;
                             /** Format: date-time */
-                            expiresAt: string | null;
+                            expiresAt: string;
                         }[];
                         nextCursor: string | null;
                     };
@@ -16960,12 +16943,15 @@ export interface operations {
                                 momentId: string | null;
                                 valueEventId: string | null;
                                 strength: number | null;
-                                state: string;
+                                /** @enum {string} */
+                                state: "proposed" | "accepted" | "dismissed" | "expired";
                                 requestId: string | null;
+                                /** Format: date-time */
+                                decidedAt: string | null;
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
-                                expiresAt: string | null;
+                                expiresAt: string;
                             };
                         };
                     };
@@ -16988,12 +16974,15 @@ export interface operations {
                                 momentId: string | null;
                                 valueEventId: string | null;
                                 strength: number | null;
-                                state: string;
+                                /** @enum {string} */
+                                state: "proposed" | "accepted" | "dismissed" | "expired";
                                 requestId: string | null;
+                                /** Format: date-time */
+                                decidedAt: string | null;
                                 /** Format: date-time */
                                 createdAt: string;
                                 /** Format: date-time */
-                                expiresAt: string | null;
+                                expiresAt: string;
                             };
                             request: {
                                 id: string;
@@ -17055,7 +17044,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProofErrorBody"];
                 };
             };
-            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
+            /** @description HUMAN_APPROVAL_REQUIRED (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18675,12 +18664,13 @@ export interface operations {
                     "application/json": {
                         data: {
                             id: string;
+                            productId: string;
                             trigger: string;
                             personRef: string | null;
                             endUserId: string | null;
-                            momentId: string;
-                            valueEventId: string;
-                            strength: number;
+                            momentId: string | null;
+                            valueEventId: string | null;
+                            strength: number | null;
                             /** @enum {string} */
                             state: "proposed" | "accepted" | "dismissed" | "expired";
                             requestId: string | null;
@@ -18766,12 +18756,13 @@ export interface operations {
                     "application/json": {
                         data: {
                             id: string;
+                            productId: string;
                             trigger: string;
                             personRef: string | null;
                             endUserId: string | null;
-                            momentId: string;
-                            valueEventId: string;
-                            strength: number;
+                            momentId: string | null;
+                            valueEventId: string | null;
+                            strength: number | null;
                             /** @enum {string} */
                             state: "proposed" | "accepted" | "dismissed" | "expired";
                             requestId: string | null;
@@ -18812,7 +18803,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no ask candidate with this id in the key's product */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -18826,198 +18817,6 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    acceptOpportunity: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": {
-                    /** @description the request made from the candidate, when one was made */
-                    requestId?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                            trigger: string;
-                            personRef: string | null;
-                            endUserId: string | null;
-                            momentId: string;
-                            valueEventId: string;
-                            strength: number;
-                            /** @enum {string} */
-                            state: "proposed" | "accepted" | "dismissed" | "expired";
-                            requestId: string | null;
-                            /** Format: date-time */
-                            decidedAt: string | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                            /** Format: date-time */
-                            expiresAt: string;
-                        };
-                    };
-                };
-            };
-            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The workspace session is missing, malformed or expired */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description HUMAN_APPROVAL_REQUIRED (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    dismissOpportunity: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            id: string;
-                            trigger: string;
-                            personRef: string | null;
-                            endUserId: string | null;
-                            momentId: string;
-                            valueEventId: string;
-                            strength: number;
-                            /** @enum {string} */
-                            state: "proposed" | "accepted" | "dismissed" | "expired";
-                            requestId: string | null;
-                            /** Format: date-time */
-                            decidedAt: string | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                            /** Format: date-time */
-                            expiresAt: string;
-                        };
-                    };
-                };
-            };
-            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description The workspace session is missing, malformed or expired */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description HUMAN_APPROVAL_REQUIRED (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description CONFLICT: the candidate was already accepted or dismissed */
-            409: {
-                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -19103,7 +18902,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: the token is unknown, malformed, rotated away or disabled, or its product is inactive (one answer for all) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19112,7 +18911,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: too many calls; retry later */
+            /** @description RATE_LIMITED: this hook was called more than PROOF_HOOK_RATE_PER_MINUTE times this minute; retry after Retry-After */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -19284,7 +19083,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant */
+            /** @description NOT_FOUND: productId is not a product of this workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19372,8 +19171,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no hook with this id in the workspace */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: the hook is disabled; a disabled hook is not rotated */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19456,7 +19264,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no hook with this id in the workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19505,7 +19313,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            /** @description VALIDATION_FAILED: Stripe-Signature is missing, does not match, is over 5 min old or ahead (details path stripe-signature), the connection has no signing secret, or the body is not an event */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -19514,7 +19322,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: the token is unknown, malformed or rotated away, the connection is disabled or its product inactive (one answer for all) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19683,7 +19491,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant */
+            /** @description NOT_FOUND: productId is not a product of this workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19776,7 +19584,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no connection with this id in the workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19863,8 +19671,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no connection with this id in the workspace */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: the connection is disabled; a disabled connection is not rotated */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19953,7 +19770,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no reward with this id in the workspace (the key's product for confirm) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -19962,7 +19779,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this */
+            /** @description CONFLICT: the reward is not a feature unlock waiting for confirmation (another kind, pending, issued or cancelled) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -20159,6 +19976,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description NOT_FOUND: productId or proofItemId is not one of this workspace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -20240,7 +20066,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no reward with this id in the workspace (the key's product for confirm) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -20249,7 +20075,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this */
+            /** @description CONFLICT: the reward is not pending (already issued, unlock pending, fulfilled or cancelled) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -20339,7 +20165,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no reward with this id in the workspace (the key's product for confirm) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -20348,7 +20174,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this */
+            /** @description CONFLICT: the reward is already issued, fulfilled or cancelled */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -20789,7 +20615,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no source record with this id in the key's product */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21009,7 +20835,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant */
+            /** @description NOT_FOUND: productId is not a product of this workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21085,7 +20911,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no brand mention with this id in the workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21094,7 +20920,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this */
+            /** @description CONFLICT: the mention was already imported */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21103,7 +20929,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted */
+            /** @description SOURCE_POLICY_BLOCKED: the mention's reuse is blocked (details.reasons) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -21181,7 +21007,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant */
+            /** @description NOT_FOUND: productId is not a product of this workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -21282,6 +21108,73 @@ export interface operations {
             };
         };
     };
+    getStreamSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the original, in its own media type */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /** @description the requested byte range */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: the link is not one this service signed, has expired, or the version is no longer approved, a revocation was filed or the grant no longer allows the media */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the range is outside the file */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     receiveStreamWebhook: {
         parameters: {
             query?: never;
@@ -21304,7 +21197,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            /** @description VALIDATION_FAILED: webhook-signature is missing, does not match or is over 5 min away (details path webhook-signature), or the body is not a notice with a uid */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -21313,7 +21206,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant */
+            /** @description NOT_FOUND: PROOF_STREAM_WEBHOOK_SECRET is not set, so the video host webhook does not exist */
             404: {
                 headers: {
                     [name: string]: unknown;
