@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { uploadWorkflowId } from '../../workflows/collection/upload-workflow';
-import { Tenant, call, createTenant, eventually, sessionFor, withKey } from '../support/fixtures';
+import { Tenant, call, createTenant, eventually, sessionFor, settledHandle, withKey } from '../support/fixtures';
 import { as, liveFlow } from '../support/collection-setup';
 import { customerCall, sha256 } from '../support/collection';
 import { ctx } from '../support/root-hooks';
@@ -55,7 +55,7 @@ describe('collection setup: welcome videos (upload/<sessionId>, held until a per
     assert.deepEqual(row, { draft_id: null, purpose: 'welcome_video' });
     const [secret] = await ctx.dataSource.query('SELECT digest FROM collection_secrets WHERE upload_id = $1', [upload.id]);
     assert.equal(secret.digest, sha256(Buffer.from(uploadToken)), 'the upload token is stored only as its hash');
-    const run = await ctx.temporal.workflow.getHandle(uploadWorkflowId(upload.id)).describe();
+    const run = await (await settledHandle(uploadWorkflowId(upload.id))).describe();
     assert.deepEqual(run.memo, { organizationId: t.organizationId, productId: t.product.id });
 
     await sendAll(video.id, uploadToken, file);
