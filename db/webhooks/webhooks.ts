@@ -308,6 +308,7 @@ export interface AttemptRecord {
 }
 
 export const IN_FLIGHT = 'in flight';
+export const ENDPOINT_DISABLED = 'endpoint disabled: not sent';
 export const INTERRUPTED = 'interrupted: the worker stopped before this attempt was answered or recorded';
 
 /**
@@ -359,5 +360,45 @@ export async function failDelivery(ds: DataSource, deliveryId: string, reason: s
       [deliveryId, reason],
     );
     await em.query(`UPDATE webhook_attempts SET error = $2 WHERE delivery_id = $1 AND error = $3`, [deliveryId, INTERRUPTED, IN_FLIGHT]);
+  });
+}
+
+/** What a batch's first attempt of one delivery does: send attempt 1 now, nothing, or hand it to its retry workflow. */
+export type FirstAttemptClaim =
+  | { kind: 'send'; target: AttemptTarget }
+  | { kind: 'done' }
+  /** `waitFirst`: the last attempt was answered, so the retry waits its backoff; otherwise it was cut short. */
+  | { kind: 'retry'; attemptsMade: number; waitFirst: boolean };
+
+/**
+ * Takes attempt 1 of a delivery for batch `batchId`, under the delivery's row lock, and logs it as in
+ * flight. Only one batch ever owns a delivery's first attempt: another batch holding it (a relay sweep
+ * after a lost claim) gets `done` and sends nothing. The owner asking again (its activity retried after
+ * a worker died) gets what is left to do: nothing if delivered, else the retry workflow, after the
+ * backoff when attempt 1 was answered, at once when it was cut short. A disabled or deleted endpoint
+ * fails the delivery without sending.
+ */
+export async function claimFirstAttempt(ds: DataSource, deliveryId: string, batchId: string): Promise<FirstAttemptClaim> {
+  return ds.transaction(async (em) => {
+    const delivery = await em.getRepository(WebhookDelivery).findOne({ where: { id: deliveryId }, lock: { mode: 'pessimistic_write' } });
+    if (!delivery || delivery.status !== 'pending') return { kind: 'done' };
+    if (delivery.firstAttemptBatch === batchId) {
+      const [last]: Array<{ attempt: number; error: string | null }> = await em.query(
+        `SELECT attempt, error FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt DESC LIMIT 1`, [deliveryId]);
+      return { kind: 'retry', attemptsMade: last?.attempt ?? 0, waitFirst: last !== undefined && last.error !== IN_FLIGHT };
+    }
+    if (delivery.firstAttemptBatch !== null || delivery.attemptCount > 0) return { kind: 'done' };
+    const endpoint = await em.getRepository(WebhookEndpoint).findOneByOrFail({ id: delivery.endpointId });
+    if (!endpoint.enabled || endpoint.deletedAt) {
+      await em.query(
+        `UPDATE webhook_deliveries SET status = 'failed', last_error = $2, completed_at = now() WHERE id = $1`,
+        [deliveryId, ENDPOINT_DISABLED]);
+      return { kind: 'done' };
+    }
+    await em.query(
+      `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, error) VALUES ($1, 1, now(), 0, $2)`,
+      [deliveryId, IN_FLIGHT]);
+    await em.query(`UPDATE webhook_deliveries SET attempt_count = 1, first_attempt_batch = $2 WHERE id = $1`, [deliveryId, batchId]);
+    return { kind: 'send', target: { delivery, endpoint } };
   });
 }
