@@ -3,7 +3,7 @@ import https from 'node:https';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { DataSource } from 'typeorm';
 import {
-  AttemptTarget, RESPONSE_EXCERPT_BYTES, claimFirstAttempt, failDelivery, loadAttemptTarget, recordAttempt, reserveAttempt,
+  AttemptTarget, RESPONSE_EXCERPT_BYTES, claimFirstAttempts, failDelivery, loadAttemptTarget, recordAttempt, reserveAttempt,
 } from '../../db/webhooks/webhooks';
 import { Config } from '../../runtime/config';
 import { literalTargetAllowed, publicOnlyLookup } from '../../runtime/webhook-target';
@@ -152,33 +152,41 @@ export interface FirstAttemptsInput {
 }
 
 /**
- * The first attempt of every delivery of a batch, `concurrency` at a time. Each is claimed, signed,
- * sent and recorded exactly as a retry workflow's attempt is. All attempts settle before an error is
- * raised, so a retry of the whole batch never finds one of its own still in flight in this process.
+ * The first attempt of every delivery of a batch: all claimed in one transaction, then signed, sent
+ * and recorded `concurrency` at a time, each exactly as a retry workflow's attempt is. All attempts
+ * settle before an error is raised, so a retry of the whole batch never finds one of its own still in
+ * flight in this process. A worker that dies mid-batch leaves its unanswered attempts in flight: the
+ * retried activity hands each to its retry workflow, which logs it as interrupted and sends the next
+ * number at once.
  */
 export async function sendFirstAttempts(
   { dataSource, config }: WebhookActivityDeps, input: FirstAttemptsInput, heartbeat: () => void = () => undefined,
 ): Promise<FirstAttemptOutcome[]> {
-  const one = async (deliveryId: string): Promise<FirstAttemptOutcome> => {
-    const claim = await claimFirstAttempt(dataSource, deliveryId, input.batchId);
-    if (claim.kind === 'done') return { deliveryId, next: 'done' };
-    if (claim.kind === 'retry') return { deliveryId, next: 'retry', attemptsMade: claim.attemptsMade, waitFirst: claim.waitFirst };
-    const result = await sendSigned(claim.target, 1, input.timeoutMs, config.webhookAllowPrivateTargets);
-    if (await recordPatiently(dataSource, deliveryId, 1, result)) return { deliveryId, next: 'done' };
-    return { deliveryId, next: 'retry', attemptsMade: 1, waitFirst: true };
-  };
-  const settled: Array<PromiseSettledResult<FirstAttemptOutcome>> = [];
+  const claims = await claimFirstAttempts(dataSource, input.deliveryIds, input.batchId);
+  const outcomes = new Map<string, FirstAttemptOutcome>();
+  const sends: Array<{ deliveryId: string; target: AttemptTarget }> = [];
+  for (const [deliveryId, claim] of claims) {
+    if (claim.kind === 'send') sends.push({ deliveryId, target: claim.target });
+    else if (claim.kind === 'done') outcomes.set(deliveryId, { deliveryId, next: 'done' });
+    else outcomes.set(deliveryId, { deliveryId, next: 'retry', attemptsMade: claim.attemptsMade, waitFirst: claim.waitFirst });
+  }
+  const errors: unknown[] = [];
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(input.concurrency, input.deliveryIds.length) }, async () => {
-    for (let i = next++; i < input.deliveryIds.length; i = next++) {
-      settled[i] = await one(input.deliveryIds[i]).then(
-        (value) => ({ status: 'fulfilled' as const, value }), (reason: unknown) => ({ status: 'rejected' as const, reason }));
+  await Promise.all(Array.from({ length: Math.min(input.concurrency, sends.length) }, async () => {
+    for (let i = next++; i < sends.length; i = next++) {
+      const { deliveryId, target } = sends[i];
+      try {
+        const result = await sendSigned(target, 1, input.timeoutMs, config.webhookAllowPrivateTargets);
+        const delivered = await recordPatiently(dataSource, deliveryId, 1, result);
+        outcomes.set(deliveryId, delivered ? { deliveryId, next: 'done' } : { deliveryId, next: 'retry', attemptsMade: 1, waitFirst: true });
+      } catch (err) {
+        errors.push(err);
+      }
       heartbeat();
     }
   }));
-  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  if (failed) throw failed.reason;
-  return settled.map((s) => (s as PromiseFulfilledResult<FirstAttemptOutcome>).value);
+  if (errors.length > 0) throw errors[0];
+  return input.deliveryIds.map((id) => outcomes.get(id)!);
 }
 
 /** How often a batch reports that its worker is alive, while attempts wait on slow receivers. */

@@ -3,7 +3,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { sendFirstAttempts } from '../../activities/webhooks/webhook-activities';
 import { enqueueEvent } from '../../db/outbox';
 import { newId } from '../../db/rules/ids';
-import { INTERRUPTED, claimFirstAttempt, createEndpoint, getDelivery } from '../../db/webhooks/webhooks';
+import { INTERRUPTED, claimFirstAttempts, createEndpoint, getDelivery } from '../../db/webhooks/webhooks';
 import { verifyWebhookSignature } from '../../runtime/webhook-signature';
 import { ORGANIZATION_ID, PRODUCT_ID } from '../../runtime/workflow-memo';
 import { webhookBatchWorkflowId } from '../../workflows/webhooks/webhook-batch-workflow';
@@ -95,8 +95,8 @@ describe('webhook batches: first attempts in one activity', function () {
     const id = await delivery(tenant, good.endpoint.id);
     const batchId = `webhook-batch/${newId('whb')}`;
     // The batch claimed attempt 1 and its worker died before the answer was recorded.
-    const claim = await claimFirstAttempt(ctx.dataSource, id, batchId);
-    assert.equal(claim.kind, 'send');
+    const claims = await claimFirstAttempts(ctx.dataSource, [id], batchId);
+    assert.equal(claims.get(id)?.kind, 'send');
     const [outcome] = await sendFirstAttempts(deps(), { batchId, deliveryIds: [id], timeoutMs: 1_000, concurrency: 3 });
     assert.deepEqual(outcome, { deliveryId: id, next: 'retry', attemptsMade: 1, waitFirst: false });
     assert.equal(ok.requests.length, 0, 'the retried batch does not send it again itself');

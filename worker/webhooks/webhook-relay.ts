@@ -25,7 +25,7 @@ export function webhookRelay(ds: DataSource, client: Client, config: Config): Re
   return {
     name: 'webhook',
     batchSize: config.relayBatchSize,
-    idleMs: config.relayIdleMs,
+    idleMs: config.webhookRelayIdleMs,
     log: (line) => console.error(`[sv] ${line}`),
     tick: async (batchSize) => {
       const published = await publishOutbox(ds, batchSize);

@@ -28,7 +28,7 @@ type Activities = ReturnType<typeof createWebhookActivities>;
  * at once costs no workflow of its own. Every other delivery continues in its own retry workflow
  * (`webhook-delivery/<id>`, one per delivery ever) with the usual backoff and attempt count; it outlives
  * this batch. A worker that dies mid-batch loses nothing: the activity runs again and each delivery
- * goes on from what the log holds (see `claimFirstAttempt`).
+ * goes on from what the log holds (see `claimFirstAttempts`).
  */
 export async function webhookBatchWorkflow(input: WebhookBatchInput): Promise<{ delivered: number; retrying: number }> {
   const rounds = Math.ceil(input.deliveries.length / input.concurrency);
