@@ -160,7 +160,7 @@ export interface FirstAttemptsInput {
  * number at once.
  */
 export async function sendFirstAttempts(
-  { dataSource, config }: WebhookActivityDeps, input: FirstAttemptsInput, heartbeat: () => void = () => undefined,
+  { dataSource, config }: WebhookActivityDeps, input: FirstAttemptsInput,
 ): Promise<FirstAttemptOutcome[]> {
   const claims = await claimFirstAttempts(dataSource, input.deliveryIds, input.batchId);
   const outcomes = new Map<string, FirstAttemptOutcome>();
@@ -182,7 +182,6 @@ export async function sendFirstAttempts(
       } catch (err) {
         errors.push(err);
       }
-      heartbeat();
     }
   }));
   if (errors.length > 0) throw errors[0];
@@ -219,7 +218,7 @@ export function createWebhookActivities({ dataSource, config }: WebhookActivityD
       const context = Context.current();
       const timer = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
       try {
-        return await sendFirstAttempts({ dataSource, config }, input, () => context.heartbeat());
+        return await sendFirstAttempts({ dataSource, config }, input);
       } finally {
         clearInterval(timer);
       }
