@@ -164,16 +164,21 @@ async function main(): Promise<void> {
         const due = start + (i * 1000) / RATE;
         await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
         const sent = performance.now();
-        const res = await fetch(`${api}/api/v1/signals`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
-          body: JSON.stringify({ endUserId: `user-${i % 100}`, title: 'Export is slow', body, idempotencyKey: `steady-${i}`, kind: 'bug' }),
-        });
-        const json = await res.json() as { data?: { id: string } };
-        const at = performance.now();
-        intake.push(at - sent);
-        if (res.status === 201 && json.data) answered.set(json.data.id, at);
-        else refused += 1;
+        try {
+          const res = await fetch(`${api}/api/v1/signals`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+            body: JSON.stringify({ endUserId: `user-${i % 100}`, title: 'Export is slow', body, idempotencyKey: `steady-${i}`, kind: 'bug' }),
+          });
+          const json = await res.json() as { data?: { id: string } };
+          const at = performance.now();
+          intake.push(at - sent);
+          if (res.status === 201 && json.data) answered.set(json.data.id, at);
+          else refused += 1;
+        } catch {
+          // An overloaded machine may drop a connection: counted, not fatal to the run.
+          refused += 1;
+        }
       }));
       const last = performance.now();
       const ids = [...answered.keys()];
@@ -223,7 +228,7 @@ async function main(): Promise<void> {
     await emptyRunning;
     if (MODE === 'steady' || MODE === 'both') {
       const r = await steady();
-      console.log(`bench:webhooks steady  ${r.sent} signals at ${RATE}/s for ${SECONDS} s (achieved ${r.rate.toFixed(1)}/s), ${r.refused} refused by intake`);
+      console.log(`bench:webhooks steady  ${r.sent} signals at ${RATE}/s for ${SECONDS} s (achieved ${r.rate.toFixed(1)}/s), ${r.refused} refused or dropped by intake`);
       console.log(`intake 201: p50 ${r.intakeP50.toFixed(1)} ms  p99 ${r.intakeP99.toFixed(1)} ms`);
       console.log(`event (201) → first attempt: p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms (aim <= 1000)  max ${r.max.toFixed(1)} ms`);
       console.log(`not delivered ${SETTLE_MS / 1000} s after the last signal: ${r.undelivered}`);
