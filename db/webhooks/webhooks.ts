@@ -261,7 +261,7 @@ const DISPATCH_RETRY = '5 seconds';
  * Publisher, second phase: claims deliveries whose workflow has not started yet with a lease (one short
  * statement, committed at once), hands them to `start` outside any transaction, and marks the ones it
  * answers as started. No lock is held while Temporal is called; a failed start delays only its own
- * delivery, and the workflow id refuses a second start anyway.
+ * batch, and a delivery claimed again after a lost mark sends nothing twice (`claimFirstAttempts`).
  */
 export async function dispatchDeliveries(
   ds: DataSource, batchSize: number, start: (deliveries: UnstartedDelivery[]) => Promise<string[]>,
