@@ -24,6 +24,8 @@ export interface Config {
   webhookRetryInitialMs: number;
   webhookRetryMaxMs: number;
   webhookAllowPrivateTargets: boolean;
+  webhookBatchConcurrency: number;
+  webhookRelayIdleMs: number;
   relayBatchSize: number;
   relayIdleMs: number;
   aiBaseUrl: string | undefined;
@@ -150,6 +152,9 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryInitialMs: int(env, 'WEBHOOK_RETRY_INITIAL_MS', 30_000, 1, 86_400_000),
     webhookRetryMaxMs: int(env, 'WEBHOOK_RETRY_MAX_MS', 3_600_000, 1, 86_400_000),
     webhookAllowPrivateTargets: bool(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+    webhookBatchConcurrency: int(env, 'WEBHOOK_BATCH_CONCURRENCY', 32, 1, 1000),
+    // Shorter than other relays' pause: an event's first attempt waits on it.
+    webhookRelayIdleMs: int(env, 'WEBHOOK_RELAY_IDLE_MS', 100, 10, 60_000),
     relayBatchSize: int(env, 'SV_RELAY_BATCH_SIZE', 100, 1, 1000),
     relayIdleMs: int(env, 'SV_RELAY_IDLE_MS', 500, 10, 60_000),
     aiBaseUrl: text(env, 'AI_BASE_URL'),

@@ -1,5 +1,6 @@
 export { maintenanceWorkflow } from './platform/maintenance-workflow';
 export { webhookDeliveryWorkflow } from './webhooks/webhook-delivery-workflow';
+export { webhookBatchWorkflow } from './webhooks/webhook-batch-workflow';
 export { proofApprovalWorkflow } from './proof/proof-approval-workflow';
 export { proofDeletionWorkflow } from './proof/proof-deletion-workflow';
 export { proofRevocationWorkflow } from './proof/proof-revocation-workflow';

@@ -1,8 +1,10 @@
 import http from 'node:http';
 import https from 'node:https';
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { DataSource } from 'typeorm';
-import { RESPONSE_EXCERPT_BYTES, failDelivery, loadAttemptTarget, recordAttempt, reserveAttempt } from '../../db/webhooks/webhooks';
+import {
+  AttemptTarget, RESPONSE_EXCERPT_BYTES, claimFirstAttempts, failDelivery, loadAttemptTarget, recordAttempt, reserveAttempt,
+} from '../../db/webhooks/webhooks';
 import { Config } from '../../runtime/config';
 import { literalTargetAllowed, publicOnlyLookup } from '../../runtime/webhook-target';
 import { signWebhook } from '../../runtime/webhook-signature';
@@ -13,6 +15,8 @@ export interface WebhookActivityDeps {
   dataSource: DataSource;
   config: Pick<Config, 'webhookAllowPrivateTargets'>;
 }
+
+type SentResult = AttemptResult & { kind: 'sent' };
 
 /** What one attempt found: nothing to send, or what the receiver answered. */
 export type AttemptResult =
@@ -81,6 +85,112 @@ function post(target: URL, body: string, headers: Record<string, string>, timeou
 const isDelivered = (r: AttemptResult) =>
   r.kind === 'sent' && r.error === null && r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300;
 
+/** One signed POST of a delivery's exact body as attempt number `attempt`, with every header a receiver reads. */
+async function sendSigned({ delivery, endpoint }: AttemptTarget, attempt: number, timeoutMs: number, allowPrivate: boolean): Promise<SentResult> {
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': WEBHOOK_USER_AGENT,
+    'service-signature': signWebhook(endpoint.secret, delivery.payload),
+    'service-event-id': delivery.eventId,
+    'service-event-type': delivery.eventType,
+    'service-delivery-id': delivery.id,
+    'service-delivery-attempt': String(attempt),
+  };
+  const startedAt = new Date();
+  const result = await post(new URL(endpoint.url), delivery.payload, headers, timeoutMs, allowPrivate);
+  const redirect = result.statusCode !== null && result.statusCode >= 300 && result.statusCode < 400;
+  const ok = result.error === null && result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+  return {
+    kind: 'sent',
+    startedAt: startedAt.toISOString(),
+    durationMs: Date.now() - startedAt.getTime(),
+    statusCode: result.statusCode,
+    error: result.error ?? (ok ? null : `HTTP ${result.statusCode}${redirect ? ' (redirects are not followed)' : ''}`),
+    excerpt: result.excerpt,
+    attempt,
+  };
+}
+
+async function record(ds: DataSource, deliveryId: string, attempt: number, result: SentResult): Promise<boolean> {
+  const delivered = isDelivered(result);
+  await recordAttempt(ds, {
+    deliveryId,
+    attempt,
+    startedAt: new Date(result.startedAt),
+    durationMs: result.durationMs,
+    statusCode: result.statusCode,
+    error: result.error,
+    responseExcerpt: result.excerpt,
+    delivered,
+  });
+  return delivered;
+}
+
+/** Our own database briefly unreachable after a POST: record again rather than let a retry send again. */
+async function recordPatiently(ds: DataSource, deliveryId: string, attempt: number, result: SentResult): Promise<boolean> {
+  for (let wait = 500; ; wait *= 2) {
+    try {
+      return await record(ds, deliveryId, attempt, result);
+    } catch (err) {
+      if (wait > 8_000) throw err;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
+/** What a batch left to do for one delivery: nothing, or its retry workflow (see `FirstAttemptClaim`). */
+export type FirstAttemptOutcome =
+  | { deliveryId: string; next: 'done' }
+  | { deliveryId: string; next: 'retry'; attemptsMade: number; waitFirst: boolean };
+
+export interface FirstAttemptsInput {
+  /** The batch workflow's id: the owner of the first attempts it makes. */
+  batchId: string;
+  deliveryIds: string[];
+  timeoutMs: number;
+  concurrency: number;
+}
+
+/**
+ * The first attempt of every delivery of a batch: all claimed in one transaction, then signed, sent
+ * and recorded `concurrency` at a time, each exactly as a retry workflow's attempt is. All attempts
+ * settle before an error is raised, so a retry of the whole batch never finds one of its own still in
+ * flight in this process. A worker that dies mid-batch leaves its unanswered attempts in flight: the
+ * retried activity hands each to its retry workflow, which logs it as interrupted and sends the next
+ * number at once.
+ */
+export async function sendFirstAttempts(
+  { dataSource, config }: WebhookActivityDeps, input: FirstAttemptsInput,
+): Promise<FirstAttemptOutcome[]> {
+  const claims = await claimFirstAttempts(dataSource, input.deliveryIds, input.batchId);
+  const outcomes = new Map<string, FirstAttemptOutcome>();
+  const sends: Array<{ deliveryId: string; target: AttemptTarget }> = [];
+  for (const [deliveryId, claim] of claims) {
+    if (claim.kind === 'send') sends.push({ deliveryId, target: claim.target });
+    else if (claim.kind === 'done') outcomes.set(deliveryId, { deliveryId, next: 'done' });
+    else outcomes.set(deliveryId, { deliveryId, next: 'retry', attemptsMade: claim.attemptsMade, waitFirst: claim.waitFirst });
+  }
+  const errors: unknown[] = [];
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(input.concurrency, sends.length) }, async () => {
+    for (let i = next++; i < sends.length; i = next++) {
+      const { deliveryId, target } = sends[i];
+      try {
+        const result = await sendSigned(target, 1, input.timeoutMs, config.webhookAllowPrivateTargets);
+        const delivered = await recordPatiently(dataSource, deliveryId, 1, result);
+        outcomes.set(deliveryId, delivered ? { deliveryId, next: 'done' } : { deliveryId, next: 'retry', attemptsMade: 1, waitFirst: true });
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+  }));
+  if (errors.length > 0) throw errors[0];
+  return input.deliveryIds.map((id) => outcomes.get(id)!);
+}
+
+/** How often a batch reports that its worker is alive, while attempts wait on slow receivers. */
+const HEARTBEAT_EVERY_MS = 2_000;
+
 /**
  * Webhook activities. Sending and recording are separate, so that a database failure after a POST is
  * retried by recording again, never by sending again.
@@ -95,45 +205,23 @@ export function createWebhookActivities({ dataSource, config }: WebhookActivityD
       if (delivery.status !== 'pending') return { kind: 'skipped', reason: delivery.status === 'delivered' ? 'already-delivered' : 'already-failed' };
       if (!endpoint.enabled || endpoint.deletedAt) return { kind: 'skipped', reason: 'endpoint-disabled' };
       const attempt = await reserveAttempt(dataSource, delivery.id);
-      const headers = {
-        'content-type': 'application/json',
-        'user-agent': WEBHOOK_USER_AGENT,
-        'service-signature': signWebhook(endpoint.secret, delivery.payload),
-        'service-event-id': delivery.eventId,
-        'service-event-type': delivery.eventType,
-        'service-delivery-id': delivery.id,
-        'service-delivery-attempt': String(attempt),
-      };
-      const startedAt = new Date();
-      const result = await post(new URL(endpoint.url), delivery.payload, headers, input.timeoutMs, config.webhookAllowPrivateTargets);
-      const redirect = result.statusCode !== null && result.statusCode >= 300 && result.statusCode < 400;
-      const ok = result.error === null && result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-      return {
-        kind: 'sent',
-        startedAt: startedAt.toISOString(),
-        durationMs: Date.now() - startedAt.getTime(),
-        statusCode: result.statusCode,
-        error: result.error ?? (ok ? null : `HTTP ${result.statusCode}${redirect ? ' (redirects are not followed)' : ''}`),
-        excerpt: result.excerpt,
-        attempt,
-      };
+      return sendSigned(target, attempt, input.timeoutMs, config.webhookAllowPrivateTargets);
     },
 
     /** Records the attempt; answers whether the delivery is now delivered. */
-    async recordWebhookAttempt(input: { deliveryId: string; attempt: number; result: AttemptResult & { kind: 'sent' } }): Promise<boolean> {
-      const { result } = input;
-      const delivered = isDelivered(result);
-      await recordAttempt(dataSource, {
-        deliveryId: input.deliveryId,
-        attempt: input.attempt,
-        startedAt: new Date(result.startedAt),
-        durationMs: result.durationMs,
-        statusCode: result.statusCode,
-        error: result.error,
-        responseExcerpt: result.excerpt,
-        delivered,
-      });
-      return delivered;
+    async recordWebhookAttempt(input: { deliveryId: string; attempt: number; result: SentResult }): Promise<boolean> {
+      return record(dataSource, input.deliveryId, input.attempt, input.result);
+    },
+
+    /** The first attempts of a batch of deliveries (see `sendFirstAttempts`), heartbeating while they run. */
+    async sendFirstWebhookAttempts(input: FirstAttemptsInput): Promise<FirstAttemptOutcome[]> {
+      const context = Context.current();
+      const timer = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
+      try {
+        return await sendFirstAttempts({ dataSource, config }, input);
+      } finally {
+        clearInterval(timer);
+      }
     },
 
     async failWebhookDelivery(input: { deliveryId: string; reason: string }): Promise<void> {

@@ -41,6 +41,10 @@ export class WebhookDelivery {
   @Column({ name: 'workflow_started', type: 'boolean' })
   workflowStarted!: boolean;
 
+  /** The batch workflow that took the first attempt; null until one did (or for older deliveries). */
+  @Column({ name: 'first_attempt_batch', type: 'text', nullable: true })
+  firstAttemptBatch!: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 

@@ -18,25 +18,63 @@ export interface KeyCheck {
 }
 
 /**
+ * How many rows a key's one-minute window is spread over. One row per key and minute made every request
+ * of a busy key queue on that row's lock until commit; with shards, concurrent requests mostly lock
+ * different rows.
+ */
+export const RATE_LIMIT_SHARDS = 32;
+
+/**
  * Finds the key a bearer secret names and, when it is live, counts the request in the key's current
- * one-minute window (kept in PostgreSQL, so shared by every API process): one statement, one round trip.
+ * one-minute window (kept in PostgreSQL, so shared by every API process): one statement, one round
+ * trip. The window is spread over shard rows (`<keyId>`, `<keyId>#1`, ...) whose quotas add up to the
+ * limit, and a shard only moves while it is under its quota, re-checked on the locked row: the limit
+ * holds exactly under any concurrency (no overshoot), and a request is refused only when every shard is
+ * full. When the shard it picked filled up concurrently it tries again; each lost race means another
+ * request took a unit, so retries end. A refused request is not counted.
  */
 export async function checkServiceKey(ds: DataSource, secret: string, limit: number): Promise<KeyCheck | null> {
-  const rows: Array<Record<string, any>> = await ds.query(
+  for (let attempt = 0; ; attempt++) {
+    const rows = await tryCheckServiceKey(ds, secret, limit);
+    const row = rows[0];
+    if (!row || row.live === 0 || row.room === 0 || row.took === 1) return keyCheckOf(row, limit);
+    if (attempt >= 10_000) throw new Error('the rate limit kept losing the race for a window shard');
+  }
+}
+
+function tryCheckServiceKey(ds: DataSource, secret: string, limit: number): Promise<Array<Record<string, any>>> {
+  return ds.query(
     `WITH k AS (
        SELECT k.*, p.active AS product_active
          FROM service_keys k LEFT JOIN products p ON p.id = k.product_id
         WHERE k.digest = $1
+     ), win AS (
+       SELECT q.shard, coalesce(w.count, 0) AS count, q.quota
+         FROM k, LATERAL (
+           SELECT CASE WHEN g = 0 THEN k.id ELSE k.id || '#' || g END AS shard,
+                  CASE WHEN g < least($3::int, $2::int)
+                       THEN $2::int / least($3::int, $2::int) + CASE WHEN g < $2::int % least($3::int, $2::int) THEN 1 ELSE 0 END
+                       ELSE 0 END AS quota
+             FROM generate_series(0, $3::int - 1) AS g) AS q
+         LEFT JOIN rate_limit_windows w ON w.key_id = q.shard AND w.window_start = date_trunc('minute', now())
+        WHERE k.revoked_at IS NULL AND k.expires_at > now()
+     ), pick AS (
+       SELECT shard, quota FROM win WHERE count < quota ORDER BY random() LIMIT 1
      ), counted AS (
        INSERT INTO rate_limit_windows AS w (key_id, window_start, count)
-       SELECT id, date_trunc('minute', now()), 1 FROM k WHERE k.revoked_at IS NULL AND k.expires_at > now()
-       ON CONFLICT (key_id, window_start) DO UPDATE SET count = w.count + 1
-       RETURNING w.count, extract(epoch FROM w.window_start)::bigint + 60 AS reset
+       SELECT shard, date_trunc('minute', now()), 1 FROM pick
+       ON CONFLICT (key_id, window_start) DO UPDATE SET count = w.count + 1 WHERE w.count < (SELECT quota FROM pick)
+       RETURNING w.count
      )
-     SELECT k.*, counted.count AS rate_count, counted.reset AS rate_reset FROM k LEFT JOIN counted ON true`,
-    [sha256Hex(secret)],
+     SELECT k.*, (SELECT count(*) FROM win)::int AS live, (SELECT count(*) FROM pick)::int AS room,
+            (SELECT count(*) FROM counted)::int AS took, (SELECT coalesce(sum(count), 0) FROM win)::int AS used,
+            extract(epoch FROM date_trunc('minute', now()))::bigint + 60 AS rate_reset
+       FROM k`,
+    [sha256Hex(secret), limit, RATE_LIMIT_SHARDS],
   );
-  const row = rows[0];
+}
+
+function keyCheckOf(row: Record<string, any> | undefined, limit: number): KeyCheck | null {
   if (!row) return null;
   const key = Object.assign(new ServiceKey(), {
     id: row.id,
@@ -54,12 +92,13 @@ export async function checkServiceKey(ds: DataSource, secret: string, limit: num
     replacedById: row.replaced_by_id,
     createdAt: row.created_at,
   });
-  const count = row.rate_count === null ? null : Number(row.rate_count);
+  // The window before this request, plus its own unit when it was counted (a refused one adds nothing).
+  const used = row.used + row.took;
   return {
     key,
     productActive: row.product_active ?? null,
-    rate: count === null ? null : {
-      limit, remaining: Math.max(0, limit - count), reset: Number(row.rate_reset), limited: count > limit,
+    rate: row.live === 0 ? null : {
+      limit, remaining: Math.max(0, limit - used), reset: Number(row.rate_reset), limited: row.took === 0,
     },
   };
 }

@@ -1,4 +1,4 @@
-import { DataSource } from 'typeorm';
+import { DataSource, In } from 'typeorm';
 import { conflict, notFound } from '../../runtime/service-error';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../entities';
 import { DeliveryStatus } from '../entities/webhook-delivery';
@@ -261,7 +261,7 @@ const DISPATCH_RETRY = '5 seconds';
  * Publisher, second phase: claims deliveries whose workflow has not started yet with a lease (one short
  * statement, committed at once), hands them to `start` outside any transaction, and marks the ones it
  * answers as started. No lock is held while Temporal is called; a failed start delays only its own
- * delivery, and the workflow id refuses a second start anyway.
+ * batch, and a delivery claimed again after a lost mark sends nothing twice (`claimFirstAttempts`).
  */
 export async function dispatchDeliveries(
   ds: DataSource, batchSize: number, start: (deliveries: UnstartedDelivery[]) => Promise<string[]>,
@@ -308,6 +308,7 @@ export interface AttemptRecord {
 }
 
 export const IN_FLIGHT = 'in flight';
+export const ENDPOINT_DISABLED = 'endpoint disabled: not sent';
 export const INTERRUPTED = 'interrupted: the worker stopped before this attempt was answered or recorded';
 
 /**
@@ -330,25 +331,23 @@ export async function reserveAttempt(ds: DataSource, deliveryId: string): Promis
   });
 }
 
-/** Writes one attempt (again, if an activity retry repeats it) and moves the delivery on. */
+/** Writes one attempt (again, if an activity retry repeats it) and moves the delivery on: one statement. */
 export async function recordAttempt(ds: DataSource, record: AttemptRecord): Promise<void> {
-  await ds.transaction(async (em) => {
-    await em.query(
-      `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt)
+  await ds.query(
+    `WITH a AS (
+       INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt)
        VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (delivery_id, attempt) DO UPDATE SET started_at = EXCLUDED.started_at,
          duration_ms = EXCLUDED.duration_ms, status_code = EXCLUDED.status_code, error = EXCLUDED.error,
-         response_excerpt = EXCLUDED.response_excerpt`,
-      [record.deliveryId, record.attempt, record.startedAt, record.durationMs, record.statusCode, record.error, record.responseExcerpt],
-    );
-    await em.query(
-      `UPDATE webhook_deliveries SET attempt_count = greatest(attempt_count, $2), last_error = $3,
-         status = CASE WHEN $4 THEN 'delivered' ELSE status END,
-         completed_at = CASE WHEN $4 THEN now() ELSE completed_at END
-       WHERE id = $1 AND status = 'pending'`,
-      [record.deliveryId, record.attempt, record.delivered ? null : record.error ?? `HTTP ${record.statusCode}`, record.delivered],
-    );
-  });
+         response_excerpt = EXCLUDED.response_excerpt
+     )
+     UPDATE webhook_deliveries SET attempt_count = greatest(attempt_count, $2), last_error = $8,
+       status = CASE WHEN $9 THEN 'delivered' ELSE status END,
+       completed_at = CASE WHEN $9 THEN now() ELSE completed_at END
+     WHERE id = $1 AND status = 'pending'`,
+    [record.deliveryId, record.attempt, record.startedAt, record.durationMs, record.statusCode, record.error, record.responseExcerpt,
+      record.delivered ? null : record.error ?? `HTTP ${record.statusCode}`, record.delivered],
+  );
 }
 
 export async function failDelivery(ds: DataSource, deliveryId: string, reason: string): Promise<void> {
@@ -360,4 +359,60 @@ export async function failDelivery(ds: DataSource, deliveryId: string, reason: s
     );
     await em.query(`UPDATE webhook_attempts SET error = $2 WHERE delivery_id = $1 AND error = $3`, [deliveryId, INTERRUPTED, IN_FLIGHT]);
   });
+}
+
+/** What a batch's first attempt of one delivery does: send attempt 1 now, nothing, or hand it to its retry workflow. */
+export type FirstAttemptClaim =
+  | { kind: 'send'; target: AttemptTarget }
+  | { kind: 'done' }
+  /** `waitFirst`: the last attempt was answered, so the retry waits its backoff; otherwise it was cut short. */
+  | { kind: 'retry'; attemptsMade: number; waitFirst: boolean };
+
+/**
+ * Takes attempt 1 of each delivery of a batch for `batchId`, under the deliveries' row locks (taken in
+ * id order, so overlapping batches cannot deadlock), and logs each as in flight: one transaction for
+ * the whole batch. Only one batch ever owns a delivery's first attempt: another batch holding it (a
+ * relay sweep after a lost claim) gets `done` and sends nothing. The owner asking again (its activity
+ * retried after a worker died) gets what is left to do: nothing if delivered, else the retry workflow,
+ * after the backoff when attempt 1 was answered, at once when it was cut short. A disabled or deleted
+ * endpoint fails the delivery without sending.
+ */
+export async function claimFirstAttempts(ds: DataSource, deliveryIds: string[], batchId: string): Promise<Map<string, FirstAttemptClaim>> {
+  const claims = new Map<string, FirstAttemptClaim>(deliveryIds.map((id) => [id, { kind: 'done' }]));
+  if (deliveryIds.length === 0) return claims;
+  await ds.transaction(async (em) => {
+    const deliveries = await em.getRepository(WebhookDelivery).createQueryBuilder('d')
+      .where('d.id IN (:...ids)', { ids: deliveryIds }).andWhere(`d.status = 'pending'`)
+      .orderBy('d.id').setLock('pessimistic_write').getMany();
+    const owned = deliveries.filter((d) => d.firstAttemptBatch === batchId).map((d) => d.id);
+    if (owned.length > 0) {
+      const last: Array<{ delivery_id: string; attempt: number; error: string | null }> = await em.query(
+        `SELECT DISTINCT ON (delivery_id) delivery_id, attempt, error FROM webhook_attempts
+          WHERE delivery_id = ANY($1) ORDER BY delivery_id, attempt DESC`, [owned]);
+      const byId = new Map(last.map((a) => [a.delivery_id, a]));
+      for (const id of owned) {
+        const a = byId.get(id);
+        claims.set(id, { kind: 'retry', attemptsMade: a?.attempt ?? 0, waitFirst: a !== undefined && a.error !== IN_FLIGHT });
+      }
+    }
+    const fresh = deliveries.filter((d) => d.firstAttemptBatch === null && d.attemptCount === 0);
+    if (fresh.length === 0) return;
+    const endpoints = new Map((await em.getRepository(WebhookEndpoint).findBy({ id: In([...new Set(fresh.map((d) => d.endpointId))]) }))
+      .map((e) => [e.id, e]));
+    const disabled = fresh.filter((d) => !endpoints.get(d.endpointId)!.enabled || endpoints.get(d.endpointId)!.deletedAt).map((d) => d.id);
+    const sending = fresh.filter((d) => !disabled.includes(d.id));
+    if (disabled.length > 0) {
+      await em.query(
+        `UPDATE webhook_deliveries SET status = 'failed', last_error = $2, completed_at = now() WHERE id = ANY($1)`,
+        [disabled, ENDPOINT_DISABLED]);
+    }
+    if (sending.length === 0) return;
+    const ids = sending.map((d) => d.id);
+    await em.query(
+      `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, error)
+       SELECT id, 1, now(), 0, $2 FROM unnest($1::text[]) AS id`, [ids, IN_FLIGHT]);
+    await em.query(`UPDATE webhook_deliveries SET attempt_count = 1, first_attempt_batch = $2 WHERE id = ANY($1)`, [ids, batchId]);
+    for (const delivery of sending) claims.set(delivery.id, { kind: 'send', target: { delivery, endpoint: endpoints.get(delivery.endpointId)! } });
+  });
+  return claims;
 }

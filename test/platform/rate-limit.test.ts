@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { FastifyInstance } from 'fastify';
+import { RATE_LIMIT_SHARDS } from '../../db/platform/key-authentication';
+import { sha256Hex } from '../../db/rules/secrets';
 import { Tenant, call, createTenant, errorCode, withKey } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
 
@@ -52,5 +54,24 @@ describe('rate limit', () => {
     const ok = await whoami(first, other.key);
     assert.equal(ok.statusCode, 200);
     assert.equal(ok.headers['x-ratelimit-remaining'], String(LIMIT - 2));
+  });
+
+  it('holds the limit exactly under concurrency although the window is spread over shard rows', async () => {
+    const limit = 39;
+    const tight = await ctx.buildApp({ rateLimitPerMinute: limit });
+    const t = await createTenant();
+    const secondsLeft = 60 - new Date().getUTCSeconds();
+    if (secondsLeft < 10) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 100));
+    const answers = await Promise.all(Array.from({ length: 64 }, () => whoami(tight, t.key)));
+    const statuses = answers.map((r) => r.statusCode);
+    assert.equal(statuses.filter((s) => s === 200).length, limit, 'never more than the limit');
+    assert.equal(statuses.filter((s) => s === 429).length, 64 - limit, 'never refused early');
+    const [{ id }] = await ctx.dataSource.query('SELECT id FROM service_keys WHERE digest = $1', [sha256Hex(t.key)]);
+    const shards: Array<{ count: number }> = await ctx.dataSource.query(
+      `SELECT count FROM rate_limit_windows WHERE (key_id = $1 OR key_id LIKE $1 || '#%') AND window_start = date_trunc('minute', now())`, [id]);
+    assert.equal(shards.length, RATE_LIMIT_SHARDS, 'every shard took part');
+    assert.equal(shards.reduce((a, s) => a + s.count, 0), limit, 'refused requests count nothing');
+    const remaining = answers.filter((r) => r.statusCode === 200).map((r) => Number(r.headers['x-ratelimit-remaining']));
+    assert.ok(remaining.every((n) => n >= 0 && n < limit), 'the headers stay within the window');
   });
 });

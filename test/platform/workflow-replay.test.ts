@@ -105,10 +105,14 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
     await call(teammate(loop.owner, 'PATCH', `/api/workspace/threads/${signal.threadId}`, { nextUpdateAt: new Date(Date.now() + 500).toISOString() }));
     await (await settledHandle(threadSlaWorkflowId(signal.threadId))).result();
 
+    // The batch's first attempt fails, so the delivery goes on in a retry workflow of its own.
+    receiver.answer({ status: 500 }, { status: 200 });
     const { endpoint } = await createEndpoint(ctx.dataSource, proof.organizationId, { url: `${receiver.url}/hook`, subscriptions: ['replay.recorded'] });
     await ctx.dataSource.transaction((em) => enqueueEvent(em, { organizationId: proof.organizationId, productId: null, type: 'replay.recorded', data: {} }));
     const delivery = await eventually(async () => (await ctx.dataSource.query(
-      `SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'delivered'`, [endpoint.id]))[0] as { id: string } | undefined);
+      `SELECT id, first_attempt_batch FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'delivered'`, [endpoint.id]))[0] as
+      { id: string; first_attempt_batch: string } | undefined);
+    await ctx.temporal.workflow.getHandle(delivery.first_attempt_batch).result();
 
     const summarized = await call(withKey(proof.key, { method: 'POST', url: `/api/v1/proof/items/${approved.proofItemId}/summarize` }));
     const body = summarized.json();
@@ -185,6 +189,7 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
       aiOperationWorkflow: aiOperationWorkflowId('summarize', operationId),
       maintenanceWorkflow: MAINTENANCE_WORKFLOW_ID,
       webhookDeliveryWorkflow: webhookDeliveryWorkflowId(delivery.id),
+      webhookBatchWorkflow: delivery.first_attempt_batch,
       proofApprovalWorkflow: approvalWorkflowId(approved.proofItemId, approved.originalVersionId),
       proofDeletionWorkflow: deletionWorkflowId(deleted.proofItemId),
       proofRevocationWorkflow: revocationWorkflowId(filed.id),

@@ -1,51 +1,55 @@
-import { Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { DataSource } from 'typeorm';
+import { newId } from '../../db/rules/ids';
 import { dispatchDeliveries, publishOutbox } from '../../db/webhooks/webhooks';
 import { Config } from '../../runtime/config';
-import { tenantMemo, tenantStartOptions } from '../../runtime/workflow-memo';
-import {
-  WEBHOOK_ID_REUSE_POLICY, WEBHOOK_MAX_ATTEMPTS, webhookDeliveryWorkflow, webhookDeliveryWorkflowId,
-} from '../../workflows/webhooks/webhook-delivery-workflow';
+import { tenantStartOptions } from '../../runtime/workflow-memo';
+import { WEBHOOK_MAX_ATTEMPTS } from '../../workflows/webhooks/webhook-delivery-workflow';
+import { webhookBatchWorkflow, webhookBatchWorkflowId } from '../../workflows/webhooks/webhook-batch-workflow';
 import { RelayOptions } from '../relay';
 
 /**
- * The outbox publisher: outbox rows become deliveries, and deliveries become workflows. Both phases
- * are idempotent, so a crash between them, or two workers at once, sends nothing twice.
+ * The outbox publisher: outbox rows become deliveries, and each claimed batch of deliveries becomes one
+ * batch workflow that makes their first attempts (failures go on in a retry workflow each). Both phases
+ * are idempotent, and a delivery's first attempt has one owner, so a crash between them, or two workers
+ * at once, sends nothing twice.
  */
 export function webhookRelay(ds: DataSource, client: Client, config: Config): RelayOptions {
-  const input = {
+  const schedule = {
     timeoutMs: config.webhookTimeoutMs,
     retryInitialMs: config.webhookRetryInitialMs,
     retryMaxMs: config.webhookRetryMaxMs,
     maxAttempts: WEBHOOK_MAX_ATTEMPTS,
+    concurrency: config.webhookBatchConcurrency,
   };
   return {
     name: 'webhook',
     batchSize: config.relayBatchSize,
-    idleMs: config.relayIdleMs,
+    idleMs: config.webhookRelayIdleMs,
     log: (line) => console.error(`[sv] ${line}`),
     tick: async (batchSize) => {
       const published = await publishOutbox(ds, batchSize);
       const dispatched = await dispatchDeliveries(ds, batchSize, async (deliveries) => {
-        const started = await Promise.allSettled(deliveries.map(async (d) => {
-          try {
-            await client.workflow.start(webhookDeliveryWorkflow, {
-              workflowId: webhookDeliveryWorkflowId(d.id),
-              workflowIdReusePolicy: WEBHOOK_ID_REUSE_POLICY,
-              taskQueue: config.taskQueue,
-              args: [{ deliveryId: d.id, ...input }],
-              ...tenantStartOptions(d.organizationId, d.productId),
-              memo: { ...tenantMemo(d.organizationId, d.productId), endpointId: d.endpointId },
-            });
-          } catch (err) {
-            if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-          }
-          return d.id;
-        }));
-        const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-        if (failed) console.error(`[sv] webhook relay: a delivery start failed, retried shortly: ${(failed.reason as Error).message}`);
-        // Only the started ones are marked; the rest are claimed again shortly.
-        return started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+        const batchId = newId('whb');
+        try {
+          await client.workflow.start(webhookBatchWorkflow, {
+            workflowId: webhookBatchWorkflowId(batchId),
+            taskQueue: config.taskQueue,
+            memo: { role: 'webhook-batch' },
+            args: [{
+              ...schedule,
+              deliveries: deliveries.map((d) => {
+                const tenant = tenantStartOptions(d.organizationId, d.productId);
+                return { id: d.id, memo: { ...tenant.memo, endpointId: d.endpointId }, typedSearchAttributes: tenant.typedSearchAttributes };
+              }),
+            }],
+          });
+        } catch (err) {
+          // None is marked started: the batch is claimed again shortly.
+          console.error(`[sv] webhook relay: a batch start failed, retried shortly: ${(err as Error).message}`);
+          return [];
+        }
+        return deliveries.map((d) => d.id);
       });
       return Math.max(published, dispatched);
     },

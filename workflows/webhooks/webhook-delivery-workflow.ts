@@ -13,6 +13,10 @@ export interface WebhookDeliveryInput {
   retryInitialMs: number;
   retryMaxMs: number;
   maxAttempts: number;
+  /** Attempts a batch already made (its first): this run goes on from the next number. */
+  attemptsMade?: number;
+  /** The last of those was answered, so the backoff after it runs first; otherwise it was cut short. */
+  waitFirst?: boolean;
 }
 
 /** The wait after a failed attempt: initial, doubling, capped (30 s, 1 min, ... 1 h by default). */
@@ -24,7 +28,8 @@ type Activities = ReturnType<typeof createWebhookActivities>;
 
 /**
  * Delivers one event to one endpoint: up to `maxAttempts` attempts with backoff, then failed. A worker
- * that dies mid-attempt loses nothing: the activity runs again on another worker.
+ * that dies mid-attempt loses nothing: the activity runs again on another worker. Started by a batch
+ * (`webhookBatchWorkflow`) only when its first attempt did not deliver.
  */
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<'delivered' | 'failed'> {
   // A send may repeat when a worker dies mid-attempt (at least once), but never because recording failed.
@@ -39,7 +44,10 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
   });
   // Runs started before attempt numbers were reserved in the database keep their old path on replay.
   const reserved = patched('webhook-attempts-reserved');
-  for (let attempt = 1; attempt <= input.maxAttempts; attempt++) {
+  // Retries of a delivery whose first attempt a batch made; runs from before batches never carry these.
+  const made = input.attemptsMade && patched('webhook-first-attempt-in-batch') ? input.attemptsMade : 0;
+  if (made > 0 && input.waitFirst) await sleep(backoffMs(input, made));
+  for (let attempt = made + 1; attempt <= input.maxAttempts; attempt++) {
     let result: AttemptResult;
     try {
       result = await sendWebhookAttempt({ deliveryId: input.deliveryId, attempt, timeoutMs: input.timeoutMs });
