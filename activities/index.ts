@@ -8,6 +8,7 @@ import { createWebhookActivities } from './webhooks/webhook-activities';
 import { createProofActivities } from './proof/proof-activities';
 import { createProofRequestActivities } from './collection/proof-request-activities';
 import { createIntegrationActivities } from './integrations/integration-activities';
+import { createRoomActivities } from './rooms/room-activities';
 
 export interface ActivityDeps {
   dataSource: DataSource;
@@ -25,6 +26,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createProofRequestActivities(deps),
     ...createCollectionActivities(deps),
     ...createIntegrationActivities(deps),
+    ...createRoomActivities(deps),
   };
 }
 

@@ -12,7 +12,9 @@ export type WorkflowCommandBody =
   | { type: 'proof.deletion.deleted'; tenant: Tenant; proofItemId: string; deletedAt: string; recoveryClosesAt: string }
   | { type: 'proof.deletion.restored'; proofItemId: string }
   | { type: 'thread.sla.promise'; tenant: Tenant; threadId: string; dueAt: string | null }
-  | { type: 'thread.sla.replied'; threadId: string };
+  | { type: 'thread.sla.replied'; threadId: string }
+  | { type: 'room.agent_run.start'; tenant: Tenant & { productId: string }; runId: string; approvalTtlMs: number }
+  | { type: 'room.agent_run.wake'; runId: string };
 
 /** Commands to one workflow run in the order they were written; this names that workflow. */
 export function orderingKeyOf(c: WorkflowCommandBody): string {
@@ -29,6 +31,9 @@ export function orderingKeyOf(c: WorkflowCommandBody): string {
     case 'thread.sla.promise':
     case 'thread.sla.replied':
       return `thread-sla/${c.threadId}`;
+    case 'room.agent_run.start':
+    case 'room.agent_run.wake':
+      return `agent-run/${c.runId}`;
   }
 }
 

@@ -11,6 +11,7 @@ import { promiseSignal, repliedSignal, threadSlaWorkflow, threadSlaWorkflowId } 
 import { approvalOutcomeSignal, approvalWorkflowId, proofApprovalWorkflow } from '../workflows/proof/proof-approval-workflow';
 import { itemDeletedSignal, itemRestoredSignal, deletionWorkflowId, proofDeletionWorkflow } from '../workflows/proof/proof-deletion-workflow';
 import { proofRevocationWorkflow, revocationCompletedSignal, revocationWorkflowId } from '../workflows/proof/proof-revocation-workflow';
+import { agentRunWorkflow, agentRunWorkflowId, wakeSignal } from '../workflows/rooms/agent-run-workflow';
 import { RelayOptions } from './relay';
 
 /** A signal to a workflow that already ended has nothing left to change: the database decided first. */
@@ -92,6 +93,28 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
     case 'thread.sla.replied':
       // The promise already escalated or was never watched: nothing is waiting for this reply.
       await ignoreEnded(wf.getHandle(threadSlaWorkflowId(c.threadId)).signal(repliedSignal));
+      return;
+    case 'room.agent_run.start':
+      try {
+        await wf.start(agentRunWorkflow, {
+          workflowId: agentRunWorkflowId(c.runId),
+          taskQueue: config.taskQueue,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          // A finished run is never started again by a repeated command.
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          args: [{
+            runId: c.runId,
+            approvalTtlMs: c.approvalTtlMs,
+            ai: { maxAttempts: config.aiMaxAttempts, retryInitialMs: config.aiRetryInitialMs, timeoutMs: config.aiTimeoutMs },
+          }],
+          ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+      return;
+    case 'room.agent_run.wake':
+      await ignoreEnded(wf.getHandle(agentRunWorkflowId(c.runId)).signal(wakeSignal));
       return;
   }
 }

@@ -10,3 +10,4 @@ export { aiOperationWorkflow } from './ai/ai-operation-workflow';
 export { uploadWorkflow } from './collection/upload-workflow';
 export { proofRequestWorkflow } from './collection/proof-request-workflow';
 export { approvalLinkWorkflow } from './collection/approval-link-workflow';
+export { agentRunWorkflow } from './rooms/agent-run-workflow';
