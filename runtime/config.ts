@@ -65,13 +65,10 @@ export interface Config {
   proofStreamWebhookSecret: string | undefined;
   proofHealthIntervalMs: number;
   proofHealthConsentExpiryDays: number;
-  /** Rooms (ROOMS.md §10): how far behind a reader gets a snapshot, how many messages it holds, and the waits. */
+  /** Rooms (ROOMS.md §10): how far behind a reader gets a snapshot, how many messages it holds, how long an approval waits. */
   roomSnapshotThreshold: number;
   roomSnapshotMessages: number;
-  roomEventRetentionMs: number;
   roomApprovalTtlMs: number;
-  roomReportThreshold: number;
-  roomAttachmentMaxBytes: number;
   /** Key-encryption keys of secrets at rest (runtime/secret-box.ts); unset: a generated one under dataDir. */
   secretKeys: string | undefined;
 }
@@ -184,9 +181,6 @@ export function loadConfig(env: Env = process.env): Config {
     proofHealthConsentExpiryDays: int(env, 'PROOF_HEALTH_CONSENT_EXPIRY_DAYS', 14, 1, 365),
     roomSnapshotThreshold: int(env, 'SV_ROOM_SNAPSHOT_THRESHOLD', 500, 1, 1_000_000),
     roomSnapshotMessages: int(env, 'SV_ROOM_SNAPSHOT_MESSAGES', 50, 1, 1_000),
-    roomEventRetentionMs: int(env, 'SV_ROOM_EVENT_RETENTION_MS', 30 * 86_400_000, 60_000, 3650 * 86_400_000),
     roomApprovalTtlMs: int(env, 'SV_ROOM_APPROVAL_TTL_MS', 7 * 86_400_000, 100, 365 * 86_400_000),
-    roomReportThreshold: int(env, 'SV_ROOM_REPORT_THRESHOLD', 3, 1, 1_000),
-    roomAttachmentMaxBytes: int(env, 'SV_ROOM_ATTACHMENT_MAX_BYTES', 10 * 1024 * 1024, 1, 100 * 1024 * 1024),
   };
 }

@@ -60,7 +60,7 @@ export function sideEffectOf(alias: AgentAlias, visibility: 'customer' | 'intern
   return { action: 'update_canvas' as const, needsApproval: true };
 }
 
-/** The model's first choice, trimmed, as the alias's side effect needs it; null when it does not fit. */
+/** Whether the model's first choice, trimmed, fits what the alias's side effect writes. */
 export function agentOutputFits(alias: AgentAlias, text: string): boolean {
   if (alias === 'assistant') return text.length >= 1 && text.length <= MESSAGE_BODY_MAX;
   return text.length <= CANVAS_CONTENT_MAX;

@@ -19,6 +19,7 @@ import { approvalLinkWorkflowId } from '../../workflows/collection/approval-link
 import { proofRequestWorkflowId } from '../../workflows/collection/proof-request-workflow';
 import { uploadWorkflowId } from '../../workflows/collection/upload-workflow';
 import { proofHealthWorkflowId } from '../../workflows/integrations/proof-health-workflow';
+import { agentRunWorkflowId } from '../../workflows/rooms/agent-run-workflow';
 import { newId } from '../../db/rules/ids';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { as, liveFlow } from '../support/collection-setup';
@@ -27,6 +28,7 @@ import { asTeammate, call, createTenant, eventually, settledHandle, withKey } fr
 import { ALL_PROOF_SCOPES, approve, approvedItem, createProofTenant, requestApproval, submissionBody, submit } from '../support/proof-fixtures';
 import { Receiver } from '../support/receiver';
 import { ctx } from '../support/root-hooks';
+import { asUser, openRoom, roomsTenant } from '../support/rooms';
 
 const { History } = temporal.api.history.v1;
 const DIR = path.join(__dirname, '../fixtures/workflow-histories');
@@ -146,7 +148,17 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
     await eventually(async () => ((await health.fetchHistory()).events?.length ?? 0) > 20);
     await health.terminate('recorded');
 
+    // An agent run that waits for a person's approval, then acts.
+    const rooms = await roomsTenant();
+    const room = await openRoom(rooms, 'replay');
+    const invoked = (await asUser(rooms, 'replay', { method: 'POST', url: `/api/v1/rooms/${room.id}/agents/assistant/invoke`, payload: { input: 'Say hello' } })).json().data;
+    const approval = await eventually(async () => (await ctx.dataSource.query(
+      `SELECT id FROM room_approvals WHERE subject_id = $1 AND status = 'pending'`, [invoked.id]))[0] as { id: string } | undefined);
+    await call(asTeammate(rooms.owner, { method: 'POST', url: `/api/v1/approvals/${approval.id}/approve`, payload: {} }));
+    await (await settledHandle(agentRunWorkflowId(invoked.id))).result();
+
     return {
+      agentRunWorkflow: agentRunWorkflowId(invoked.id),
       approvalLinkWorkflow: linkId,
       proofHealthWorkflow: healthId,
       proofRequestWorkflow: proofRequestWorkflowId(made.request.id),

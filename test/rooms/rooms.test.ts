@@ -6,7 +6,7 @@ import { Receiver } from '../support/receiver';
 import { ctx } from '../support/root-hooks';
 import { asKey, asUser, openRoom, roomsTenant, say } from '../support/rooms';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 describe('rooms: rooms, members, messages, events and catch-up', () => {
   let tenant: Tenant;
