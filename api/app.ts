@@ -55,6 +55,7 @@ import { automationTemplateRoutes } from './integrations/automation-templates';
 import { roomRoutes } from './rooms/rooms';
 import { agentRunRoutes } from './rooms/agent-runs';
 import { workspaceRoomRoutes } from './rooms/workspace-rooms';
+import { roomDocumentRoutes } from './rooms/room-documents';
 
 export interface AppDeps {
   dataSource: DataSource;
@@ -148,5 +149,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(roomRoutes, deps);
   await app.register(agentRunRoutes, deps);
   await app.register(workspaceRoomRoutes, deps);
+  await app.register(roomDocumentRoutes, deps);
   return app;
 }

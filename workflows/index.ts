@@ -11,3 +11,4 @@ export { uploadWorkflow } from './collection/upload-workflow';
 export { proofRequestWorkflow } from './collection/proof-request-workflow';
 export { approvalLinkWorkflow } from './collection/approval-link-workflow';
 export { agentRunWorkflow } from './rooms/agent-run-workflow';
+export { roomCompileWorkflow } from './rooms/room-compile-workflow';

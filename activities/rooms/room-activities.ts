@@ -2,7 +2,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import OpenAI from 'openai';
 import { DataSource } from 'typeorm';
 import { agentContext, beginRun, executeEffect, failRun, proposeEffect } from '../../db/rooms/agent-runs';
-import { agentOutputFits } from '../../db/rules/room-rules';
+import { agentOutputFits, parseCompiled } from '../../db/rules/room-rules';
+import { compileInput, failCompile, finishCompile } from '../../db/rooms/documents';
 import { systemLine } from '../../db/rules/ai-answers';
 import { Config } from '../../runtime/config';
 import { AI_INVALID_OUTPUT, AI_NOT_CONFIGURED, AI_PROVIDER_ERROR, AI_REQUEST_REFUSED, AI_TIMEOUT } from '../ai/ai-activities';
@@ -16,6 +17,12 @@ const AGENT_PROGRAMS = {
   assistant: { id: 'room-assistant', version: '1.0.0' },
   editor: { id: 'room-editor', version: '1.0.0' },
 } as const;
+const COMPILE_PROGRAM = { id: 'room-compile', version: '1.0.0' } as const;
+const COMPILE_INSTRUCTIONS = [
+  'Write a product requirements document from the given evidence only. Every statement cites the ids of the evidence it',
+  'comes from; never cite anything else and never add a fact, number or name the evidence does not contain.',
+  'Answer with one JSON object: {"title", "statements": [{"section", "text", "citations": [id]}]}.',
+].join('\n');
 
 const INSTRUCTIONS = {
   assistant: 'You are the assistant of a shared product room. Answer the request in plain text (at most 4000 characters), using only the room\'s messages and canvas.',
@@ -33,7 +40,45 @@ export function createRoomActivities({ dataSource: ds, config }: RoomActivityDep
     return { ai: client, model: config.aiModel };
   };
 
+  /** One chat completion at temperature 0; failures typed by reason, only those a retry may cure retryable. */
+  async function chat(system: string, user: unknown, json: boolean): Promise<string | null | undefined> {
+    const { ai, model } = provider();
+    try {
+      const completion = await ai.chat.completions.create({
+        model,
+        temperature: 0,
+        ...(json ? { response_format: { type: 'json_object' as const } } : {}),
+        messages: [{ role: 'system', content: system }, { role: 'user', content: JSON.stringify(user) }],
+      });
+      return completion.choices?.[0]?.message?.content;
+    } catch (err) {
+      if (err instanceof OpenAI.APIConnectionTimeoutError) throw ApplicationFailure.create({ message: 'the AI provider did not answer in time', type: AI_TIMEOUT });
+      const status = err instanceof OpenAI.APIError ? err.status : undefined;
+      if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
+        throw ApplicationFailure.create({ message: `the AI provider refused the request (HTTP ${status})`, type: AI_REQUEST_REFUSED, nonRetryable: true });
+      }
+      throw ApplicationFailure.create({ message: `the AI provider failed: ${status ? `HTTP ${status}` : (err as Error).message}`, type: AI_PROVIDER_ERROR });
+    }
+  }
+
   return {
+    /** The compile's model call: the evidence with ids; an answer that is not the JSON asked for is retried. */
+    async callCompileModel(documentId: string): Promise<string> {
+      const input = await compileInput(ds, documentId);
+      const content = await chat(`${systemLine(COMPILE_PROGRAM)}\n${COMPILE_INSTRUCTIONS}`,
+        { title: input.title, maxStatements: input.maxStatements, evidence: input.evidence }, true);
+      if (!parseCompiled(content)) throw ApplicationFailure.create({ message: 'the model\'s answer is not the document JSON', type: AI_INVALID_OUTPUT });
+      return content!;
+    },
+
+    async finishRoomCompile(documentId: string, content: string): Promise<string> {
+      return finishCompile(ds, documentId, content, { provider: new URL(config.aiBaseUrl!).host, name: config.aiModel! });
+    },
+
+    async failRoomCompile(documentId: string): Promise<void> {
+      await failCompile(ds, documentId);
+    },
+
     async beginAgentRun(runId: string): Promise<boolean> {
       return beginRun(ds, runId);
     },
@@ -45,26 +90,8 @@ export function createRoomActivities({ dataSource: ds, config }: RoomActivityDep
      */
     async callAgentModel(runId: string): Promise<{ output: string; canvasVersion: number }> {
       const context = await agentContext(ds, runId);
-      const { ai, model } = provider();
-      let content: string | null | undefined;
-      try {
-        const completion = await ai.chat.completions.create({
-          model,
-          temperature: 0,
-          messages: [
-            { role: 'system', content: `${systemLine(AGENT_PROGRAMS[context.alias])}\n${INSTRUCTIONS[context.alias]}` },
-            { role: 'user', content: JSON.stringify({ request: context.input, messages: context.messages, canvas: context.canvas.content }) },
-          ],
-        });
-        content = completion.choices?.[0]?.message?.content;
-      } catch (err) {
-        if (err instanceof OpenAI.APIConnectionTimeoutError) throw ApplicationFailure.create({ message: 'the AI provider did not answer in time', type: AI_TIMEOUT });
-        const status = err instanceof OpenAI.APIError ? err.status : undefined;
-        if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
-          throw ApplicationFailure.create({ message: `the AI provider refused the request (HTTP ${status})`, type: AI_REQUEST_REFUSED, nonRetryable: true });
-        }
-        throw ApplicationFailure.create({ message: `the AI provider failed: ${status ? `HTTP ${status}` : (err as Error).message}`, type: AI_PROVIDER_ERROR });
-      }
+      const content = await chat(`${systemLine(AGENT_PROGRAMS[context.alias])}\n${INSTRUCTIONS[context.alias]}`,
+        { request: context.input, messages: context.messages, canvas: context.canvas.content }, false);
       const output = (content ?? '').trim();
       if (!agentOutputFits(context.alias, output)) {
         throw ApplicationFailure.create({ message: `the model's answer does not fit the ${context.alias}'s action`, type: AI_INVALID_OUTPUT });

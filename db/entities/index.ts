@@ -67,6 +67,8 @@ import { RoomEvent } from './room-event';
 import { RoomAgentRun } from './room-agent-run';
 import { RoomApproval } from './room-approval';
 import { RoomCanvasVersion } from './room-canvas-version';
+import { RoomDocument } from './room-document';
+import { RoomKnowledge } from './room-knowledge';
 
 export {
   Environment, IdempotencyRecord, IdentityNonce, Organization, OutboxEvent, Product, RateLimitWindow,
@@ -83,7 +85,7 @@ export {
   ProofProcessorEvent, ProofReward, ProofCrmDeal, ProofBrandMention, ProofSource, ProofHealthFinding,
 };
 export { ProofAiOperation };
-export { Room, RoomMember, RoomMessage, RoomEvent, RoomAgentRun, RoomApproval, RoomCanvasVersion };
+export { Room, RoomMember, RoomMessage, RoomEvent, RoomAgentRun, RoomApproval, RoomCanvasVersion, RoomDocument, RoomKnowledge };
 export { CollectionDraft, CollectionMedia, CollectionUpload };
 export {
   CollectionDomain, CollectionFlow, CollectionFlowVersion, CollectionQuestion, CollectionQuestionVersion,
@@ -105,5 +107,5 @@ export const ENTITIES = [
   ConsentTemplate, ConsentTemplateVersion, CollectionQuestion, CollectionQuestionVersion, CollectionFlow,
   CollectionFlowVersion, CollectionDomain, CollectionWelcomeVideo, ProofRequest, ProofOpportunity, ProofRouting,
   ProofCorrection,
-  Room, RoomMember, RoomMessage, RoomEvent, RoomAgentRun, RoomApproval, RoomCanvasVersion,
+  Room, RoomMember, RoomMessage, RoomEvent, RoomAgentRun, RoomApproval, RoomCanvasVersion, RoomDocument, RoomKnowledge,
 ];

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 const TABLES = [
-  'room_canvas_versions', 'room_approvals', 'room_agent_runs', 'room_events', 'room_messages', 'room_members', 'rooms',
+  'room_knowledge', 'room_documents', 'room_canvas_versions', 'room_approvals', 'room_agent_runs', 'room_events', 'room_messages', 'room_members', 'rooms',
 ];
 
 export class Rooms1763713500000 implements MigrationInterface {
@@ -141,6 +141,40 @@ export class Rooms1763713500000 implements MigrationInterface {
         updated_at timestamptz(3) NOT NULL DEFAULT now(),
         PRIMARY KEY (room_id, version)
       )`);
+
+    await q.query(`
+      CREATE TABLE room_documents (
+        id text PRIMARY KEY,
+        room_id text NOT NULL REFERENCES rooms(id),
+        organization_id text NOT NULL REFERENCES organizations(id),
+        product_id text NOT NULL REFERENCES products(id),
+        title text NOT NULL,
+        max_statements integer NOT NULL,
+        status text NOT NULL CHECK (status IN ('compiling', 'compiled', 'discarded', 'failed')),
+        -- What the model was shown, with ids, so its citations are checked against exactly this.
+        evidence jsonb NOT NULL,
+        statements jsonb NOT NULL DEFAULT '[]',
+        rejected jsonb NOT NULL DEFAULT '[]',
+        removed_citations jsonb NOT NULL DEFAULT '[]',
+        model jsonb,
+        created_at timestamptz(3) NOT NULL DEFAULT now()
+      )`);
+    await q.query('CREATE INDEX room_documents_room_idx ON room_documents (room_id)');
+
+    await q.query(`
+      CREATE TABLE room_knowledge (
+        id text PRIMARY KEY,
+        room_id text NOT NULL REFERENCES rooms(id),
+        title text NOT NULL,
+        body text NOT NULL,
+        document_id text REFERENCES room_documents(id),
+        source_ids text[] NOT NULL DEFAULT '{}',
+        state text NOT NULL CHECK (state IN ('pending_approval', 'published', 'rejected')),
+        approval_id text NOT NULL,
+        published_at timestamptz(3),
+        created_at timestamptz(3) NOT NULL DEFAULT now()
+      )`);
+    await q.query('CREATE INDEX room_knowledge_room_idx ON room_knowledge (room_id)');
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -224,6 +224,17 @@ export async function decideApproval(
       await runEvent(em, run, actor);
       await enqueueWorkflowCommand(em, { type: 'room.agent_run.wake', runId: run.id });
     }
+    if (approval.kind === 'knowledge') {
+      const published = decision === 'approved';
+      await em.query(
+        `UPDATE room_knowledge SET state = $2, published_at = CASE WHEN $3 THEN now() END WHERE id = $1`,
+        [approval.subjectId, published ? 'published' : 'rejected', published]);
+      const room = await em.getRepository(Room).findOneByOrFail({ id: approval.roomId });
+      await appendRoomEvent(em, room, {
+        type: published ? 'room.knowledge.published' : 'knowledge.rejected', visibility: published ? 'customer' : 'internal', actor,
+        data: { knowledgeId: approval.subjectId, approvalId },
+      });
+    }
     return viewApproval(approval);
   });
 }

@@ -65,3 +65,55 @@ export function agentOutputFits(alias: AgentAlias, text: string): boolean {
   if (alias === 'assistant') return text.length >= 1 && text.length <= MESSAGE_BODY_MAX;
   return text.length <= CANVAS_CONTENT_MAX;
 }
+
+export interface CompiledStatement {
+  section: string;
+  text: string;
+  citations: string[];
+}
+
+export type RemovedReason = 'unknown' | 'internal' | 'not_evidence';
+
+/**
+ * Keeps only citations of the evidence the model was shown (ROOMS.md §7); each removed one says why
+ * (an internal message, another existing id, or nothing known); a statement left uncited is rejected.
+ */
+export function checkCitations(
+  statements: CompiledStatement[],
+  evidence: Map<string, 'message' | 'signal'>,
+  reasonOf: (id: string) => RemovedReason,
+  maxStatements: number,
+) {
+  const kept: Array<{ section: string; text: string; citations: Array<{ type: 'message' | 'signal'; id: string }> }> = [];
+  const rejected: Array<{ text: string; reason: 'no_valid_citation' }> = [];
+  const removedCitations: Array<{ id: string; reason: RemovedReason }> = [];
+  for (const statement of statements.slice(0, maxStatements)) {
+    const valid = [...new Set(statement.citations)].filter((id) => {
+      if (evidence.has(id)) return true;
+      removedCitations.push({ id, reason: reasonOf(id) });
+      return false;
+    });
+    if (valid.length === 0) rejected.push({ text: statement.text, reason: 'no_valid_citation' });
+    else kept.push({ section: statement.section, text: statement.text, citations: valid.map((id) => ({ type: evidence.get(id)!, id })) });
+  }
+  return { statements: kept, rejected, removedCitations };
+}
+
+/** The model's answer to a compile, or null when it is not the JSON asked for. */
+export function parseCompiled(content: string | null | undefined): { title: string; statements: CompiledStatement[] } | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(content ?? '');
+  } catch {
+    return null;
+  }
+  const v = value as { title?: unknown; statements?: unknown } | null;
+  if (!v || typeof v !== 'object' || typeof v.title !== 'string' || !Array.isArray(v.statements)) return null;
+  const statements: CompiledStatement[] = [];
+  for (const s of v.statements as Array<Record<string, unknown>>) {
+    if (!s || typeof s !== 'object' || typeof s.section !== 'string' || typeof s.text !== 'string' || s.text.trim() === '') return null;
+    if (!Array.isArray(s.citations) || !s.citations.every((c) => typeof c === 'string')) return null;
+    statements.push({ section: s.section, text: s.text, citations: s.citations as string[] });
+  }
+  return { title: v.title, statements };
+}

@@ -20,6 +20,7 @@ import { proofRequestWorkflowId } from '../../workflows/collection/proof-request
 import { uploadWorkflowId } from '../../workflows/collection/upload-workflow';
 import { proofHealthWorkflowId } from '../../workflows/integrations/proof-health-workflow';
 import { agentRunWorkflowId } from '../../workflows/rooms/agent-run-workflow';
+import { roomCompileWorkflowId } from '../../workflows/rooms/room-compile-workflow';
 import { newId } from '../../db/rules/ids';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { as, liveFlow } from '../support/collection-setup';
@@ -156,9 +157,12 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
       `SELECT id FROM room_approvals WHERE subject_id = $1 AND status = 'pending'`, [invoked.id]))[0] as { id: string } | undefined);
     await call(asTeammate(rooms.owner, { method: 'POST', url: `/api/v1/approvals/${approval.id}/approve`, payload: {} }));
     await (await settledHandle(agentRunWorkflowId(invoked.id))).result();
+    const compiled = (await call(withKey(rooms.key, { method: 'POST', url: `/api/v1/rooms/${room.id}/compile`, payload: { title: 'Replay PRD' } }))).json();
+    const documentId: string = compiled.data?.id ?? compiled.error?.details?.documentId;
 
     return {
       agentRunWorkflow: agentRunWorkflowId(invoked.id),
+      roomCompileWorkflow: roomCompileWorkflowId(documentId),
       approvalLinkWorkflow: linkId,
       proofHealthWorkflow: healthId,
       proofRequestWorkflow: proofRequestWorkflowId(made.request.id),
