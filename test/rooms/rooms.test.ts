@@ -8,7 +8,9 @@ import { asKey, asUser, openRoom, roomsTenant, say } from '../support/rooms';
 
 type Json = Record<string, any>;
 
-describe('rooms: rooms, members, messages, events and catch-up', () => {
+describe('rooms: rooms, members, messages, events and catch-up', function () {
+  // The catch-up case posts over a hundred messages; a shared machine may be slow.
+  this.timeout(120_000);
   let tenant: Tenant;
 
   before(async () => {
