@@ -10,6 +10,7 @@ import { createWebhookActivities } from './webhooks/webhook-activities';
 import { createProofActivities } from './proof/proof-activities';
 import { createProofRequestActivities } from './collection/proof-request-activities';
 import { createIntegrationActivities } from './integrations/integration-activities';
+import { createRoomActivities } from './rooms/room-activities';
 
 export interface ActivityDeps {
   dataSource: DataSource;
@@ -29,6 +30,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createCollectionActivities(deps),
     ...createDomainActivities(deps),
     ...createIntegrationActivities(deps),
+    ...createRoomActivities(deps),
   };
 }
 

@@ -56,6 +56,10 @@ import { sourceRoutes } from './integrations/sources';
 import { healthCheckRoutes } from './integrations/health';
 import { streamHostRoutes } from './integrations/stream-host';
 import { automationTemplateRoutes } from './integrations/automation-templates';
+import { roomRoutes } from './rooms/rooms';
+import { agentRunRoutes } from './rooms/agent-runs';
+import { workspaceRoomRoutes } from './rooms/workspace-rooms';
+import { roomDocumentRoutes } from './rooms/room-documents';
 
 export interface AppDeps {
   dataSource: DataSource;
@@ -151,5 +155,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(healthCheckRoutes, deps);
   await app.register(streamHostRoutes, deps);
   await app.register(automationTemplateRoutes, deps);
+  await app.register(roomRoutes, deps);
+  await app.register(agentRunRoutes, deps);
+  await app.register(workspaceRoomRoutes, deps);
+  await app.register(roomDocumentRoutes, deps);
   return app;
 }

@@ -19,7 +19,9 @@ export type WorkflowCommandBody =
   | { type: 'collection.upload.start'; tenant: Tenant; sessionId: string; expiresAt: string }
   | { type: 'collection.upload.cancel'; sessionId: string }
   | { type: 'collection.transcription.start'; tenant: Tenant; sessionId: string; settings: { maxAttempts: number; retryInitialMs: number; timeoutMs: number } }
-  | { type: 'proof.stream.copy'; tenant: { organizationId: string; productId: string }; mediaAssetId: string; versionId: string };
+  | { type: 'proof.stream.copy'; tenant: { organizationId: string; productId: string }; mediaAssetId: string; versionId: string }
+  | { type: 'room.agent_run.start'; tenant: Tenant & { productId: string }; runId: string; approvalTtlMs: number }
+  | { type: 'room.agent_run.wake'; runId: string };
 
 /** Commands to one workflow run in the order they were written; this names that workflow. */
 export function orderingKeyOf(c: WorkflowCommandBody): string {
@@ -49,6 +51,9 @@ export function orderingKeyOf(c: WorkflowCommandBody): string {
       return `ai/transcription/${c.sessionId}`;
     case 'proof.stream.copy':
       return `stream-copy/${c.mediaAssetId}`;
+    case 'room.agent_run.start':
+    case 'room.agent_run.wake':
+      return `agent-run/${c.runId}`;
   }
 }
 

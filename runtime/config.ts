@@ -78,6 +78,10 @@ export interface Config {
   proofStreamLinkTtlSeconds: number;
   proofHealthIntervalMs: number;
   proofHealthConsentExpiryDays: number;
+  /** Rooms (ROOMS.md §10): how far behind a reader gets a snapshot, how many messages it holds, how long an approval waits. */
+  roomSnapshotThreshold: number;
+  roomSnapshotMessages: number;
+  roomApprovalTtlMs: number;
   /** Key-encryption keys of secrets at rest (runtime/secret-box.ts); unset: a generated one under dataDir. */
   secretKeys: string | undefined;
 }
@@ -202,5 +206,8 @@ export function loadConfig(env: Env = process.env): Config {
     proofStreamLinkTtlSeconds: int(env, 'PROOF_STREAM_LINK_TTL_SECONDS', 900, 10, 86_400),
     proofHealthIntervalMs: int(env, 'PROOF_HEALTH_INTERVAL_MS', 86_400_000, 100, 30 * 86_400_000),
     proofHealthConsentExpiryDays: int(env, 'PROOF_HEALTH_CONSENT_EXPIRY_DAYS', 14, 1, 365),
+    roomSnapshotThreshold: int(env, 'SV_ROOM_SNAPSHOT_THRESHOLD', 500, 1, 1_000_000),
+    roomSnapshotMessages: int(env, 'SV_ROOM_SNAPSHOT_MESSAGES', 50, 1, 1_000),
+    roomApprovalTtlMs: int(env, 'SV_ROOM_APPROVAL_TTL_MS', 7 * 86_400_000, 100, 365 * 86_400_000),
   };
 }

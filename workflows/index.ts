@@ -14,3 +14,5 @@ export { proofRequestWorkflow } from './collection/proof-request-workflow';
 export { approvalLinkWorkflow } from './collection/approval-link-workflow';
 export { domainVerificationWorkflow } from './collection/domain-verification-workflow';
 export { transcriptionWorkflow } from './ai/transcription-workflow';
+export { agentRunWorkflow } from './rooms/agent-run-workflow';
+export { roomCompileWorkflow } from './rooms/room-compile-workflow';

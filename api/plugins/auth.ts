@@ -35,6 +35,11 @@ declare module 'fastify' {
     roles?: TeammateRole[];
     /** What a service key hears on a workspace route: FORBIDDEN, or HUMAN_APPROVAL_REQUIRED for decisions. */
     keyRefusal?: 'FORBIDDEN' | 'HUMAN_APPROVAL_REQUIRED';
+    /**
+     * Rooms (ROOMS.md §1): a valid end-user token on a key-only or session-only route is 403 FORBIDDEN
+     * rather than a bad credential; the token is still checked (and a write consumes its nonce) first.
+     */
+    identityRefusal?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -136,6 +141,15 @@ export function registerAuth(app: FastifyInstance, ds: DataSource, config: Confi
   app.addHook('onRequest', async (request, reply) => {
     const mode = request.routeOptions.config.auth ?? 'public';
     if (mode === 'public') return;
+    if (request.routeOptions.config.identityRefusal && (mode === 'key' || mode === 'session')) {
+      const secret = bearer(request);
+      if (secret !== null && !secret.startsWith('svk_')) {
+        await verifyIdentityToken(ds, secret, {
+          consumeNonce: WRITE_METHODS.has(request.method), maxTtlSeconds: config.identityTokenMaxTtlSeconds,
+        });
+        throw forbidden('end users may not do this; it takes a service key or a teammate');
+      }
+    }
     if (mode === 'session') {
       request.principal = await authenticateSession(ds, request);
       return;

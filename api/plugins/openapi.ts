@@ -137,6 +137,11 @@ const DOMAINS: Array<{ name: string; description: string; paths: RegExp }> = [
   { name: 'customer-loop', description: 'Signals, threads, features and votes, releases, the in-app inbox', paths: /^\/api\/(v1|workspace)\/(signals|threads|features|releases|inbox)/ },
   { name: 'proof', description: 'Proof submissions, items and versions, approval, consent, revocation, placements, render manifests, receipts, exports', paths: /^\/api\/(v1|workspace|public)\/proof\// },
   { name: 'webhooks', description: 'Webhook endpoints and the delivery log', paths: /^\/api\/workspace\/webhooks\// },
+  {
+    name: 'rooms',
+    description: 'Rooms API, its own contract version 1.5 (every answer carries `service-rooms-version: 1.5`): rooms, members, messages, the event log and catch-up, canvas, agent runs and approvals',
+    paths: /^\/api\/(v1\/(rooms|agent-runs|approvals)|workspace\/rooms)(\/|$)/,
+  },
 ];
 
 function tagOf(route: RouteOptions, config: Record<string, unknown>): string {

@@ -59,6 +59,15 @@ import { ProofBrandMention } from './proof-brand-mention';
 import { ProofSource } from './proof-source';
 import { ProofHealthFinding } from './proof-health-finding';
 import { WorkflowCommand } from './workflow-command';
+import { Room } from './room';
+import { RoomMember } from './room-member';
+import { RoomMessage } from './room-message';
+import { RoomEvent } from './room-event';
+import { RoomAgentRun } from './room-agent-run';
+import { RoomApproval } from './room-approval';
+import { RoomCanvasVersion } from './room-canvas-version';
+import { RoomDocument } from './room-document';
+import { RoomKnowledge } from './room-knowledge';
 
 export {
   Environment, IdempotencyRecord, IdentityNonce, Organization, OutboxEvent, Product, RateLimitWindow,
@@ -75,6 +84,7 @@ export {
   ProofProcessorEvent, ProofReward, ProofCrmDeal, ProofBrandMention, ProofSource, ProofHealthFinding,
 };
 export { ProofAiOperation };
+export { Room, RoomMember, RoomMessage, RoomEvent, RoomAgentRun, RoomApproval, RoomCanvasVersion, RoomDocument, RoomKnowledge };
 export { CollectionDraft, CollectionMedia, CollectionUpload };
 export {
   CollectionDomain, CollectionFlow, CollectionFlowVersion, CollectionQuestion, CollectionQuestionVersion,
@@ -96,4 +106,5 @@ export const ENTITIES = [
   ConsentTemplate, ConsentTemplateVersion, CollectionQuestion, CollectionQuestionVersion, CollectionFlow,
   CollectionFlowVersion, CollectionDomain, CollectionWelcomeVideo, ProofRequest, ProofOpportunity, ProofRouting,
   ProofCorrection,
+  Room, RoomMember, RoomMessage, RoomEvent, RoomAgentRun, RoomApproval, RoomCanvasVersion, RoomDocument, RoomKnowledge,
 ];

@@ -22,6 +22,8 @@ import { proofRequestWorkflowId } from '../../workflows/collection/proof-request
 import { uploadWorkflowId } from '../../workflows/collection/upload-workflow';
 import { proofHealthWorkflowId } from '../../workflows/integrations/proof-health-workflow';
 import { streamCopyWorkflowId } from '../../workflows/integrations/stream-copy-workflow';
+import { agentRunWorkflowId } from '../../workflows/rooms/agent-run-workflow';
+import { roomCompileWorkflowId } from '../../workflows/rooms/room-compile-workflow';
 import { newId } from '../../db/rules/ids';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { as, liveFlow } from '../support/collection-setup';
@@ -30,6 +32,7 @@ import { asTeammate, call, createTenant, eventually, settledHandle, withKey } fr
 import { ALL_PROOF_SCOPES, approve, approvedItem, createProofTenant, requestApproval, submissionBody, submit } from '../support/proof-fixtures';
 import { Receiver } from '../support/receiver';
 import { ctx } from '../support/root-hooks';
+import { asUser, openRoom, roomsTenant } from '../support/rooms';
 
 const { History } = temporal.api.history.v1;
 const DIR = path.join(__dirname, '../fixtures/workflow-histories');
@@ -178,7 +181,20 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
       ...tenantOptions,
     })).result();
 
+    // An agent run that waits for a person's approval, then acts.
+    const rooms = await roomsTenant();
+    const room = await openRoom(rooms, 'replay');
+    const invoked = (await asUser(rooms, 'replay', { method: 'POST', url: `/api/v1/rooms/${room.id}/agents/assistant/invoke`, payload: { input: 'Say hello' } })).json().data;
+    const approval = await eventually(async () => (await ctx.dataSource.query(
+      `SELECT id FROM room_approvals WHERE subject_id = $1 AND status = 'pending'`, [invoked.id]))[0] as { id: string } | undefined);
+    await call(asTeammate(rooms.owner, { method: 'POST', url: `/api/v1/approvals/${approval.id}/approve`, payload: {} }));
+    await (await settledHandle(agentRunWorkflowId(invoked.id))).result();
+    const compiled = (await call(withKey(rooms.key, { method: 'POST', url: `/api/v1/rooms/${room.id}/compile`, payload: { title: 'Replay PRD' } }))).json();
+    const documentId: string = compiled.data?.id ?? compiled.error?.details?.documentId;
+
     return {
+      agentRunWorkflow: agentRunWorkflowId(invoked.id),
+      roomCompileWorkflow: roomCompileWorkflowId(documentId),
       streamCopyWorkflow: streamId,
       approvalLinkWorkflow: linkId,
       domainVerificationWorkflow: domainVerificationWorkflowId(domain.id),

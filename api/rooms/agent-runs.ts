@@ -1,0 +1,131 @@
+import { FastifyInstance } from 'fastify';
+import { string } from 'yup';
+import { APPROVAL_KINDS, APPROVAL_STATUSES } from '../../db/entities/room-approval';
+import { RUN_STATUSES, RunStatus } from '../../db/entities/room-agent-run';
+import { PageRequest } from '../../db/pagination';
+import { cancelRun, decideApproval, getRun, invokeAgent, listApprovals, listRuns } from '../../db/rooms/agent-runs';
+import { MESSAGE_BODY_MAX } from '../../db/rules/room-rules';
+import { forbidden } from '../../runtime/service-error';
+import { assertAiConfigured } from '../ai/ai-runner';
+import type { AppDeps } from '../app';
+import { sessionPrincipal } from '../plugins/auth';
+import { idParams, pathParams } from '../plugins/path-params';
+import { dataOf, errorOf, pageOf } from '../plugins/responses';
+import { pageQuery, strictObject } from '../plugins/validation';
+import { addRoomsVersionHeader, productCaller } from './room-caller';
+import { agentRunSchema, approvalSchema } from './schemas';
+
+const READ = 'service:rooms:read';
+const WRITE = 'service:rooms:write';
+
+const invokeParams = strictObject({ id: string().required().max(100), alias: string().required().max(100) });
+const invokeBody = strictObject({
+  input: string().min(1).max(MESSAGE_BODY_MAX).required(),
+  visibility: string().oneOf(['customer', 'internal']),
+}).required();
+const runsQuery = strictObject({ ...pageQuery, status: string().oneOf([...RUN_STATUSES]) });
+const runParams = pathParams('runId');
+const approvalParams = pathParams('approvalId');
+const approvalsQuery = strictObject({
+  ...pageQuery,
+  status: string().oneOf([...APPROVAL_STATUSES]),
+  kind: string().oneOf([...APPROVAL_KINDS]),
+  roomId: string().max(100),
+});
+const approveBody = strictObject({ note: string().max(1000) }).nullable();
+const rejectBody = strictObject({ reason: string().max(2000) }).nullable();
+const DECIDERS = {
+  auth: 'session' as const, roles: ['owner' as const, 'admin' as const], keyRefusal: 'HUMAN_APPROVAL_REQUIRED' as const, identityRefusal: true,
+};
+
+/** Agent runs (`agent-run/<runId>`) and the approvals only a workspace owner or admin decides (ROOMS.md §6). */
+export async function agentRunRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  addRoomsVersionHeader(app);
+
+  app.post<{ Params: { id: string; alias: string }; Body: { input: string; visibility?: 'customer' | 'internal' } }>('/api/v1/rooms/:id/agents/:alias/invoke', {
+    schema: {
+      params: invokeParams,
+      body: invokeBody,
+      response: {
+        202: dataOf(agentRunSchema),
+        403: errorOf('FORBIDDEN: an end user asked for `visibility: internal`, or has not joined the room'),
+        409: errorOf('CONFLICT: the room is archived'),
+        503: errorOf('AI_UNAVAILABLE: no AI provider is configured (no run is made)'),
+      },
+    },
+    config: { auth: 'key-or-identity', scope: WRITE, idempotency: 'optional', operationId: 'invokeRoomAgent', summary: 'Start an agent run (queued; its workflow starts through the outbox)' },
+  }, async (request, reply) => {
+    const caller = productCaller(request);
+    const visibility = request.body.visibility ?? 'customer';
+    if (visibility === 'internal' && caller.kind === 'end_user') throw forbidden('end users start customer-visible runs only');
+    assertAiConfigured(deps);
+    const run = await invokeAgent(ds, caller, request.params.id, { alias: request.params.alias, input: request.body.input, visibility }, deps.config.roomApprovalTtlMs);
+    return reply.code(202).send({ data: run });
+  });
+
+  app.get<{ Params: { id: string }; Querystring: PageRequest & { status?: RunStatus } }>('/api/v1/rooms/:id/agent-runs', {
+    schema: {
+      params: idParams,
+      querystring: runsQuery,
+      response: { 200: pageOf(agentRunSchema), 403: errorOf('FORBIDDEN: the end user has not joined this room') },
+    },
+    config: { auth: 'key-or-identity', scope: READ, operationId: 'listRoomAgentRuns', summary: 'Agent runs of the room, newest first (an end user: only its own)' },
+  }, async (request) => {
+    const { limit, cursor, status } = request.query;
+    return listRuns(ds, productCaller(request), request.params.id, status, { limit, cursor });
+  });
+
+  app.get<{ Params: { runId: string } }>('/api/v1/agent-runs/:runId', {
+    schema: { params: runParams, response: { 200: dataOf(agentRunSchema) } },
+    config: { auth: 'key-or-identity', scope: READ, operationId: 'getAgentRun', summary: 'One agent run (unknown and not one\'s own are the same 404)' },
+  }, async (request) => ({ data: await getRun(ds, productCaller(request), request.params.runId) }));
+
+  app.post<{ Params: { runId: string } }>('/api/v1/agent-runs/:runId/cancel', {
+    schema: {
+      params: runParams,
+      response: { 200: dataOf(agentRunSchema), 409: errorOf('CONFLICT: the run already succeeded or failed') },
+    },
+    config: { auth: 'key-or-identity', scope: WRITE, operationId: 'cancelAgentRun', summary: 'Cancel a run; a cancelled run never executes its side effect later' },
+  }, async (request) => ({ data: await cancelRun(ds, productCaller(request), request.params.runId) }));
+
+  app.get<{ Querystring: PageRequest & { status?: string; kind?: string; roomId?: string } }>('/api/v1/approvals', {
+    schema: { querystring: approvalsQuery, response: { 200: pageOf(approvalSchema) } },
+    config: { auth: 'key-or-identity', scope: READ, operationId: 'listRoomApprovals', summary: 'Approvals, newest first (an end user: of its own runs and appeals)' },
+  }, async (request) => {
+    const { limit, cursor, ...filter } = request.query;
+    return listApprovals(ds, productCaller(request), filter, { limit, cursor });
+  });
+
+  app.post<{ Params: { approvalId: string }; Body: { note?: string } | null }>('/api/v1/approvals/:approvalId/approve', {
+    schema: {
+      params: approvalParams,
+      body: approveBody,
+      response: {
+        200: dataOf(approvalSchema),
+        403: errorOf('HUMAN_APPROVAL_REQUIRED (a service key), or FORBIDDEN (an end user, a member teammate, no x-csrf-token)'),
+        409: errorOf('CONFLICT: the approval is no longer pending'),
+      },
+    },
+    config: { ...DECIDERS, operationId: 'approveRoomApproval', summary: 'Approve (a workspace owner or admin): the held action goes ahead' },
+  }, async (request) => {
+    const session = sessionPrincipal(request);
+    return { data: await decideApproval(ds, session, request.params.approvalId, 'approved', request.body?.note ?? null) };
+  });
+
+  app.post<{ Params: { approvalId: string }; Body: { reason?: string } | null }>('/api/v1/approvals/:approvalId/reject', {
+    schema: {
+      params: approvalParams,
+      body: rejectBody,
+      response: {
+        200: dataOf(approvalSchema),
+        403: errorOf('HUMAN_APPROVAL_REQUIRED (a service key), or FORBIDDEN (an end user, a member teammate, no x-csrf-token)'),
+        409: errorOf('CONFLICT: the approval is no longer pending'),
+      },
+    },
+    config: { ...DECIDERS, operationId: 'rejectRoomApproval', summary: 'Reject (a workspace owner or admin): the held action never happens' },
+  }, async (request) => {
+    const session = sessionPrincipal(request);
+    return { data: await decideApproval(ds, session, request.params.approvalId, 'rejected', request.body?.reason ?? null) };
+  });
+}

@@ -1,0 +1,39 @@
+import { FastifyInstance, FastifyRequest } from 'fastify';
+import { RoomCaller, endUserCaller } from '../../db/rooms/rooms';
+
+export const ROOMS_VERSION = '1.5';
+
+/** The caller of a Rooms route in db/rooms terms: an end user (a customer), a key or a teammate. */
+export function roomCaller(request: FastifyRequest): RoomCaller {
+  const p = request.principal;
+  if (p?.kind === 'identity') return endUserCaller(p);
+  if (p?.kind === 'key' && p.productId !== null) return { kind: 'key', organizationId: p.organizationId, productId: p.productId, keyId: p.id };
+  if (p?.kind === 'session') return { kind: 'teammate', organizationId: p.organizationId, teammateId: p.teammateId };
+  throw new Error('route is not authenticated for Rooms');
+}
+
+export function productCaller(request: FastifyRequest): RoomCaller & { productId: string } {
+  const caller = roomCaller(request);
+  if (caller.kind === 'teammate') throw new Error('route is not product-authenticated');
+  return caller;
+}
+
+export function endUserOnly(request: FastifyRequest) {
+  const caller = roomCaller(request);
+  if (caller.kind !== 'end_user') throw new Error('route is not identity-authenticated');
+  return caller;
+}
+
+export function keyOnly(request: FastifyRequest) {
+  const caller = roomCaller(request);
+  if (caller.kind !== 'key') throw new Error('route is not key-authenticated');
+  return caller;
+}
+
+/** Every answer of the Rooms contract names its version (ROOMS.md, top). */
+export function addRoomsVersionHeader(app: FastifyInstance): void {
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('service-rooms-version', ROOMS_VERSION);
+    return payload;
+  });
+}

@@ -1,0 +1,114 @@
+import { FastifyInstance } from 'fastify';
+import { array, number, object, string } from 'yup';
+import { PromoteInput, compiledDocument, failCompile, promote, startCompile } from '../../db/rooms/documents';
+import { validationFailed } from '../../runtime/service-error';
+import { tenantStartOptions } from '../../runtime/workflow-memo';
+import { roomCompileWorkflow, roomCompileWorkflowId } from '../../workflows/rooms/room-compile-workflow';
+import { assertAiConfigured } from '../ai/ai-runner';
+import type { AppDeps } from '../app';
+import { idParams } from '../plugins/path-params';
+import { dataOf, errorOf, named, timestamp } from '../plugins/responses';
+import { strictObject } from '../plugins/validation';
+import { addRoomsVersionHeader, keyOnly } from './room-caller';
+import { approvalSchema } from './schemas';
+
+const WRITE = 'service:rooms:write';
+
+const citation = object({ type: string().oneOf(['message', 'signal']).required(), id: string().required() });
+export const documentSchema = named('RoomDocument', object({
+  id: string().required(),
+  roomId: string().required(),
+  title: string().required(),
+  statements: array(object({ section: string().defined(), text: string().required(), citations: array(citation).defined() })).defined(),
+  rejected: array(object({ text: string().required(), reason: string().oneOf(['no_valid_citation']).required() })).defined(),
+  removedCitations: array(object({ id: string().required(), reason: string().oneOf(['unknown', 'internal', 'not_evidence']).required() })).defined(),
+  model: object({ provider: string().defined(), name: string().defined() }).required(),
+  createdAt: timestamp().required(),
+}));
+
+export const knowledgeSchema = named('RoomKnowledge', object({
+  id: string().required(),
+  roomId: string().required(),
+  title: string().required(),
+  body: string().required(),
+  documentId: string().nullable().defined(),
+  sourceIds: array(string().defined()).defined(),
+  state: string().oneOf(['pending_approval', 'published', 'rejected']).required(),
+  approvalId: string().required(),
+  publishedAt: timestamp().nullable().defined(),
+}));
+
+const compileBody = strictObject({ title: string().min(3).max(180).required(), maxStatements: number().integer().min(1).max(50) }).required();
+const promoteBody = strictObject({
+  documentId: string().max(100),
+  title: string().min(3).max(180),
+  body: string().min(1).max(20_000),
+  sourceMessageIds: array(string().required().max(100)).max(50),
+}).required();
+
+/** Compile (a cited PRD from customer-visible evidence) and promote (knowledge a person publishes), ROOMS.md §7. */
+export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  const { config } = deps;
+  addRoomsVersionHeader(app);
+
+  app.post<{ Params: { id: string }; Body: { title: string; maxStatements?: number } }>('/api/v1/rooms/:id/compile', {
+    schema: {
+      params: idParams,
+      body: compileBody,
+      response: {
+        201: dataOf(documentSchema),
+        409: errorOf('CONFLICT: the room is archived'),
+        422: errorOf('CITATION_VALIDATION_FAILED: no customer-visible evidence, or no statement kept a valid citation (details.rejected)'),
+        503: errorOf('AI_UNAVAILABLE: no provider configured, or it kept failing; nothing is made up'),
+      },
+    },
+    config: {
+      auth: 'key', scope: WRITE, identityRefusal: true, idempotency: 'optional', operationId: 'compileRoom',
+      summary: 'Compile a PRD whose every statement cites the room\'s customer-visible evidence',
+    },
+  }, async (request, reply) => {
+    assertAiConfigured(deps);
+    const caller = keyOnly(request);
+    const documentId = await startCompile(ds, caller, request.params.id, { title: request.body.title, maxStatements: request.body.maxStatements ?? 20 });
+    try {
+      const handle = await deps.temporal.workflow.start(roomCompileWorkflow, {
+        workflowId: roomCompileWorkflowId(documentId),
+        taskQueue: config.taskQueue,
+        args: [{ documentId, ai: { maxAttempts: config.aiMaxAttempts, retryInitialMs: config.aiRetryInitialMs, timeoutMs: config.aiTimeoutMs } }],
+        ...tenantStartOptions(caller.organizationId, caller.productId),
+      });
+      // The record tells the outcome; a failed run has already written it there.
+      await handle.result().catch(() => undefined);
+    } catch (err) {
+      request.log.error({ err }, 'could not start the compile workflow');
+      await failCompile(ds, documentId);
+    }
+    return reply.code(201).send({ data: await compiledDocument(ds, documentId) });
+  });
+
+  app.post<{ Params: { id: string }; Body: PromoteInput }>('/api/v1/rooms/:id/promote', {
+    schema: {
+      params: idParams,
+      body: promoteBody,
+      response: {
+        202: dataOf(object({ knowledge: knowledgeSchema.required(), approval: approvalSchema.required() })),
+        409: errorOf('CONFLICT: the room is archived'),
+      },
+    },
+    config: {
+      auth: 'key', scope: WRITE, identityRefusal: true, idempotency: 'optional', operationId: 'promoteRoomKnowledge',
+      summary: 'Propose canonical knowledge; only a person\'s approval publishes it',
+    },
+  }, async (request, reply) => {
+    const { documentId, title, body } = request.body;
+    if (documentId === undefined && (title === undefined || body === undefined)) {
+      throw validationFailed([{ path: documentId === undefined && title === undefined ? 'title' : 'body', message: 'send documentId, or title and body' }]);
+    }
+    if (documentId !== undefined && (title !== undefined || body !== undefined || request.body.sourceMessageIds !== undefined)) {
+      throw validationFailed([{ path: 'documentId', message: 'send documentId alone, or title, body and sourceMessageIds' }]);
+    }
+    return reply.code(202).send({ data: await promote(ds, keyOnly(request), request.params.id, request.body) });
+  });
+}
+

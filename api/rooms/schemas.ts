@@ -1,0 +1,159 @@
+import { array, boolean, number, object, string } from 'yup';
+import { APPROVAL_KINDS, APPROVAL_STATUSES } from '../../db/entities/room-approval';
+import { RUN_STATUSES } from '../../db/entities/room-agent-run';
+import { MEMBER_STATES } from '../../db/entities/room-member';
+import { ROOM_KINDS, ROOM_STATUSES, ROOM_VISIBILITIES } from '../../db/entities/room';
+import { anyObject, named, timestamp } from '../plugins/responses';
+
+const visibility = () => string().oneOf(['customer', 'internal']).required();
+const principal = object({ type: string().required(), principalId: string().required() });
+
+export const memberSchema = named('RoomMember', object({
+  principalId: string().required(),
+  type: string().oneOf(['end_user', 'teammate', 'agent']).required(),
+  endUserId: string().nullable().defined(),
+  teammateId: string().nullable().defined(),
+  alias: string().nullable().defined(),
+  role: string().oneOf(['owner', 'customer', 'teammate', 'agent']).required(),
+  visibility: string().oneOf(['external', 'internal']).required(),
+  state: string().oneOf([...MEMBER_STATES]).required(),
+  invitedAt: timestamp().required(),
+  joinedAt: timestamp().nullable().defined(),
+  readMarker: number().integer().nullable().defined().meta({ description: 'the caller\'s own record only; null on others' }),
+}));
+
+export const roomSchema = named('Room', object({
+  id: string().required(),
+  title: string().required(),
+  kind: string().oneOf([...ROOM_KINDS]).required(),
+  purpose: string().nullable().defined(),
+  status: string().oneOf([...ROOM_STATUSES]).required(),
+  visibility: string().oneOf([...ROOM_VISIBILITIES]).required(),
+  createdBy: principal.required(),
+  threadIds: array(string().defined()).defined(),
+  featureIds: array(string().defined()).defined(),
+  headSeq: number().integer().required(),
+  createdAt: timestamp().required(),
+  updatedAt: timestamp().required(),
+  membership: memberSchema.nullable().defined().meta({ description: 'the end user\'s own member record (identity callers only)' }),
+}));
+
+export const messageSchema = named('RoomMessage', object({
+  id: string().required(),
+  roomId: string().required(),
+  seq: number().integer().required(),
+  author: principal.required(),
+  kind: string().oneOf(['text', 'poll', 'decision']).required(),
+  body: string().defined().meta({ description: '"" once deleted, or hidden from this reader' }),
+  visibility: visibility(),
+  attachments: array(anyObject()).defined(),
+  poll: anyObject().nullable().defined(),
+  reactions: array(anyObject()).defined(),
+  hidden: boolean().required(),
+  moderationCaseId: string().nullable().defined(),
+  editedAt: timestamp().nullable().defined(),
+  deletedAt: timestamp().nullable().defined(),
+  createdAt: timestamp().required(),
+}));
+
+export const roomEventSchema = named('RoomEvent', object({
+  seq: number().integer().required(),
+  type: string().required(),
+  visibility: visibility(),
+  actor: object({ type: string().oneOf(['end_user', 'teammate', 'agent', 'key', 'system']).required(), id: string().nullable().defined() }).required(),
+  createdAt: timestamp().required(),
+  data: anyObject().required().meta({ description: 'roomId, seq and the change; an entry about a message carries it as the reader may see it' }),
+}));
+
+export const canvasSchema = named('RoomCanvas', object({
+  roomId: string().required(),
+  version: number().integer().required(),
+  content: string().defined(),
+  updatedAt: timestamp().required(),
+  updatedBy: object({ type: string().required(), id: string().nullable().defined() }).nullable().defined(),
+}));
+
+const step = object({
+  type: string().oneOf(['model_call', 'approval', 'side_effect']).required(),
+  status: string().oneOf(['in_progress', 'completed', 'failed', 'cancelled', 'skipped']).required(),
+  approvalId: string(),
+  resultId: string(),
+  startedAt: timestamp().required(),
+  completedAt: timestamp().nullable().defined(),
+});
+
+export const agentRunSchema = named('AgentRun', object({
+  id: string().required(),
+  roomId: string().required(),
+  alias: string().required(),
+  status: string().oneOf([...RUN_STATUSES]).required(),
+  visibility: visibility(),
+  input: string().required(),
+  startedBy: object({ type: string().oneOf(['end_user', 'key']).required(), id: string().required() }).required(),
+  steps: array(step).defined(),
+  sideEffect: object({
+    action: string().oneOf(['post_message', 'update_canvas']).required(),
+    approvalId: string().nullable().defined(),
+    executedAt: timestamp().nullable().defined(),
+    resultId: string().nullable().defined(),
+  }).nullable().defined(),
+  lastError: object({ code: string().required(), message: string().required() }).nullable().defined(),
+  workflowId: string().required(),
+  createdAt: timestamp().required(),
+  startedAt: timestamp().nullable().defined(),
+  completedAt: timestamp().nullable().defined(),
+  cancelledAt: timestamp().nullable().defined(),
+  failedAt: timestamp().nullable().defined(),
+}));
+
+export const approvalSchema = named('RoomApproval', object({
+  id: string().required(),
+  roomId: string().required(),
+  kind: string().oneOf([...APPROVAL_KINDS]).required(),
+  status: string().oneOf([...APPROVAL_STATUSES]).required(),
+  subjectId: string().required(),
+  action: object({ type: string().required(), preview: string().defined() }).required(),
+  requestedBy: object({ type: string().required(), id: string().required() }).required(),
+  decidedBy: object({ teammateId: string().required() }).nullable().defined(),
+  decidedAt: timestamp().nullable().defined(),
+  note: string().nullable().defined(),
+  expiresAt: timestamp().nullable().defined(),
+  createdAt: timestamp().required(),
+}));
+
+export const eventsPageSchema = named('RoomEventsPage', object({
+  limited: boolean().required(),
+  events: array(roomEventSchema).defined(),
+  snapshot: object({
+    room: roomSchema.required(),
+    members: array(memberSchema).defined(),
+    messages: array(messageSchema).defined(),
+    canvas: object({ version: number().integer().required() }).required(),
+    handoff: anyObject().nullable().defined(),
+    promises: array(anyObject()).defined(),
+    solveSessions: array(anyObject()).defined(),
+  }).nullable().defined(),
+  seq: number().integer().required().meta({ description: 'the last seq scanned: the next `after`' }),
+  headSeq: number().integer().required(),
+  hasMore: boolean().required(),
+}));
+
+export const catchUpSchema = named('RoomCatchUp', object({
+  readMarker: number().integer().required(),
+  seq: number().integer().required(),
+  unreadCount: number().integer().required(),
+  messages: array(messageSchema).defined(),
+  limited: boolean().required(),
+  promises: array(anyObject()).defined(),
+  runs: array(agentRunSchema).defined(),
+}));
+
+export const searchHitSchema = named('RoomSearchHit', object({
+  room: roomSchema.required(),
+  matchedMessageIds: array(string().defined()).defined(),
+}));
+
+export const invitedSchema = named('RoomInvitation', object({
+  invited: array(memberSchema).defined(),
+  alreadyMembers: array(string().defined()).defined(),
+}));

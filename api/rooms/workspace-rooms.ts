@@ -1,0 +1,40 @@
+import { FastifyInstance } from 'fastify';
+import { number, string } from 'yup';
+import { postMessage, roomEvents } from '../../db/rooms/rooms';
+import { MESSAGE_BODY_MAX } from '../../db/rules/room-rules';
+import type { AppDeps } from '../app';
+import { idParams } from '../plugins/path-params';
+import { dataOf, errorOf } from '../plugins/responses';
+import { pageQuery, strictObject } from '../plugins/validation';
+import { addRoomsVersionHeader, roomCaller } from './room-caller';
+import { eventsPageSchema, messageSchema } from './schemas';
+
+const eventsQuery = strictObject({ after: number().integer().min(0), limit: pageQuery.limit });
+const messageBody = strictObject({
+  body: string().min(1).max(MESSAGE_BODY_MAX).required(),
+  visibility: string().oneOf(['customer', 'internal']).required(),
+  kind: string().oneOf(['text', 'decision']),
+}).required();
+
+/** The workspace's view of a room: every event unfiltered, and posting as a teammate (who becomes a member). */
+export async function workspaceRoomRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  addRoomsVersionHeader(app);
+
+  app.get<{ Params: { id: string }; Querystring: { after?: number; limit: number } }>('/api/workspace/rooms/:id/events', {
+    schema: { params: idParams, querystring: eventsQuery, response: { 200: dataOf(eventsPageSchema) } },
+    config: { auth: 'session', operationId: 'listWorkspaceRoomEvents', summary: 'The room\'s events, nothing filtered, or a snapshot' },
+  }, async (request) => ({
+    data: await roomEvents(ds, roomCaller(request), request.params.id, request.query, {
+      snapshotThreshold: deps.config.roomSnapshotThreshold, snapshotMessages: deps.config.roomSnapshotMessages,
+    }),
+  }));
+
+  app.post<{ Params: { id: string }; Body: { body: string; visibility: 'customer' | 'internal'; kind?: 'text' | 'decision' } }>('/api/workspace/rooms/:id/messages', {
+    schema: { params: idParams, body: messageBody, response: { 201: dataOf(messageSchema), 409: errorOf('CONFLICT: the room is archived') } },
+    config: { auth: 'session', operationId: 'postWorkspaceRoomMessage', summary: 'Post as a teammate: a reply, an internal note, or a decision' },
+  }, async (request, reply) => {
+    const { body, visibility, kind } = request.body;
+    return reply.code(201).send({ data: await postMessage(ds, roomCaller(request), request.params.id, { body, visibility, kind: kind ?? 'text' }) });
+  });
+}

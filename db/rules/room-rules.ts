@@ -1,0 +1,119 @@
+import { createHash } from 'node:crypto';
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+/**
+ * A principal's id in the rooms of one product (`prn_…`): derived, so it is the same in every room
+ * and needs no lookup table, and opaque, since it is a digest of the product and the principal.
+ */
+export function principalIdOf(productId: string, type: 'end_user' | 'teammate' | 'agent', id: string): string {
+  const digest = createHash('sha256').update(`${productId}\u0000${type}\u0000${id}`).digest();
+  let out = '';
+  for (let i = 0; i < 26; i += 1) out += ALPHABET[digest[i] & 31];
+  return `prn_${out}`;
+}
+
+export type RoomStatusValue = 'open' | 'waiting' | 'resolved' | 'archived';
+
+/** ROOMS.md §3: open ⇄ waiting; open/waiting → resolved → open; any → archived (final). */
+export function roomStatusMoveAllowed(from: RoomStatusValue, to: RoomStatusValue): boolean {
+  if (from === to) return true;
+  if (from === 'archived') return false;
+  if (to === 'archived') return true;
+  if (from === 'open') return to === 'waiting' || to === 'resolved';
+  if (from === 'waiting') return to === 'open' || to === 'resolved';
+  return to === 'open';
+}
+
+/**
+ * The snapshot rule of GET /events (ROOMS.md §5, after Matrix /sync's `limited` timeline): no `after`,
+ * too far behind, or behind what compaction removed.
+ */
+export function needsSnapshot(after: number | undefined, headSeq: number, threshold: number, compactedThrough: number): boolean {
+  if (after === undefined) return true;
+  if (headSeq - after > threshold) return true;
+  return after < compactedThrough;
+}
+
+/** Who reads a room's log: customers see customer entries and the internal ones about themselves. */
+export interface RoomReader {
+  internal: boolean;
+  principalId: string | null;
+}
+
+export function eventVisibleTo(
+  reader: RoomReader, event: { visibility: 'customer' | 'internal'; audiencePrincipalId: string | null },
+): boolean {
+  if (reader.internal || event.visibility === 'customer') return true;
+  return reader.principalId !== null && event.audiencePrincipalId === reader.principalId;
+}
+
+/** The agent aliases of every room (ROOMS.md §6) and what their answer becomes. */
+export const AGENT_ALIASES = ['assistant', 'editor'] as const;
+export type AgentAlias = (typeof AGENT_ALIASES)[number];
+export const MESSAGE_BODY_MAX = 4000;
+export const CANVAS_CONTENT_MAX = 100_000;
+
+/** `assistant` posts a message (approval only when customer-visible); `editor` rewrites the canvas, always approved. */
+export function sideEffectOf(alias: AgentAlias, visibility: 'customer' | 'internal') {
+  if (alias === 'assistant') return { action: 'post_message' as const, needsApproval: visibility === 'customer' };
+  return { action: 'update_canvas' as const, needsApproval: true };
+}
+
+/** Whether the model's first choice, trimmed, fits what the alias's side effect writes. */
+export function agentOutputFits(alias: AgentAlias, text: string): boolean {
+  if (alias === 'assistant') return text.length >= 1 && text.length <= MESSAGE_BODY_MAX;
+  return text.length <= CANVAS_CONTENT_MAX;
+}
+
+export interface CompiledStatement {
+  section: string;
+  text: string;
+  citations: string[];
+}
+
+export type RemovedReason = 'unknown' | 'internal' | 'not_evidence';
+
+/**
+ * Keeps only citations of the evidence the model was shown (ROOMS.md §7); each removed one says why
+ * (an internal message, another existing id, or nothing known); a statement left uncited is rejected.
+ */
+export function checkCitations(
+  statements: CompiledStatement[],
+  evidence: Map<string, 'message' | 'signal'>,
+  reasonOf: (id: string) => RemovedReason,
+  maxStatements: number,
+) {
+  const kept: Array<{ section: string; text: string; citations: Array<{ type: 'message' | 'signal'; id: string }> }> = [];
+  const rejected: Array<{ text: string; reason: 'no_valid_citation' }> = [];
+  const removedCitations: Array<{ id: string; reason: RemovedReason }> = [];
+  for (const statement of statements.slice(0, maxStatements)) {
+    const valid = [...new Set(statement.citations)].filter((id) => {
+      if (evidence.has(id)) return true;
+      removedCitations.push({ id, reason: reasonOf(id) });
+      return false;
+    });
+    if (valid.length === 0) rejected.push({ text: statement.text, reason: 'no_valid_citation' });
+    else kept.push({ section: statement.section, text: statement.text, citations: valid.map((id) => ({ type: evidence.get(id)!, id })) });
+  }
+  return { statements: kept, rejected, removedCitations };
+}
+
+/** The model's answer to a compile, or null when it is not the JSON asked for. */
+export function parseCompiled(content: string | null | undefined): { title: string; statements: CompiledStatement[] } | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(content ?? '');
+  } catch {
+    return null;
+  }
+  const v = value as { title?: unknown; statements?: unknown } | null;
+  if (!v || typeof v !== 'object' || typeof v.title !== 'string' || !Array.isArray(v.statements)) return null;
+  const statements: CompiledStatement[] = [];
+  for (const s of v.statements as Array<Record<string, unknown>>) {
+    if (!s || typeof s !== 'object' || typeof s.section !== 'string' || typeof s.text !== 'string' || s.text.trim() === '') return null;
+    if (!Array.isArray(s.citations) || !s.citations.every((c) => typeof c === 'string')) return null;
+    statements.push({ section: s.section, text: s.text, citations: s.citations as string[] });
+  }
+  return { title: v.title, statements };
+}

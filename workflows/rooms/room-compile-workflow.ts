@@ -1,0 +1,35 @@
+import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import type { createRoomActivities } from '../../activities/rooms/room-activities';
+import { DATABASE_RETRY } from '../platform/database-retry';
+
+export const roomCompileWorkflowId = (documentId: string) => `room-compile/${documentId}`;
+
+export interface RoomCompileInput {
+  documentId: string;
+  ai: { maxAttempts: number; retryInitialMs: number; timeoutMs: number };
+}
+
+const { finishRoomCompile, failRoomCompile } = proxyActivities<ReturnType<typeof createRoomActivities>>({
+  startToCloseTimeout: '1 minute',
+  retry: DATABASE_RETRY,
+});
+
+/**
+ * A room's compile (ROOMS.md §7): the model call with bounded retries, then the citation check and the
+ * record. A provider that keeps failing, or answers no usable JSON, fails the record; nothing is made up.
+ */
+export async function roomCompileWorkflow(input: RoomCompileInput): Promise<string> {
+  const { callCompileModel } = proxyActivities<ReturnType<typeof createRoomActivities>>({
+    startToCloseTimeout: input.ai.timeoutMs + 5_000,
+    retry: { maximumAttempts: input.ai.maxAttempts, initialInterval: input.ai.retryInitialMs, backoffCoefficient: 2, nonRetryableErrorTypes: ['not_configured', 'refused'] },
+  });
+  let content: string;
+  try {
+    content = await callCompileModel(input.documentId);
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    await failRoomCompile(input.documentId);
+    throw ApplicationFailure.nonRetryable(err.cause?.message ?? 'the AI provider failed', 'AI_UNAVAILABLE');
+  }
+  return finishRoomCompile(input.documentId, content);
+}
