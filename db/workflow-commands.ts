@@ -13,9 +13,9 @@ export type WorkflowCommandBody =
   | { type: 'proof.deletion.restored'; proofItemId: string }
   | { type: 'thread.sla.promise'; tenant: Tenant; threadId: string; dueAt: string | null }
   | { type: 'thread.sla.replied'; threadId: string }
-  | { type: 'collection.upload.start'; tenant: Tenant; sessionId: string; expiresAt: string }
+  | { type: 'collection.upload.start'; tenant: Tenant; sessionId: string; expiresAt: string; taskQueue: string }
   | { type: 'collection.upload.cancel'; sessionId: string }
-  | { type: 'collection.transcription.start'; tenant: Tenant; sessionId: string; settings: { maxAttempts: number; retryInitialMs: number; timeoutMs: number } };
+  | { type: 'collection.transcription.start'; tenant: Tenant; sessionId: string; taskQueue: string; settings: { maxAttempts: number; retryInitialMs: number; timeoutMs: number } };
 
 /** Commands to one workflow run in the order they were written; this names that workflow. */
 export function orderingKeyOf(c: WorkflowCommandBody): string {
