@@ -16,9 +16,9 @@ export type WorkflowCommandBody =
   | { type: 'proof.request.closed'; requestId: string; outcome: 'responded' }
   | { type: 'collection.approval_link.deliver'; tenant: Tenant; deliveryId: string; proofItemId: string; channel: 'email' | 'in_app' }
   | { type: 'collection.domain.check'; tenant: Tenant; domainId: string; intervalMs: number; deadline: string }
-  | { type: 'collection.upload.start'; tenant: Tenant; sessionId: string; expiresAt: string }
+  | { type: 'collection.upload.start'; tenant: Tenant; sessionId: string; expiresAt: string; taskQueue: string }
   | { type: 'collection.upload.cancel'; sessionId: string }
-  | { type: 'collection.transcription.start'; tenant: Tenant; sessionId: string; settings: { maxAttempts: number; retryInitialMs: number; timeoutMs: number } }
+  | { type: 'collection.transcription.start'; tenant: Tenant; sessionId: string; taskQueue: string; settings: { maxAttempts: number; retryInitialMs: number; timeoutMs: number } }
   | { type: 'proof.stream.copy'; tenant: { organizationId: string; productId: string }; mediaAssetId: string; versionId: string }
   | { type: 'room.agent_run.start'; tenant: Tenant & { productId: string }; runId: string; approvalTtlMs: number }
   | { type: 'room.agent_run.wake'; runId: string };

@@ -131,7 +131,8 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
       // The assemble call starts the same run when it comes first (update-with-start), so either order is fine.
       await wf.start(uploadWorkflow, {
         workflowId: uploadWorkflowId(c.sessionId),
-        taskQueue: config.taskQueue,
+        // The queue of the API that opened it: its assemble call (update-with-start) names the same one.
+        taskQueue: c.taskQueue,
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         args: [{ sessionId: c.sessionId, expiresAt: c.expiresAt }],
@@ -145,7 +146,7 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
       // A pass that failed may be asked for again: a closed run's id is reused.
       await wf.start(transcriptionWorkflow, {
         workflowId: transcriptionWorkflowId(c.sessionId),
-        taskQueue: config.taskQueue,
+        taskQueue: c.taskQueue,
         workflowIdConflictPolicy: 'USE_EXISTING',
         args: [{ sessionId: c.sessionId, ai: c.settings }],
         ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),

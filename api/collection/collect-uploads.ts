@@ -134,7 +134,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     if (effectiveDraftStatus(draft) === 'expired') throw expired('draft');
     const flow = await pinnedFlow(ds.manager, draft.flowVersionId);
     const { upload, uploadToken } = await openUpload(ds, draft, request.body, {
-      ttlMs: cfg.uploadTtlMs, consentTemplateVersionId: flow.consent?.consentTemplateVersionId ?? null,
+      ttlMs: cfg.uploadTtlMs, consentTemplateVersionId: flow.consent?.consentTemplateVersionId ?? null, taskQueue: cfg.taskQueue,
     });
     return reply.code(201).send({ data: { upload: await withState(upload), uploadToken } });
   });
@@ -299,7 +299,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     config: { operationId: 'requestCaptions', summary: 'Automatic captions through the transcription provider: 202 pending (ai/transcription/<sessionId>), 200 when a track exists' },
   }, async (request, reply) => {
     if (!transcriptionConfigured(cfg)) throw transcriptionOff();
-    const state = await requestCaptions(ds, request.params.id, request.params.sessionId, transcription);
+    const state = await requestCaptions(ds, request.params.id, request.params.sessionId, transcription, cfg.taskQueue);
     return reply.code(state.status === 'ready' ? 200 : 202).send({ data: state });
   });
 

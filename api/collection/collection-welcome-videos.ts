@@ -121,7 +121,7 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
       const video = await reviewWelcomeVideo(ds, who(request), request.params.id, body.videoId!, body.decision!);
       return { data: { video: viewWelcomeVideo(video) } };
     }
-    const made = await startWelcomeUpload(ds, who(request), request.params.id, { size: body.size!, sha256: body.sha256!, partSize: body.partSize }, cfg.uploadTtlMs);
+    const made = await startWelcomeUpload(ds, who(request), request.params.id, { size: body.size!, sha256: body.sha256!, partSize: body.partSize }, { ttlMs: cfg.uploadTtlMs, taskQueue: cfg.taskQueue });
     return reply.code(201).send({ data: { video: viewWelcomeVideo(made.video), upload: await uploadState(made.upload), uploadToken: made.uploadToken } });
   });
 

@@ -54,7 +54,9 @@ export async function captionableUpload(em: DataSource | EntityManager, draftId:
  * Asks for automatic captions: nothing new when a track exists or a pass is pending; otherwise the
  * track is `pending` and `ai/transcription/<sessionId>` is started through the outbox in the same transaction.
  */
-export async function requestCaptions(ds: DataSource, draftId: string, uploadId: string, settings: TranscriptionSettings): Promise<CaptionState> {
+export async function requestCaptions(
+  ds: DataSource, draftId: string, uploadId: string, settings: TranscriptionSettings, taskQueue: string,
+): Promise<CaptionState> {
   return ds.transaction(async (em) => {
     const upload = await captionableUpload(em, draftId, uploadId, true);
     const state = await captionState(em, uploadId);
@@ -64,7 +66,7 @@ export async function requestCaptions(ds: DataSource, draftId: string, uploadId:
        ON CONFLICT (upload_id) DO UPDATE SET status = 'pending', failure_reason = NULL, updated_at = now()`, [uploadId]);
     await enqueueWorkflowCommand(em, {
       type: 'collection.transcription.start', tenant: { organizationId: upload.organizationId, productId: upload.productId },
-      sessionId: uploadId, settings,
+      sessionId: uploadId, settings, taskQueue,
     });
     return captionState(em, uploadId);
   });

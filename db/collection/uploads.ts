@@ -71,7 +71,7 @@ export interface OpenUploadBody {
  * and capture rules are checked here; the bytes' type is checked on part 1 and on the whole file.
  */
 export async function openUpload(
-  ds: DataSource, draft: CollectionDraft, body: OpenUploadBody, opts: { ttlMs: number; consentTemplateVersionId: string | null },
+  ds: DataSource, draft: CollectionDraft, body: OpenUploadBody, opts: { ttlMs: number; consentTemplateVersionId: string | null; taskQueue: string },
 ) {
   const purpose = body.purpose ?? 'response';
   if (purpose !== 'response' && body.kind !== 'image') throw invalidInput(`purpose ${purpose} needs kind image`);
@@ -106,7 +106,7 @@ export async function openUpload(
     const expiresAt = new Date(now.getTime() + opts.ttlMs).toISOString();
     // The expiry timer's workflow starts only if this commits; the worker's relay starts it.
     await enqueueWorkflowCommand(em, {
-      type: 'collection.upload.start', tenant: { organizationId: draft.organizationId, productId: draft.productId }, sessionId: id, expiresAt,
+      type: 'collection.upload.start', tenant: { organizationId: draft.organizationId, productId: draft.productId }, sessionId: id, expiresAt, taskQueue: opts.taskQueue,
     });
     const upload = await em.getRepository(CollectionUpload).findOneByOrFail({ id });
     return { upload, uploadToken };

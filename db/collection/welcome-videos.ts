@@ -43,7 +43,7 @@ export async function findWelcomeVideo(em: EntityManager, organizationId: string
  * original in the media store like any customer recording); its `ut_` token is shown once.
  */
 export async function startWelcomeUpload(
-  ds: DataSource, who: Teammate, flowId: string, body: { size: number; sha256: string; partSize?: number }, ttlMs: number,
+  ds: DataSource, who: Teammate, flowId: string, body: { size: number; sha256: string; partSize?: number }, opts: { ttlMs: number; taskQueue: string },
 ) {
   if (body.size > KIND_MAX_BYTES.video) throw new ServiceError('TOO_LARGE', 413, `a video may be at most ${KIND_MAX_BYTES.video} bytes`);
   const partSize = body.partSize ?? DEFAULT_PART_SIZE;
@@ -62,14 +62,14 @@ export async function startWelcomeUpload(
       id: uploadId, organizationId: flow.organizationId, productId: flow.productId, draftId: null, kind: 'video', purpose: 'welcome_video',
       questionId: null, capture: null, status: 'open', size: body.size, sha256: body.sha256, partSize,
       partCount: partCountOf(body.size, partSize), contentType: null, assetId: null, lastError: null,
-      expiresAt: new Date(now.getTime() + ttlMs), updatedAt: now,
+      expiresAt: new Date(now.getTime() + opts.ttlMs), updatedAt: now,
     });
     await em.getRepository(CollectionWelcomeVideo).update({ id: videoId }, { uploadSessionId: uploadId });
     const uploadToken = await issueSecret(em, 'upload', { organizationId: flow.organizationId, productId: flow.productId, uploadId });
     // The expiry timer's workflow starts only if this commits; the worker's relay starts it.
     await enqueueWorkflowCommand(em, {
       type: 'collection.upload.start', tenant: { organizationId: flow.organizationId, productId: flow.productId },
-      sessionId: uploadId, expiresAt: new Date(now.getTime() + ttlMs).toISOString(),
+      sessionId: uploadId, expiresAt: new Date(now.getTime() + opts.ttlMs).toISOString(), taskQueue: opts.taskQueue,
     });
     return {
       video: await em.getRepository(CollectionWelcomeVideo).findOneByOrFail({ id: videoId }),
