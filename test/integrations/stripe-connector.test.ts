@@ -46,18 +46,21 @@ describe('integrations: payment connector', () => {
     assert.equal(ok.statusCode, 200, ok.body);
     assert.deepEqual(ok.json().data, { received: true, duplicate: false, processorEventId: event.id, valueEventId: null });
 
-    const now = Math.floor(Date.now() / 1000);
-    const failures: Array<[string, string | undefined]> = [
-      ['tampered', signed(payload).replace(/.$/, (c) => (c === '0' ? '1' : '0'))],
-      ['tampered body', signed(payload.replace('cus_1', 'cus_2'))],
-      ['stale', signed(payload, SECRET, now - 301)],
-      ['future', signed(payload, SECRET, now + 301)],
-      ['other secret', signed(payload, 'whsec_other')],
-      ['missing', undefined],
-      ['garbage', 'nonsense'],
+    // Each header is made just before it is sent: a second passing during the loop cannot move a
+    // timestamp 301 s off back inside the 300 s tolerance.
+    const seconds = () => Math.floor(Date.now() / 1000);
+    const failures: Array<[string, () => string | undefined]> = [
+      ['tampered', () => signed(payload).replace(/.$/, (c) => (c === '0' ? '1' : '0'))],
+      ['tampered body', () => signed(payload.replace('cus_1', 'cus_2'))],
+      ['stale', () => signed(payload, SECRET, seconds() - 301)],
+      ['future', () => signed(payload, SECRET, seconds() + 301)],
+      ['other secret', () => signed(payload, 'whsec_other')],
+      ['missing', () => undefined],
+      ['garbage', () => 'nonsense'],
     ];
+    const now = seconds();
     for (const [name, header] of failures) {
-      const res = await deliver(payload, header);
+      const res = await deliver(payload, header());
       assert.equal(res.statusCode, 400, `${name}: ${res.body}`);
       assert.equal(errorCode(res), 'VALIDATION_FAILED');
       assert.equal(res.json().error.details[0].path, 'stripe-signature');

@@ -126,8 +126,8 @@ describe('proof export', () => {
 describe('proof deletion and recovery (real Temporal)', () => {
   let tenant: ProofTenant;
   let app: FastifyInstance;
-  const del = (id: string) => call(asTeammate(tenant.owner, { method: 'DELETE', url: `/api/workspace/proof/items/${id}` }), app);
-  const restore = (id: string) => call(asTeammate(tenant.owner, { method: 'POST', url: `/api/workspace/proof/items/${id}/restore` }), app);
+  const del = (id: string, on = app) => call(asTeammate(tenant.owner, { method: 'DELETE', url: `/api/workspace/proof/items/${id}` }), on);
+  const restore = (id: string, on = app) => call(asTeammate(tenant.owner, { method: 'POST', url: `/api/workspace/proof/items/${id}/restore` }), on);
 
   before(async () => {
     tenant = await createProofTenant();
@@ -135,8 +135,10 @@ describe('proof deletion and recovery (real Temporal)', () => {
   });
 
   it('a deleted item leaves lists and renders; a restore inside the window brings it back', async () => {
+    // A window no loaded machine outruns, so the restore is inside it however slow the steps between.
+    const roomy = await ctx.buildApp({ proofDeletionRecoveryMs: 120_000 });
     const s = await approvedItem(tenant);
-    const res = await del(s.proofItemId);
+    const res = await del(s.proofItemId, roomy);
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().data.item.status, 'deleted');
     assert.ok(res.json().data.recoveryClosesAt);
@@ -146,7 +148,7 @@ describe('proof deletion and recovery (real Temporal)', () => {
     assert.ok(!listed.some((i: { id: string }) => i.id === s.proofItemId));
     const change = await requestApproval(tenant, s.proofItemId, s.originalVersionId);
     assert.equal(change.statusCode, 409);
-    const restored = await restore(s.proofItemId);
+    const restored = await restore(s.proofItemId, roomy);
     assert.equal(restored.statusCode, 200);
     assert.equal(restored.json().data.item.status, 'approved');
     const handle = (await settledHandle(deletionWorkflowId(s.proofItemId)));
