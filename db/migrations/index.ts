@@ -10,10 +10,11 @@ import { CollectionCustomer1763712650000 } from './1763712650000-CollectionCusto
 import { Hardening1763712700000 } from './1763712700000-Hardening';
 import { Integrations1763712800000 } from './1763712800000-Integrations';
 import { Performance1763712900000 } from './1763712900000-Performance';
+import { PublicLimits1763713200000 } from './1763713200000-PublicLimits';
 
 export const MIGRATIONS = [
   Foundation1763712000000, CustomerLoop1763712100000, Webhooks1763712200000, ProofCore1763712300000,
   ProofPlacements1763712400000, SignalAnalysisSkipped1763712450000, ProofAi1763712500000,
   CollectionSetup1763712600000, CollectionCustomer1763712650000, Hardening1763712700000,
-  Integrations1763712800000, Performance1763712900000,
+  Integrations1763712800000, Performance1763712900000, PublicLimits1763713200000,
 ];
