@@ -73,6 +73,8 @@ export interface Config {
   proofStreamWebhookSecret: string | undefined;
   proofHealthIntervalMs: number;
   proofHealthConsentExpiryDays: number;
+  /** A workflow bundle built beforehand (bundleWorkflowCode's code, as a file): the worker starts without bundling. */
+  workflowBundlePath: string | undefined;
   /** Key-encryption keys of secrets at rest (runtime/secret-box.ts); unset: a generated one under dataDir. */
   secretKeys: string | undefined;
 }
@@ -153,6 +155,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(text(env, 'SV_DATA_DIR') ?? '.data'),
     dataDirFromEnv: text(env, 'SV_DATA_DIR') !== undefined,
     secretKeys: text(env, 'SV_SECRET_KEYS'),
+    workflowBundlePath: text(env, 'SV_WORKFLOW_BUNDLE'),
     embeddedPgPort: int(env, 'SV_EMBEDDED_PG_PORT', 54329, 1, 65535),
     temporalDevPort: int(env, 'TEMPORAL_DEV_PORT', 7233, 1, 65535),
     temporalDevUiPort: int(env, 'TEMPORAL_DEV_UI_PORT', 8233, 1, 65535),

@@ -127,7 +127,8 @@ describe('proof deletion and recovery (real Temporal)', () => {
 
   before(async () => {
     tenant = await createProofTenant();
-    app = await ctx.buildApp({ proofDeletionRecoveryMs: 1_200 });
+    // Long enough for the restore test's calls on a loaded machine, short enough to wait out for the purge.
+    app = await ctx.buildApp({ proofDeletionRecoveryMs: 4_000 });
   });
 
   it('a deleted item leaves lists and renders; a restore inside the window brings it back', async () => {
