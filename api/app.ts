@@ -27,6 +27,7 @@ import { inboxRoutes } from './customer-loop/inbox';
 import { installationRoutes } from './platform/installation';
 import { registerJsonBodyParser } from './plugins/json-body';
 import { registerOpenApi } from './plugins/openapi';
+import { registerPublicRateLimit } from './plugins/public-rate-limit';
 import { proofAiRoutes } from './ai/proof-ai';
 import { proofRequestRoutes } from './ai/proof-requests';
 import { proofAssetRoutes } from './proof/proof-assets';
@@ -73,10 +74,15 @@ export const BODY_LIMIT = 1024 * 1024;
 export const PROOF_BODY_LIMIT = 256 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** A hop count: the nearest `hops` addresses of the X-Forwarded-For chain are proxies (Fastify's types take no number). */
+const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops;
+
 /** Builds the whole HTTP API; `server.ts` only listens, and tests call `inject()` on it. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? false,
+    // Which proxies may name the client in X-Forwarded-For (request.ip: rate limits, consent evidence).
+    trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
     bodyLimit: BODY_LIMIT,
     // The longest parameter is the video host's source-link token (about 220 characters); each route bounds its own.
     routerOptions: { maxParamLength: 400 },
@@ -109,6 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerCustomerCors(app, deps.dataSource, deps.config);
   registerAuth(app, deps.dataSource, deps.config);
   registerIdempotency(app, deps.dataSource);
+  await registerPublicRateLimit(app, deps.dataSource, deps.config);
   app.decorateRequest('customerSecret', null);
 
   await app.register(healthRoutes, deps);

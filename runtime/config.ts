@@ -1,4 +1,5 @@
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { StartupError } from './startup-error';
 
 export interface Config {
@@ -17,6 +18,13 @@ export interface Config {
   taskQueue: string;
   environment: string;
   rateLimitPerMinute: number;
+  /** Requests per client address per minute on /api/public/*. */
+  publicRateLimitPerMinute: number;
+  /**
+   * Fastify's trustProxy: which proxies' X-Forwarded-For names the client (request.ip, used by the
+   * public rate limit and recorded in consent evidence). false: the connecting address is the client.
+   */
+  trustProxy: boolean | number | string[];
   sessionTtlHours: number;
   identityTokenMaxTtlSeconds: number;
   maintenanceIntervalMs: number;
@@ -82,6 +90,8 @@ export interface Config {
   roomSnapshotThreshold: number;
   roomSnapshotMessages: number;
   roomApprovalTtlMs: number;
+  /** A workflow bundle built beforehand (bundleWorkflowCode's code, as a file): the worker starts without bundling. */
+  workflowBundlePath: string | undefined;
   /** Key-encryption keys of secrets at rest (runtime/secret-box.ts); unset: a generated one under dataDir. */
   secretKeys: string | undefined;
 }
@@ -116,6 +126,33 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function proxyAddress(value: string): boolean {
+  if (PROXY_NAMES.includes(value)) return true;
+  if (!value.includes('/')) return ipaddr.isValid(value);
+  try {
+    ipaddr.parseCIDR(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** SV_TRUST_PROXY: false (default), true (any proxy: only behind one that strips the header), a hop count, or addresses/CIDRs. */
+function trustProxy(env: Env): boolean | number | string[] {
+  const raw = text(env, 'SV_TRUST_PROXY');
+  if (raw === undefined || raw === 'false' || raw === '0') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return int(env, 'SV_TRUST_PROXY', 0, 1, 100);
+  const list = raw.split(',').map((a) => a.trim()).filter(Boolean);
+  const bad = list.find((a) => !proxyAddress(a));
+  if (bad !== undefined) {
+    throw new ConfigError(`SV_TRUST_PROXY must be true, false, a hop count or comma-separated addresses/CIDRs (or loopback, linklocal, uniquelocal), got "${bad}"`);
+  }
+  return list;
+}
+
 const S3_VARIABLES = ['MEDIA_S3_ENDPOINT', 'MEDIA_S3_BUCKET', 'MEDIA_S3_REGION', 'MEDIA_S3_ACCESS_KEY_ID', 'MEDIA_S3_SECRET_ACCESS_KEY'];
 
 function mediaS3(env: Env): Config['mediaS3'] {
@@ -139,6 +176,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(text(env, 'SV_DATA_DIR') ?? '.data'),
     dataDirFromEnv: text(env, 'SV_DATA_DIR') !== undefined,
     secretKeys: text(env, 'SV_SECRET_KEYS'),
+    workflowBundlePath: text(env, 'SV_WORKFLOW_BUNDLE'),
     embeddedPgPort: int(env, 'SV_EMBEDDED_PG_PORT', 54329, 1, 65535),
     temporalDevPort: int(env, 'TEMPORAL_DEV_PORT', 7233, 1, 65535),
     temporalDevUiPort: int(env, 'TEMPORAL_DEV_UI_PORT', 8233, 1, 65535),
@@ -149,6 +187,8 @@ export function loadConfig(env: Env = process.env): Config {
     taskQueue: text(env, 'SV_TASK_QUEUE') ?? 'customer-loop-proof',
     environment,
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 120, 1, 1_000_000),
+    publicRateLimitPerMinute: int(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
+    trustProxy: trustProxy(env),
     sessionTtlHours: int(env, 'SV_SESSION_TTL_HOURS', 12, 1, 24 * 30),
     identityTokenMaxTtlSeconds: int(env, 'SV_IDENTITY_TOKEN_MAX_TTL_SECONDS', 900, 10, 86_400),
     maintenanceIntervalMs: int(env, 'SV_MAINTENANCE_INTERVAL_MS', 300_000, 100, 86_400_000),

@@ -9,6 +9,8 @@ export interface DevServerOptions {
   uiPort?: number;
   /** SQLite file that keeps workflow history across restarts; in memory when absent. */
   dbFilename?: string;
+  /** The server's own log level on stdout; warn by default. */
+  logLevel?: 'debug' | 'info' | 'warn' | 'error';
 }
 
 /** Runs `temporal server start-dev` and connects a client and a worker connection to it. */
@@ -23,7 +25,7 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<Te
       dbFilename: opts.dbFilename,
       namespace: opts.namespace,
       searchAttributes: TENANT_SEARCH_ATTRIBUTES,
-      log: { format: 'pretty', level: 'warn' },
+      log: { format: 'pretty', level: opts.logLevel ?? 'warn' },
     },
   });
 }

@@ -80,7 +80,9 @@ async function main(): Promise<void> {
   installTemporalLogger();
   const ds = await openDatabase(databaseUrlOf(config));
   const conn = await connectWorker(config, temporalAddressOf(config));
-  const worker = await startWorker(config, ds, conn);
+  const worker = await startWorker(config, ds, {
+    ...conn, workflowBundle: config.workflowBundlePath ? { codePath: config.workflowBundlePath } : undefined,
+  });
   console.log(`[sv] worker polling task queue ${config.taskQueue} on ${temporalAddressOf(config)}`);
   onShutdown([() => ds.destroy(), conn.close, worker.stop], (line) => console.log(`[sv] ${line}`));
 }

@@ -2,7 +2,7 @@ import { FastifyInstance, FastifyRequest } from 'fastify';
 import { canonicalJson } from '../../db/rules/canonical-json';
 import { DataSource } from 'typeorm';
 import {
-  IDEMPOTENCY_KEY_PATTERN, IdempotencyClaimRef, claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey,
+  AfterWrite, IDEMPOTENCY_KEY_PATTERN, IdempotencyClaimRef, claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey,
 } from '../../db/platform/idempotency';
 import { sha256Hex } from '../../db/rules/secrets';
 import { ServiceError, validationFailed } from '../../runtime/service-error';
@@ -25,6 +25,18 @@ function credentialOf(request: FastifyRequest): string {
   if (p?.kind === 'session') return p.teammateId;
   if (p?.kind === 'identity') return `${p.productId}:${p.endUserId}`;
   throw new Error('idempotent routes need an authenticated principal');
+}
+
+/**
+ * Stores the route's answer (`status`, `{data: map(result)}`) in the write's own transaction, when the
+ * request carries an Idempotency-Key: an API that dies after the commit and before answering leaves a
+ * completed record, which the retry replays instead of writing again. onSend later rewrites it with the
+ * exact bytes sent.
+ */
+export function answerWithWrite<T>(request: FastifyRequest, status: number, map: (result: T) => unknown = (result) => result): AfterWrite | undefined {
+  const claim = request.idempotency;
+  if (!claim) return undefined;
+  return (em, result) => completeIdempotencyKey(em, claim, status, JSON.stringify({ data: map(result as T) }));
 }
 
 /**

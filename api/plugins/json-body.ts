@@ -4,16 +4,21 @@ import { validationFailed } from '../../runtime/service-error';
 
 export const MAX_JSON_DEPTH = 32;
 
-/** What no handler should see: nesting beyond `max`, or a NUL character (PostgreSQL text refuses it). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** What no handler should see: nesting beyond `max`, a NUL character (PostgreSQL text refuses it), a lone surrogate. */
 function problemIn(root: unknown, max: number): string | null {
   const stack: Array<[unknown, number]> = [[root, 1]];
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!;
     if (typeof value === 'string' && value.includes('\u0000')) return 'strings must not contain NUL (\\u0000)';
+    // Not Unicode text, so no RFC 8785 canonical form (content hashes, signatures) exists for it.
+    if (typeof value === 'string' && LONE_SURROGATE.test(value)) return 'strings must not contain a lone surrogate';
     if (value === null || typeof value !== 'object') continue;
     if (depth > max) return `nesting deeper than ${max} levels`;
     for (const [key, child] of Object.entries(value)) {
       if (key.includes('\u0000')) return 'property names must not contain NUL (\\u0000)';
+      if (LONE_SURROGATE.test(key)) return 'property names must not contain a lone surrogate';
       stack.push([child, depth + 1]);
     }
   }

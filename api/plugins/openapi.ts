@@ -196,6 +196,9 @@ function impliedErrors(route: RouteOptions, config: Record<string, unknown>, sch
     const roles = Array.isArray(config.roles) ? `, a role other than ${(config.roles as string[]).join(' or ')}` : '';
     out[403] = errorResponse(`${refusal}, or FORBIDDEN: no x-csrf-token on a write${roles}`, proof);
   }
+  if (String(route.url).startsWith('/api/public/')) {
+    out[429] = errorResponse('RATE_LIMITED: more requests this minute from this client address than PUBLIC_RATE_LIMIT_PER_MINUTE', proof, ['Retry-After']);
+  }
   if (schema.params) out[404] = errorResponse('NOT_FOUND: no such resource for this tenant (another tenant\'s id answers the same)', proof);
   if (config.idempotency) {
     out[409] = errorResponse('IDEMPOTENCY_IN_PROGRESS (Retry-After) or the Idempotency-Key was used for a different request', proof, ['Retry-After']);

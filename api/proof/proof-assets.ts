@@ -1,4 +1,5 @@
 import { FastifyInstance } from 'fastify';
+import { answerWithWrite } from '../plugins/idempotency';
 import { string } from 'yup';
 import { QuoteCardRequest, generateQuoteCard, readAsset } from '../../db/proof/proof-assets';
 import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
@@ -39,7 +40,7 @@ export async function proofAssetRoutes(app: FastifyInstance, deps: AppDeps): Pro
   }, async (request, reply) => {
     const key = keyPrincipal(request);
     const scope = productTenant(request);
-    return reply.code(201).send({ data: await generateQuoteCard(deps.dataSource, scope, request.body, { type: 'service_key', id: key.id }) });
+    return reply.code(201).send({ data: await generateQuoteCard(deps.dataSource, scope, request.body, { type: 'service_key', id: key.id }, answerWithWrite(request, 201)) });
   });
 
   app.get<{ Params: { id: string } }>('/api/v1/proof/assets/:id', {

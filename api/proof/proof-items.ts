@@ -1,4 +1,5 @@
 import { FastifyInstance, FastifyRequest } from 'fastify';
+import { answerWithWrite } from '../plugins/idempotency';
 import { mixed, string } from 'yup';
 import { PROOF_ITEM_STATUSES, PROOF_TYPES, ProofType } from '../../db/entities/proof-item';
 import { PageRequest } from '../../db/pagination';
@@ -60,6 +61,8 @@ function scopeOf(request: FastifyRequest) {
 
 const humanOnly = () => new ServiceError('HUMAN_APPROVAL_REQUIRED', 403, 'only a person in the workspace may approve or reject proof');
 
+type Filed = Awaited<ReturnType<typeof requestRevocation>>;
+
 export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const read = { auth: 'key' as const, scope: 'service:proof:read' };
@@ -97,7 +100,7 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
     config: { ...write, operationId: 'createProofVersion', summary: 'Create a draft derivative with a semantic diff against its parent' },
   }, async (request, reply) => {
     const s = scopeOf(request);
-    const version = await createVersion(ds, s, request.params.id, request.body, { type: 'service_key', id: s.keyId });
+    const version = await createVersion(ds, s, request.params.id, request.body, { type: 'service_key', id: s.keyId }, answerWithWrite(request, 201));
     return reply.code(201).send({ data: version });
   });
 
@@ -106,8 +109,10 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
     config: { ...write, operationId: 'requestProofApproval', summary: 'Queue a version for a person; requesting is not approving' },
   }, async (request) => {
     const s = scopeOf(request);
-    const result = await requestApproval(ds, s, request.params.id, request.body.versionId, { type: 'service_key', id: s.keyId }, deps.config.proofApprovalReminderMs);
-    return { data: { item: result.item, version: result.version, approvalRequestId: result.approvalRequestId } };
+    const answer = (r: Awaited<ReturnType<typeof requestApproval>>) => ({ item: r.item, version: r.version, approvalRequestId: r.approvalRequestId });
+    const result = await requestApproval(ds, s, request.params.id, request.body.versionId, { type: 'service_key', id: s.keyId }, deps.config.proofApprovalReminderMs,
+      answerWithWrite(request, 200, answer));
+    return { data: answer(result) };
   });
 
   // No scope on purpose: whatever the key holds, a key never decides.
@@ -145,7 +150,7 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
     const s = scopeOf(request);
     const filed = await requestRevocation(ds, s, { proofItemId: request.params.id }, {
       requestText: request.body?.requestText, slaMs: deps.config.proofRevocationSlaMs,
-    }, { type: 'service_key', id: s.keyId });
+    }, { type: 'service_key', id: s.keyId }, answerWithWrite(request, 202, (r: Filed) => r.result));
     return reply.code(202).send({ data: filed.result });
   });
 
@@ -156,7 +161,7 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
     const s = scopeOf(request);
     const filed = await requestRevocation(ds, s, { consentGrantId: request.params.id }, {
       slaMs: deps.config.proofRevocationSlaMs,
-    }, { type: 'service_key', id: s.keyId });
+    }, { type: 'service_key', id: s.keyId }, answerWithWrite(request, 202, (r: Filed) => r.result));
     return reply.code(202).send({ data: filed.result });
   });
 }

@@ -1,4 +1,5 @@
 import { FastifyInstance, FastifyRequest } from 'fastify';
+import { answerWithWrite } from '../plugins/idempotency';
 import { array, boolean, mixed, number, string } from 'yup';
 import { HOST_CONTEXTS, PLACEMENT_STATES, PlacementState } from '../../db/entities/proof-placement';
 import { PageRequest } from '../../db/pagination';
@@ -86,7 +87,7 @@ export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps):
     config: { ...publish, operationId: 'createPlacement', summary: 'Create a placement (state draft); the product comes from the key' },
   }, async (request, reply) => {
     const { scope, actor } = scopeOf(request);
-    return reply.code(201).send({ data: await createPlacement(ds, scope, request.body, actor) });
+    return reply.code(201).send({ data: await createPlacement(ds, scope, request.body, actor, answerWithWrite(request, 201)) });
   });
 
   app.get<{ Params: { id: string }; Querystring: { expand?: unknown } }>('/api/v1/proof/placements/:id', {
@@ -102,7 +103,7 @@ export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps):
     config: { ...publish, operationId: 'updatePlacement', summary: 'Change name, state, renderConfig or eligibilityPolicy; renderCacheVersion increases' },
   }, async (request) => {
     const { scope, actor } = scopeOf(request);
-    return { data: await updatePlacement(ds, scope, request.params.id, request.body, actor) };
+    return { data: await updatePlacement(ds, scope, request.params.id, request.body, actor, answerWithWrite(request, 200)) };
   });
 
   app.delete<{ Params: { id: string } }>('/api/v1/proof/placements/:id', {
@@ -110,7 +111,7 @@ export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps):
     config: { ...publish, operationId: 'archivePlacement', summary: 'Archive the placement; its history is kept' },
   }, async (request) => {
     const { scope, actor } = scopeOf(request);
-    return { data: await archivePlacement(ds, scope, request.params.id, actor) };
+    return { data: await archivePlacement(ds, scope, request.params.id, actor, answerWithWrite(request, 200)) };
   });
 
   app.get<{ Params: { id: string } }>('/api/v1/proof/placements/:id/items', {
@@ -123,7 +124,7 @@ export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps):
     config: { ...publish, operationId: 'addPlacementItem', summary: 'Place an item; the answer carries the current eligibility decision' },
   }, async (request, reply) => {
     const { scope, actor } = scopeOf(request);
-    return reply.code(201).send({ data: await addPlacementItem(ds, scope, request.params.id, request.body, actor) });
+    return reply.code(201).send({ data: await addPlacementItem(ds, scope, request.params.id, request.body, actor, answerWithWrite(request, 201)) });
   });
 
   app.delete<{ Params: { id: string; itemId: string } }>('/api/v1/proof/placements/:id/items/:itemId', {
@@ -131,7 +132,7 @@ export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps):
     config: { ...publish, operationId: 'removePlacementItem', summary: 'Remove a placed item (the row stays as history)' },
   }, async (request) => {
     const { scope, actor } = scopeOf(request);
-    return { data: await removePlacementItem(ds, scope, request.params.id, request.params.itemId, actor) };
+    return { data: await removePlacementItem(ds, scope, request.params.id, request.params.itemId, actor, answerWithWrite(request, 200)) };
   });
 
   app.post<{ Params: { id: string }; Querystring: { dryRun: boolean } }>('/api/v1/proof/placements/:id/publish', {
@@ -139,6 +140,6 @@ export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps):
     config: { ...publish, operationId: 'publishPlacement', summary: 'Publish (state active); ineligible items are excluded and counted; dryRun writes nothing' },
   }, async (request) => {
     const { scope, actor } = scopeOf(request);
-    return { data: await publishPlacement(ds, scope, request.params.id, request.query.dryRun, actor) };
+    return { data: await publishPlacement(ds, scope, request.params.id, request.query.dryRun, actor, answerWithWrite(request, 200)) };
   });
 }

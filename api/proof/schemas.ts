@@ -226,6 +226,7 @@ const signatureSchema = named('Ed25519Signature', object({
 export const renderManifestSchema = named('SignedRenderManifest', object({
   manifest: object({
     schema: string().required().oneOf(['service-proof-render-v1']),
+    canonicalization: string().required().oneOf(['RFC8785']).meta({ description: 'the signature is over the RFC 8785 canonical JSON of manifest' }),
     placement: anyObject().required(),
     items: array(anyObject()).defined().meta({ description: 'eligible items with content, attribution, labels, media, receiptId and eventToken' }),
   }).required(),

@@ -1,6 +1,7 @@
 import { DataSource, EntityManager, In } from 'typeorm';
 import { ServiceError, conflict, notFound } from '../../runtime/service-error';
 import { ConsentGrant, ProofApprovalRequest, ProofItem, ProofPlacement, ProofRevocation, ProofVersion } from '../entities';
+import { CANONICALIZATION } from '../rules/canonical-json';
 import { newId } from '../rules/ids';
 import { ApprovalRef } from '../proof/proof-approvals';
 import { Actor, announceDirectly, appendProofEvent } from '../proof/proof-ledger';
@@ -260,7 +261,7 @@ export const PASSPORT_SCHEMA = 'service-proof-passport-v1';
 export async function signedPassport(ds: DataSource, person: Person, itemId: string) {
   const body = await passport(ds, person, itemId);
   const key = await activeSigningKey(ds);
-  const payload = { schema: PASSPORT_SCHEMA, issuedAt: new Date().toISOString(), ...body };
+  const payload = { schema: PASSPORT_SCHEMA, canonicalization: CANONICALIZATION, issuedAt: new Date().toISOString(), ...body };
   return { passport: payload, signature: signCanonical(key, payload) };
 }
 

@@ -12,6 +12,7 @@ import { Integrations1763712800000 } from './1763712800000-Integrations';
 import { Performance1763712900000 } from './1763712900000-Performance';
 import { WelcomeVideosDomainChecks1763713000000 } from './1763713000000-WelcomeVideosDomainChecks';
 import { CollectionCaptionsInterviews1763713100000 } from './1763713100000-CollectionCaptionsInterviews';
+import { PublicLimits1763713200000 } from './1763713200000-PublicLimits';
 import { WebhookBatches1763713300000 } from './1763713300000-WebhookBatches';
 import { IntegrationsFinish1763713400000 } from './1763713400000-IntegrationsFinish';
 import { Rooms1763713500000 } from './1763713500000-Rooms';
@@ -21,6 +22,6 @@ export const MIGRATIONS = [
   ProofPlacements1763712400000, SignalAnalysisSkipped1763712450000, ProofAi1763712500000,
   CollectionSetup1763712600000, CollectionCustomer1763712650000, Hardening1763712700000,
   Integrations1763712800000, Performance1763712900000, WelcomeVideosDomainChecks1763713000000,
-  CollectionCaptionsInterviews1763713100000, WebhookBatches1763713300000,
+  CollectionCaptionsInterviews1763713100000, PublicLimits1763713200000, WebhookBatches1763713300000,
   IntegrationsFinish1763713400000, Rooms1763713500000,
 ];

@@ -67,6 +67,21 @@ export async function completeIdempotencyKey(
   );
 }
 
+/** Runs inside a write's transaction, after the write, with its result. */
+export type AfterWrite = (em: EntityManager, result: unknown) => Promise<void>;
+
+/**
+ * A write's transaction that ends with `after` (an idempotent route storing its answer), so the answer
+ * commits with the write it guards or not at all.
+ */
+export function transactionWith<T>(ds: DataSource, work: (em: EntityManager) => Promise<T>, after?: AfterWrite): Promise<T> {
+  return ds.transaction(async (em) => {
+    const result = await work(em);
+    if (after) await after(em, result);
+    return result;
+  });
+}
+
 /** After an error the key is released, so a corrected retry may use it (spec, Idempotency rule 2). */
 export async function releaseIdempotencyKey(ds: DataSource, claim: IdempotencyClaimRef): Promise<void> {
   await ds.query(

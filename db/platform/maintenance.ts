@@ -6,6 +6,7 @@ export interface PurgeCounts {
   rateLimitWindows: number;
   teammateSessions: number;
   outboxEvents: number;
+  engagementBeacons: number;
 }
 
 async function purge(ds: DataSource, sql: string): Promise<number> {
@@ -22,5 +23,7 @@ export async function purgeExpiredRecords(ds: DataSource): Promise<PurgeCounts> 
     teammateSessions: await purge(ds, `DELETE FROM teammate_sessions WHERE expires_at <= now() - interval '1 day'`),
     // Deliveries keep their own copy of the body, so a published row is only needed for a while.
     outboxEvents: await purge(ds, `DELETE FROM outbox_events WHERE processed_at < now() - interval '7 days'`),
+    // A token is good until the end of the next UTC day, so older days can no longer repeat.
+    engagementBeacons: await purge(ds, `DELETE FROM proof_engagement_beacons WHERE day < current_date - 2`),
   };
 }

@@ -1,4 +1,5 @@
 import { DataSource, In } from 'typeorm';
+import { AfterWrite, transactionWith } from '../platform/idempotency';
 import { conflict, notFound } from '../../runtime/service-error';
 import { ProofApprovalRequest, ProofItem, ProofVersion } from '../entities';
 import { newId } from '../rules/ids';
@@ -21,9 +22,9 @@ export interface ApprovalRef {
  */
 export async function requestApproval(
   ds: DataSource, scope: { organizationId: string; productId: string }, itemId: string, versionId: string, actor: Actor,
-  reminderIntervalMs: number,
+  reminderIntervalMs: number, after?: AfterWrite,
 ) {
-  return ds.transaction(async (em) => {
+  return transactionWith(ds, async (em) => {
     const item = await findItem(em, scope, itemId, true);
     assertChangeable(item);
     const versions = em.getRepository(ProofVersion);
@@ -68,7 +69,7 @@ export async function requestApproval(
       existing: null,
       superseded,
     };
-  });
+  }, after);
 }
 
 export type Decision = { kind: 'approve'; versionId: string } | { kind: 'reject'; reason: string; versionId?: string };

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { AfterWrite, transactionWith } from '../platform/idempotency';
 import { DataSource } from 'typeorm';
 import { ServiceError, conflict, notFound, validationFailed } from '../../runtime/service-error';
 import { ProofAsset, ProofRevocation, ProofVersion } from '../entities';
@@ -44,9 +45,9 @@ const notEligible = (channel: string, reasons: string[]) =>
  * says the use is eligible; saved as a draft asset with its lineage and announced as proof.asset.ready.
  */
 export async function generateQuoteCard(
-  ds: DataSource, scope: { organizationId: string; productId: string }, body: QuoteCardRequest, actor: Actor,
+  ds: DataSource, scope: { organizationId: string; productId: string }, body: QuoteCardRequest, actor: Actor, after?: AfterWrite,
 ) {
-  return ds.transaction(async (em) => {
+  return transactionWith(ds, async (em) => {
     const item = await findItem(em, scope, body.proofItemId);
     const versionId = body.versionId ?? item.approvedPublicVersionId;
     const version = versionId ? await em.getRepository(ProofVersion).findOneBy({ id: versionId, proofItemId: item.id }) : null;
@@ -101,7 +102,7 @@ export async function generateQuoteCard(
       eventType: 'proof.asset.ready', properties: { assetType: 'quote_card', format, sourceVersionIds: [version.id] },
     });
     return viewAsset(await repo.findOneByOrFail({ id }));
-  });
+  }, after);
 }
 
 /** An asset quotes its source items, so it answers as they do: revoked, deleted or purged items refuse. */

@@ -1,5 +1,5 @@
 import { DataSource, In } from 'typeorm';
-import { sha256OfCanonical } from '../rules/canonical-json';
+import { CANONICALIZATION, sha256OfCanonical } from '../rules/canonical-json';
 import { notFound } from '../../runtime/service-error';
 import { ConsentGrant, Product, ProofItem, ProofPlacement, ProofVersion } from '../entities';
 import { eligibleChannels, evaluateEligibility } from '../rules/proof-eligibility';
@@ -11,7 +11,7 @@ export const EXPORT_FORMAT = 'service-proof-export-v1';
 export const RAW_EXPORT_FORMAT = 'service-proof-raw-export-v1';
 
 function withDigest(bundle: Record<string, unknown>) {
-  return { bundle, digest: { algorithm: 'sha256', canonicalization: 'sorted-keys-json', value: sha256OfCanonical(bundle) } };
+  return { bundle, digest: { algorithm: 'sha256', canonicalization: CANONICALIZATION, value: sha256OfCanonical(bundle) } };
 }
 
 async function grantsByItem(ds: DataSource, items: ProofItem[]): Promise<Map<string, ConsentGrant[]>> {

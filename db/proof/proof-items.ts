@@ -1,4 +1,5 @@
 import { DataSource, EntityManager } from 'typeorm';
+import { AfterWrite, transactionWith } from '../platform/idempotency';
 import { ServiceError, conflict, notFound, validationFailed } from '../../runtime/service-error';
 import { sha256OfCanonical } from '../rules/canonical-json';
 import { ConsentGrant, ProofItem, ProofVersion } from '../entities';
@@ -426,9 +427,9 @@ export interface NewVersion {
 
 /** A draft derivative; the parent (by default the latest version) is never touched. */
 export async function createVersion(
-  ds: DataSource, scope: { organizationId: string; productId: string }, id: string, input: NewVersion, actor: Actor,
+  ds: DataSource, scope: { organizationId: string; productId: string }, id: string, input: NewVersion, actor: Actor, after?: AfterWrite,
 ) {
-  return ds.transaction(async (em) => {
+  return transactionWith(ds, async (em) => {
     const item = await findItem(em, scope, id, true);
     assertChangeable(item);
     const versions = em.getRepository(ProofVersion);
@@ -462,7 +463,7 @@ export async function createVersion(
       eventType: 'proof.version.created', properties: { versionId: version.id, versionNumber: version.versionNumber },
     });
     return viewVersion(await versions.findOneByOrFail({ id: version.id }));
-  });
+  }, after);
 }
 
 export async function readConsent(ds: DataSource, scope: { organizationId: string; productId: string }, id: string) {

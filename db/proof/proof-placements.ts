@@ -1,9 +1,11 @@
 import { DataSource, EntityManager } from 'typeorm';
+import { AfterWrite, transactionWith } from '../platform/idempotency';
 import { ServiceError, conflict, notFound, validationFailed } from '../../runtime/service-error';
 import { ProofItem, ProofPlacement, ProofPlacementItem, ProofVersion } from '../entities';
 import { PlacementState } from '../entities/proof-placement';
 import { ProofContent } from '../entities/proof-version';
 import { newId } from '../rules/ids';
+import { sha256Hex } from '../rules/secrets';
 import { PageRequest, pageOf } from '../pagination';
 import {
   ChannelEligibility, EligibilityGrant, EligibilityInput, EligibilityItem, EligibilityPolicy, EligibilityVersion, decideEligibility,
@@ -69,8 +71,8 @@ const ledgerOf = (p: ProofPlacement, actor: Actor) => ({
   organizationId: p.organizationId, productId: p.productId, placementId: p.id, proofItemId: null, actor,
 });
 
-export async function createPlacement(ds: DataSource, scope: Scope, body: NewPlacement, actor: Actor) {
-  return ds.transaction(async (em) => {
+export async function createPlacement(ds: DataSource, scope: Scope, body: NewPlacement, actor: Actor, after?: AfterWrite) {
+  return transactionWith(ds, async (em) => {
     const repo = em.getRepository(ProofPlacement);
     const id = newId('plc');
     await repo.insert({
@@ -94,7 +96,7 @@ export async function createPlacement(ds: DataSource, scope: Scope, body: NewPla
     const placement = await repo.findOneByOrFail({ id });
     await appendProofEvent(em, { ...ledgerOf(placement, actor), eventType: 'proof.placement.created', properties: { state: 'draft' } });
     return viewPlacement(placement);
-  });
+  }, after);
 }
 
 export async function listPlacements(ds: DataSource, productId: string, state: PlacementState | undefined, page: PageRequest) {
@@ -138,26 +140,26 @@ async function bumpCacheVersion(em: EntityManager, placement: ProofPlacement, pa
 
 async function changePlacement(
   ds: DataSource, scope: Scope, id: string, patch: Partial<ProofPlacement>, eventType: string, actor: Actor,
-  properties: Record<string, unknown> = {},
+  properties: Record<string, unknown>, after?: AfterWrite,
 ) {
-  return ds.transaction(async (em) => {
+  return transactionWith(ds, async (em) => {
     const changed = await changePlacementIn(em, scope, id, patch, actor);
     await appendProofEvent(em, {
       ...ledgerOf(changed, actor), eventType, properties: { state: changed.state, renderCacheVersion: changed.renderCacheVersion, ...properties },
     });
     return viewPlacement(changed);
-  });
+  }, after);
 }
 
-export async function updatePlacement(ds: DataSource, scope: Scope, id: string, patch: PlacementPatch, actor: Actor) {
+export async function updatePlacement(ds: DataSource, scope: Scope, id: string, patch: PlacementPatch, actor: Actor, after?: AfterWrite) {
   return changePlacement(ds, scope, id, patch as Partial<ProofPlacement>, 'proof.placement.updated', actor, {
     changed: Object.keys(patch).sort(),
-  });
+  }, after);
 }
 
 /** DELETE archives: the row, its items and its ledger stay as history. */
-export async function archivePlacement(ds: DataSource, scope: Scope, id: string, actor: Actor) {
-  return changePlacement(ds, scope, id, { state: 'archived' }, 'proof.placement.archived', actor);
+export async function archivePlacement(ds: DataSource, scope: Scope, id: string, actor: Actor, after?: AfterWrite) {
+  return changePlacement(ds, scope, id, { state: 'archived' }, 'proof.placement.archived', actor, {}, after);
 }
 
 /** One placed item with everything its eligibility and its render need, as the loading query returns it. */
@@ -329,8 +331,8 @@ export interface NewPlacementItem { proofItemId: string; versionId?: string; pos
  * Without `versionId` the placement follows the item's approved public version; with one, it is pinned
  * and stops rendering when another wording becomes public.
  */
-export async function addPlacementItem(ds: DataSource, scope: Scope, id: string, body: NewPlacementItem, actor: Actor) {
-  const entryId = await ds.transaction(async (em) => {
+export async function addPlacementItem(ds: DataSource, scope: Scope, id: string, body: NewPlacementItem, actor: Actor, after?: AfterWrite) {
+  return transactionWith(ds, async (em) => {
     const placement = await findPlacement(em, scope, id, true);
     if (placement.state === 'archived') throw conflict('this placement is archived');
     const item: ProofItem = await findItem(em, scope, body.proofItemId);
@@ -353,15 +355,14 @@ export async function addPlacementItem(ds: DataSource, scope: Scope, id: string,
       ...ledgerOf(placement, actor), proofItemId: item.id, eventType: 'proof.placement.item_added',
       properties: { placementItemId: newEntryId, versionId: body.versionId ?? null },
     });
-    return newEntryId;
-  });
-  const loaded = await loadScoped(ds.manager, scope, id);
-  return viewPlacementItem(loaded.placement, loaded.entries.find((e) => e.id === entryId)!, new Date());
+    const loaded = await loadScoped(em, scope, id);
+    return viewPlacementItem(loaded.placement, loaded.entries.find((e) => e.id === newEntryId)!, new Date());
+  }, after);
 }
 
 /** Removal keeps the row as history (state removed). */
-export async function removePlacementItem(ds: DataSource, scope: Scope, id: string, entryId: string, actor: Actor) {
-  return ds.transaction(async (em) => {
+export async function removePlacementItem(ds: DataSource, scope: Scope, id: string, entryId: string, actor: Actor, after?: AfterWrite) {
+  return transactionWith(ds, async (em) => {
     const placement = await findPlacement(em, scope, id, true);
     const repo = em.getRepository(ProofPlacementItem);
     const entry = await repo.findOneBy({ id: entryId, placementId: id, state: 'active' });
@@ -377,7 +378,7 @@ export async function removePlacementItem(ds: DataSource, scope: Scope, id: stri
       id: entry.id, proofItemId: entry.proofItemId, versionId: entry.versionId, position: entry.position,
       state: 'removed', removedReason: 'removed_by_request',
     };
-  });
+  }, after);
 }
 
 /**
@@ -392,7 +393,7 @@ export async function placementScope(ds: DataSource, organizationId: string, id:
   return { organizationId, productId: placement.productId };
 }
 
-export async function publishPlacement(ds: DataSource, scope: Scope, id: string, dryRun: boolean, actor: Actor) {
+export async function publishPlacement(ds: DataSource, scope: Scope, id: string, dryRun: boolean, actor: Actor, after?: AfterWrite) {
   const count = (loaded: LoadedPlacement) => {
     const now = new Date();
     const eligibleCount = loaded.entries.filter((e) => decideEntry(loaded.placement, e, now).eligible).length;
@@ -402,7 +403,7 @@ export async function publishPlacement(ds: DataSource, scope: Scope, id: string,
     const loaded = await loadScoped(ds.manager, scope, id);
     return { placement: viewPlacement(loaded.placement), ...count(loaded) };
   }
-  return ds.transaction(async (em) => {
+  return transactionWith(ds, async (em) => {
     await findPlacement(em, scope, id, true);
     const counts = count(await loadScoped(em, scope, id));
     const placement = await changePlacementIn(em, scope, id, { state: 'active', publishedAt: new Date() }, actor);
@@ -411,16 +412,29 @@ export async function publishPlacement(ds: DataSource, scope: Scope, id: string,
       properties: { renderCacheVersion: placement.renderCacheVersion, ...counts },
     });
     return { placement: viewPlacement(placement), ...counts };
-  });
+  }, after);
 }
 
 export const ENGAGEMENT_TYPES = ['impression', 'click', 'play'] as const;
 
-/** One beacon hit, counted per placement, item, type and UTC day; nothing about the visitor is kept. */
-export async function recordEngagement(ds: DataSource, placementId: string, proofItemId: string, type: string, now: Date): Promise<void> {
-  await ds.query(
-    `INSERT INTO proof_engagement_counts (placement_id, proof_item_id, event_type, day, count) VALUES ($1, $2, $3, $4, 1)
-     ON CONFLICT (placement_id, proof_item_id, event_type, day) DO UPDATE SET count = proof_engagement_counts.count + 1`,
-    [placementId, proofItemId, type, now.toISOString().slice(0, 10)],
+/**
+ * One beacon hit, counted per placement, item, type and UTC day, and only the first time a token is
+ * sent with that type that day (a replayed token adds nothing). Nothing about the visitor is kept.
+ * True when it counted.
+ */
+export async function recordEngagement(
+  ds: DataSource, token: string, placementId: string, proofItemId: string, type: string, now: Date,
+): Promise<boolean> {
+  const rows: unknown[] = await ds.query(
+    `WITH first AS (
+       INSERT INTO proof_engagement_beacons (token_digest, event_type, day) VALUES ($1, $4, $5)
+       ON CONFLICT DO NOTHING RETURNING 1
+     )
+     INSERT INTO proof_engagement_counts (placement_id, proof_item_id, event_type, day, count)
+     SELECT $2, $3, $4, $5, 1 FROM first
+     ON CONFLICT (placement_id, proof_item_id, event_type, day) DO UPDATE SET count = proof_engagement_counts.count + 1
+     RETURNING 1`,
+    [sha256Hex(token), placementId, proofItemId, type, now.toISOString().slice(0, 10)],
   );
+  return rows.length > 0;
 }

@@ -1,5 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { ConsentGrant, ProofItem } from '../entities';
+import { CANONICALIZATION } from '../rules/canonical-json';
 import { newId } from '../rules/ids';
 import { consentStatus, recoveryClosed } from '../rules/proof-status';
 import { Signature, activeSigningKey, signCanonical, verifyCanonical } from './proof-signing';
@@ -16,6 +17,7 @@ export async function issueReceipt(ds: DataSource, em: EntityManager, grant: Con
   const id = newId('rcpt');
   const payload = {
     schema: RECEIPT_SCHEMA,
+    canonicalization: CANONICALIZATION,
     receiptId: id,
     issuedAt: grant.createdAt.toISOString(),
     productId: item.productId,

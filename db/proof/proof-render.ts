@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { canonicalJson } from '../rules/canonical-json';
+import { CANONICALIZATION, canonicalJson } from '../rules/canonical-json';
 import { ProofAsset } from '../entities';
 import { LoadedEntry, LoadedPlacement, decideEntry, loadPlacement } from './proof-placements';
 import { activeSigningKey, eventToken, signText } from './proof-signing';
@@ -66,6 +66,7 @@ async function buildRender(ds: DataSource, loaded: LoadedPlacement, now: Date): 
   const until = new Date(now.getTime() + DAY_MS).toISOString().slice(0, 10);
   const manifest = {
     schema: RENDER_SCHEMA,
+    canonicalization: CANONICALIZATION,
     placement: {
       id: placement.id, placementType: placement.placementType, channel: placement.channel, locale: placement.locale,
       renderCacheVersion: placement.renderCacheVersion, renderConfig: placement.renderConfig,

@@ -1,4 +1,5 @@
 import { DataSource, EntityManager, In } from 'typeorm';
+import { AfterWrite, transactionWith } from '../platform/idempotency';
 import { conflict, notFound } from '../../runtime/service-error';
 import { ConsentGrant, ProofApprovalRequest, ProofItem, ProofRevocation, ProofVersion } from '../entities';
 import { newId } from '../rules/ids';
@@ -42,9 +43,9 @@ export type RevocationTarget = { proofItemId: string } | { consentGrantId: strin
  */
 export async function requestRevocation(
   ds: DataSource, scope: { organizationId: string; productId: string }, target: RevocationTarget,
-  input: { requestText?: string; slaMs: number }, actor: Actor,
+  input: { requestText?: string; slaMs: number }, actor: Actor, after?: AfterWrite,
 ) {
-  return ds.transaction(async (em) => {
+  return transactionWith(ds, async (em) => {
     const grant = 'consentGrantId' in target ? await findGrant(em, scope, target.consentGrantId) : null;
     const itemId = grant ? grant.proofItemId : (target as { proofItemId: string }).proofItemId;
     const grantId = grant?.id ?? null;
@@ -80,7 +81,7 @@ export async function requestRevocation(
       type: 'proof.revocation.start', tenant: { organizationId: item.organizationId, productId: item.productId }, revocationId: saved.id, slaDeadlineAt: saved.slaDeadlineAt.toISOString(),
     });
     return { result: viewRevocationResult(saved), started: { revocationId: saved.id, slaDeadlineAt: saved.slaDeadlineAt.toISOString() } };
-  });
+  }, after);
 }
 
 /**

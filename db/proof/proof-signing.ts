@@ -1,6 +1,6 @@
 import { KeyObject, createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, hkdfSync, sign, timingSafeEqual, verify } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import { canonicalJson } from '../rules/canonical-json';
+import { canonicalJson, signedTextOf } from '../rules/canonical-json';
 import { newId } from '../rules/ids';
 import { openSecret, sealSecret } from '../../runtime/secret-box';
 
@@ -105,7 +105,10 @@ export async function publicKeySet(ds: DataSource) {
   };
 }
 
-/** Ed25519 over the UTF-8 bytes of the canonical JSON of `payload` (see README for the canonical form). */
+/**
+ * Ed25519 over the UTF-8 bytes of the RFC 8785 canonical JSON of `payload`, which names that form in
+ * its `canonicalization` field (docs/proof.md, "Canonical JSON").
+ */
 export function signCanonical(key: SigningKey, payload: unknown): Signature {
   return signText(key, canonicalJson(payload));
 }
@@ -118,8 +121,11 @@ export async function verifyCanonical(ds: DataSource, payload: unknown, signatur
   if (signature.alg !== 'EdDSA') return false;
   const key = await signingKeyById(ds, signature.kid);
   if (!key) return false;
+  // A document signed before the cut-over to RFC 8785 names no canonicalization and verifies over the old form.
+  const text = signedTextOf(payload);
+  if (text === null) return false;
   try {
-    return verify(null, Buffer.from(canonicalJson(payload), 'utf8'), key.publicKey, Buffer.from(signature.value, 'base64url'));
+    return verify(null, Buffer.from(text, 'utf8'), key.publicKey, Buffer.from(signature.value, 'base64url'));
   } catch {
     return false;
   }

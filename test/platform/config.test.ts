@@ -29,4 +29,17 @@ describe('configuration defaults are the spec\'s values', () => {
     assert.throws(() => loadConfig({ PORT: 'abc' }), (err: Error) => err instanceof ConfigError && /PORT/.test(err.message));
     assert.throws(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' }), /WEBHOOK_ALLOW_PRIVATE_TARGETS/);
   });
+
+  it('reads SV_TRUST_PROXY as off, any proxy, a hop count or addresses, and the public rate limit', () => {
+    assert.equal(loadConfig({}).trustProxy, false);
+    assert.equal(loadConfig({}).publicRateLimitPerMinute, 600);
+    assert.equal(loadConfig({ PUBLIC_RATE_LIMIT_PER_MINUTE: '30' }).publicRateLimitPerMinute, 30);
+    assert.equal(loadConfig({ SV_TRUST_PROXY: 'false' }).trustProxy, false);
+    assert.equal(loadConfig({ SV_TRUST_PROXY: 'true' }).trustProxy, true);
+    assert.equal(loadConfig({ SV_TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.deepEqual(loadConfig({ SV_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,loopback,::1' }).trustProxy, ['10.0.0.0/8', '127.0.0.1', 'loopback', '::1']);
+    for (const bad of ['10.0.0.300', 'proxy.example', '10.0.0.0/99']) {
+      assert.throws(() => loadConfig({ SV_TRUST_PROXY: bad }), (err: Error) => err instanceof ConfigError && /SV_TRUST_PROXY/.test(err.message), bad);
+    }
+  });
 });

@@ -65,6 +65,8 @@ describe('API conventions', () => {
     ['a number where a string belongs', '{"text":10}'],
     ['a NUL character in a string', '{"text":"a\\u0000b"}'],
     ['a NUL character in a property name', '{"text":"x","nested":{"a\\u0000":"1"}}'],
+    ['a lone surrogate in a string (no RFC 8785 form)', '{"text":"a\\ud800b"}'],
+    ['a lone surrogate in a property name', '{"text":"x","nested":{"\\udc00":"1"}}'],
   ];
   for (const [name, payload, headers] of badBodies) {
     it(`answers 400 VALIDATION_FAILED, never a 500, for ${name}`, async () => {
@@ -130,15 +132,16 @@ describe('API conventions', () => {
 
 describe('pure rules (db/rules/)', () => {
   const dir = path.join(__dirname, '..', '..', 'db', 'rules');
-  // A rule may compute (node:crypto), build a ServiceError, and use other rules; anything else it
-  // needs (entities) comes in as types only, so no rule reaches TypeORM, a database or the network.
-  const allowed = new Set(['node:crypto', '../../runtime/service-error']);
+  // A rule may compute (node:crypto, the pure RFC 8785 `canonicalize`), build a ServiceError, and use
+  // other rules; anything else it needs (entities) comes in as types only, so no rule reaches TypeORM,
+  // a database or the network.
+  const allowed = new Set(['node:crypto', 'canonicalize', '../../runtime/service-error']);
   const files = fs.readdirSync(dir).filter((f) => f.endsWith('.ts'));
 
   it('are present', () => assert.ok(files.length >= 8, files.join(', ')));
 
   for (const file of files) {
-    it(`${file} imports only types, node:crypto, ServiceError and other rules, and calls no network`, () => {
+    it(`${file} imports only types, node:crypto, canonicalize, ServiceError and other rules, and calls no network`, () => {
       const text = fs.readFileSync(path.join(dir, file), 'utf8');
       const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
       const valueImports: string[] = [];

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
 import { FastifyInstance } from 'fastify';
 import { deletionWorkflowId } from '../../workflows/proof/proof-deletion-workflow';
 import { asTeammate, call, errorCode, sessionFor, settledHandle, withKey } from '../support/fixtures';
@@ -8,14 +9,8 @@ import {
 } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
 
-/** An independent canonicaliser, as a recipient would write it from the README. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
+/** An off-the-shelf RFC 8785 canonicaliser, as a recipient would use it. */
+const canonical = (value: unknown): string => canonicalize(value)!;
 
 describe('proof ledger', () => {
   let tenant: ProofTenant;
@@ -74,6 +69,7 @@ describe('proof export', () => {
     assert.equal(bundle.consents[0].grants[0].id, approved.consentGrantId);
     assert.deepEqual(bundle.placements, []);
     assert.equal(digest.algorithm, 'sha256');
+    assert.equal(digest.canonicalization, 'RFC8785');
     assert.equal(createHash('sha256').update(canonical(bundle), 'utf8').digest('hex'), digest.value);
     assert.ok(!res.body.includes('ada@example.com') && !res.body.includes('evidence'));
   });
@@ -131,7 +127,8 @@ describe('proof deletion and recovery (real Temporal)', () => {
 
   before(async () => {
     tenant = await createProofTenant();
-    app = await ctx.buildApp({ proofDeletionRecoveryMs: 1_200 });
+    // Long enough for the restore test's calls on a loaded machine, short enough to wait out for the purge.
+    app = await ctx.buildApp({ proofDeletionRecoveryMs: 4_000 });
   });
 
   it('a deleted item leaves lists and renders; a restore inside the window brings it back', async () => {

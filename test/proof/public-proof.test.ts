@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { createPublicKey, verify } from 'node:crypto';
+import canonicalize from 'canonicalize';
 import { currentRender, renderPlacement } from '../../db/proof/proof-render';
-import { rotateSigningKey } from '../../db/proof/proof-signing';
+import { activeSigningKey, rotateSigningKey, signText } from '../../db/proof/proof-signing';
+import { legacySortedKeysJson } from '../../db/rules/canonical-json';
 import { setProductActive } from '../../db/platform/tenancy';
 import { call, withKey } from '../support/fixtures';
 import {
@@ -9,10 +11,8 @@ import {
 } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
 
-// The README's canonical form, written again here so the check does not lean on the service's code.
-const canon = (v: unknown): string => (Array.isArray(v) ? `[${v.map(canon).join(',')}]`
-  : v && typeof v === 'object' ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canon((v as Record<string, unknown>)[k])}`).join(',')}}`
-    : JSON.stringify(v));
+// An off-the-shelf RFC 8785 implementation, as a verifier would use it, so the check does not lean on the service's code.
+const canon = (v: unknown): string => canonicalize(v)!;
 
 async function verifiesAgainstJwks(payload: unknown, signature: { alg: string; kid: string; value: string }): Promise<boolean> {
   const jwks = (await call({ method: 'GET', url: '/api/public/proof/receipts/keys' })).json();
@@ -41,6 +41,7 @@ describe('public proof delivery', () => {
     assert.equal(res.statusCode, 200, res.body);
     const { manifest, signature } = res.json();
     assert.equal(manifest.schema, 'service-proof-render-v1');
+    assert.equal(manifest.canonicalization, 'RFC8785');
     assert.deepEqual(manifest.items.map((i: { proofItemId: string }) => i.proofItemId), [a.proofItemId, b.proofItemId]);
     assert.equal(signature.alg, 'EdDSA');
     assert.ok(await verifiesAgainstJwks(manifest, signature));
@@ -98,6 +99,7 @@ describe('public proof delivery', () => {
     const receiptId = first.json().manifest.items[0].receiptId;
     const receipt = (await call({ method: 'GET', url: `/api/public/proof/receipts/${receiptId}` })).json().data;
     assert.equal(receipt.receipt.proofItemId, a.proofItemId);
+    assert.equal(receipt.receipt.canonicalization, 'RFC8785');
     assert.deepEqual(receipt.receipt.terms.channels, ['website', 'in_app', 'email']);
     assert.ok(await verifiesAgainstJwks(receipt.receipt, receipt.signature));
     const verifyReceipt = async (body: object) => (await call({ method: 'POST', url: '/api/public/proof/receipts/verify', payload: body })).json().data;
@@ -112,6 +114,22 @@ describe('public proof delivery', () => {
     assert.deepEqual(next.json().manifest.items.map((i: { proofItemId: string }) => i.proofItemId), [b.proofItemId]);
     const live = await verifyReceipt(receipt);
     assert.deepEqual([live.signatureValid, live.status, live.valid], [true, 'revocation_requested', false]);
+  });
+
+  it('a receipt signed before the cut-over to RFC 8785 (no canonicalization named, the sorted-keys form) still verifies', async () => {
+    const a = await approvedItem(tenant);
+    const id = await publishedPlacement(tenant, [a.proofItemId]);
+    const receiptId = (await render(id)).json().manifest.items[0].receiptId;
+    const current = (await call({ method: 'GET', url: `/api/public/proof/receipts/${receiptId}` })).json().data;
+    const { canonicalization, ...old } = current.receipt;
+    assert.equal(canonicalization, 'RFC8785');
+    // Signed as the service signed receipts before the cut-over.
+    const signature = signText(await activeSigningKey(ctx.dataSource), legacySortedKeysJson(old));
+    const verifyReceipt = async (body: object) => (await call({ method: 'POST', url: '/api/public/proof/receipts/verify', payload: body })).json().data;
+    assert.deepEqual([(await verifyReceipt({ receipt: old, signature })).status, (await verifyReceipt({ receipt: old, signature })).valid], ['granted', true]);
+    // Naming RFC 8785 or an unknown canonicalization on an old signature does not pass: the name is signed too.
+    assert.equal((await verifyReceipt({ receipt: { ...old, canonicalization: 'sorted-keys-json' }, signature })).status, 'invalid_signature');
+    assert.equal((await verifyReceipt({ receipt: { ...old, terms: { ...old.terms, paidUseAllowed: !old.terms.paidUseAllowed } }, signature })).status, 'invalid_signature');
   });
 
   it('the reused render never outlives what it decided from: consent change, pause, product deactivation, revocation, expiry', async () => {
@@ -174,7 +192,7 @@ describe('public proof delivery', () => {
     assert.ok(await verifiesAgainstJwks(after.manifest, after.signature));
   });
 
-  it('the beacon counts with the manifest\'s event token and refuses a forged one', async () => {
+  it('the beacon counts with the manifest\'s event token (once per token, type and day) and refuses a forged one', async () => {
     const a = await approvedItem(tenant);
     const id = await publishedPlacement(tenant, [a.proofItemId]);
     const token: string = (await render(id)).json().manifest.items[0].eventToken;
@@ -191,6 +209,6 @@ describe('public proof delivery', () => {
     assert.equal((await beacon('not json')).statusCode, 400);
     assert.equal((await beacon(JSON.stringify({ token, type: 'hover' }))).statusCode, 400);
     const items = (await call(withKey(tenant.readKey, { method: 'GET', url: `/api/v1/proof/placements/${id}/items` }))).json().data;
-    assert.deepEqual(items[0].engagement, { impression: 2, click: 1 });
+    assert.deepEqual(items[0].engagement, { impression: 1, click: 1 });
   });
 });

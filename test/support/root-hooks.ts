@@ -80,6 +80,7 @@ export const mochaHooks = {
       databaseUrl,
       taskQueue: `test-${randomBytes(4).toString('hex')}`,
       rateLimitPerMinute: 100_000,
+      publicRateLimitPerMinute: 100_000,
       // Receivers in tests listen on 127.0.0.1, and retries must fit in a test.
       webhookAllowPrivateTargets: true,
       webhookTimeoutMs: 1_000,

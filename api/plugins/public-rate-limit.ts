@@ -1,0 +1,67 @@
+import fastifyRateLimit from '@fastify/rate-limit';
+import { FastifyInstance } from 'fastify';
+import { DataSource } from 'typeorm';
+import { sha256Hex } from '../../db/rules/secrets';
+import { Config } from '../../runtime/config';
+import { ServiceError } from '../../runtime/service-error';
+
+export const PUBLIC_PREFIX = '/api/public/';
+
+interface Counted { current: number; ttl: number }
+
+/**
+ * @fastify/rate-limit's store over rate_limit_windows: one row per client address and UTC minute, so
+ * every API process counts into the same window (the same table the key limit uses).
+ */
+function postgresStore(ds: DataSource) {
+  return class PostgresRateLimitStore {
+    incr(key: string, done: (err: Error | null, counted?: Counted) => void): void {
+      ds.query(
+        `INSERT INTO rate_limit_windows AS w (key_id, window_start, count) VALUES ($1, date_trunc('minute', now()), 1)
+         ON CONFLICT (key_id, window_start) DO UPDATE SET count = w.count + 1
+         RETURNING w.count, ceil(extract(epoch FROM w.window_start + interval '1 minute' - now()) * 1000)::int AS ttl`,
+        [key],
+      ).then(
+        ([row]: Array<{ count: number; ttl: number }>) => done(null, { current: row.count, ttl: Math.max(1, row.ttl) }),
+        (err: Error) => done(err),
+      );
+    }
+
+    // One window length for every public route, so each route shares this store.
+    child(): this {
+      return this;
+    }
+  };
+}
+
+/**
+ * Every /api/public/* route is limited per client address (request.ip, which names the client behind
+ * a proxy only when trustProxy is configured): `publicRateLimitPerMinute` per UTC minute, answered with
+ * the x-ratelimit-* headers like key routes, and over it 429 RATE_LIMITED in the envelope with retry-after.
+ */
+export async function registerPublicRateLimit(app: FastifyInstance, ds: DataSource, config: Config): Promise<void> {
+  // Runs before the plugin's own onRoute hook, which then limits each route that names a rateLimit.
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith(PUBLIC_PREFIX)) return;
+    route.config = { ...(route.config as object), rateLimit: {} } as typeof route.config;
+    const windowEnd = async (_request: unknown, reply: { header: (name: string, value: string) => unknown }) => {
+      reply.header('x-ratelimit-reset', String(Math.ceil((Date.now() + 1) / 60_000) * 60));
+    };
+    route.onRequest = [windowEnd, ...(route.onRequest === undefined ? [] : [route.onRequest].flat())] as typeof route.onRequest;
+  });
+  await app.register(fastifyRateLimit, {
+    global: false,
+    hook: 'onRequest',
+    max: config.publicRateLimitPerMinute,
+    timeWindow: 60_000,
+    store: postgresStore(ds),
+    // Addresses are counted by digest: the table never holds a visitor's address.
+    keyGenerator: (request) => `public-ip:${sha256Hex(request.ip).slice(0, 32)}`,
+    // The window end goes out as unix seconds (windowEnd above), as on key routes, not as seconds left.
+    addHeaders: { 'x-ratelimit-reset': false },
+    addHeadersOnExceeding: { 'x-ratelimit-reset': false },
+    errorResponseBuilder: (_request, context) => new ServiceError('RATE_LIMITED', 429, `more than ${context.max} requests this minute from this address`, null, {
+      'retry-after': String(Math.max(1, Math.ceil(context.ttl / 1000))),
+    }),
+  });
+}
