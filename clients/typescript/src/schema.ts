@@ -21953,6 +21953,17 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description RATE_LIMITED: more requests this minute from this client address than PUBLIC_RATE_LIMIT_PER_MINUTE */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
