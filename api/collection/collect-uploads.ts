@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { Client, WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
-import { FastifyInstance } from 'fastify';
+import { FastifyInstance, FastifyRequest } from 'fastify';
 import { array, boolean, number, object, string } from 'yup';
 import { DataSource } from 'typeorm';
 import { findDraft, effectiveDraftStatus } from '../../db/collection/drafts';
@@ -25,7 +25,7 @@ import { servedWelcomeVideo } from '../../db/collection/media';
 import {
   CaptionCorrection, captionState, captionableUpload, correctCaptions, currentVtt, requestCaptions,
 } from '../../db/collection/captions';
-import { rangeOf } from '../proof/public-proof';
+import { sendStoredRange } from '../plugins/byte-ranges';
 
 const uploadParams = pathParams('id', 'sessionId');
 const draftParams = pathParams('id');
@@ -158,13 +158,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     onRequest: partAuth,
     config: { operationId: 'putUploadPart', summary: 'Send one part (application/octet-stream, ?part=n, optional x-part-sha256); re-sending replaces it' },
   }, async (request) => {
-    if (!request.headers['content-type']?.startsWith('application/octet-stream') || !Buffer.isBuffer(request.body)) {
-      throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, 'send the part as application/octet-stream');
-    }
-    const declared = request.headers['x-part-sha256'];
-    if (declared !== undefined && (typeof declared !== 'string' || !SHA256_HEX.test(declared))) {
-      throw new ServiceError('INVALID_INPUT', 400, 'x-part-sha256 must be 64 lowercase hex characters');
-    }
+    const declared = declaredPart(request);
     const upload = await findUpload(ds, request.params.id, request.params.sessionId);
     return { data: await putPart(ds, store, upload, request.query.part, request.body, declared) };
   });
@@ -238,11 +232,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
       const media = await ds.getRepository(CollectionMedia).findOneByOrFail({ id: upload.assetId });
       reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff').header('accept-ranges', 'bytes')
         .header('content-security-policy', "default-src 'none'").type(media.contentType);
-      const range = rangeOf(request.headers.range, media.size);
-      if (range === 'unsatisfiable') return reply.code(416).header('content-range', `bytes */${media.size}`).send();
-      if (range === null) return reply.header('content-length', String(media.size)).send(await store.read(media.storageKey));
-      return reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${media.size}`)
-        .header('content-length', String(range.end - range.start + 1)).send(await store.read(media.storageKey, range));
+      return sendStoredRange(reply, request.headers.range, media, store);
     },
   );
 
@@ -257,11 +247,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     const media = await servedWelcomeVideo(ds, request.params.videoId);
     if (!media) throw notFound('welcome video');
     reply.header('cache-control', 'no-cache').header('x-content-type-options', 'nosniff').header('accept-ranges', 'bytes').type(media.contentType);
-    const range = rangeOf(request.headers.range, media.size);
-    if (range === 'unsatisfiable') return reply.code(416).header('content-range', `bytes */${media.size}`).send();
-    if (range === null) return reply.header('content-length', String(media.size)).send(await store.read(media.storageKey));
-    return reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${media.size}`)
-      .header('content-length', String(range.end - range.start + 1)).send(await store.read(media.storageKey, range));
+    return sendStoredRange(reply, request.headers.range, media, store);
   });
 
   const captionBody = strictObject({
@@ -311,4 +297,16 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     if (!transcriptionConfigured(cfg)) throw transcriptionOff();
     return reply.code(201).send({ data: await correctCaptions(ds, request.params.id, request.params.sessionId, request.body) });
   });
+}
+
+/** A part's body must be octet-stream bytes; its optional `x-part-sha256` is 64 lowercase hex characters. */
+export function declaredPart(request: FastifyRequest): string | undefined {
+  if (!request.headers['content-type']?.startsWith('application/octet-stream') || !Buffer.isBuffer(request.body)) {
+    throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, 'send the part as application/octet-stream');
+  }
+  const declared = request.headers['x-part-sha256'];
+  if (declared !== undefined && (typeof declared !== 'string' || !SHA256_HEX.test(declared))) {
+    throw new ServiceError('INVALID_INPUT', 400, 'x-part-sha256 must be 64 lowercase hex characters');
+  }
+  return declared;
 }

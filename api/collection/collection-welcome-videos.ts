@@ -16,7 +16,7 @@ import { idParams, pathParams } from '../plugins/path-params';
 import { dataOf, errorOf, noContent, pageOf, timestamp } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
 import { readers, writers } from './collection-schemas';
-import { uploadSchema, uploadWorkflows } from './collect-uploads';
+import { declaredPart, uploadSchema, uploadWorkflows } from './collect-uploads';
 import { customerAuth } from './customer-auth';
 
 const videoParams = pathParams('id', 'videoId');
@@ -155,13 +155,7 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
     onRequest: videoUploadAuth,
     config: { operationId: 'putWelcomeVideoPart', summary: 'Send one part of the welcome video (application/octet-stream, ?part=n, x-upload-token); re-sending replaces it' },
   }, async (request) => {
-    if (!request.headers['content-type']?.startsWith('application/octet-stream') || !Buffer.isBuffer(request.body)) {
-      throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, 'send the part as application/octet-stream');
-    }
-    const declared = request.headers['x-part-sha256'];
-    if (declared !== undefined && (typeof declared !== 'string' || !SHA256_HEX.test(declared))) {
-      throw new ServiceError('INVALID_INPUT', 400, 'x-part-sha256 must be 64 lowercase hex characters');
-    }
+    const declared = declaredPart(request);
     const upload = await findUpload(ds, null, request.customerSecret!.uploadId!);
     return { data: await putPart(ds, store, upload, request.query.part, request.body, declared) };
   });

@@ -6,7 +6,7 @@ import { safeEqual } from '../../db/rules/secrets';
 import { mediaStoreOf } from '../../runtime/media-store';
 import { notFound, validationFailed } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
-import { rangeOf } from '../proof/public-proof';
+import { sendStoredRange } from '../plugins/byte-ranges';
 import { dataOf, errorOf, fileOf, noContent } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
 
@@ -57,11 +57,7 @@ export async function streamHostRoutes(app: FastifyInstance, deps: AppDeps): Pro
     if (!media) throw notFound('media');
     reply.header('accept-ranges', 'bytes').header('cache-control', 'private, no-store').header('x-content-type-options', 'nosniff')
       .header('content-security-policy', "default-src 'none'").type(media.contentType);
-    const range = rangeOf(request.headers.range, media.size);
-    if (range === 'unsatisfiable') return reply.code(416).header('content-range', `bytes */${media.size}`).send();
-    if (range === null) return reply.header('content-length', String(media.size)).send(await store.read(media.storageKey));
-    return reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${media.size}`)
-      .header('content-length', String(range.end - range.start + 1)).send(await store.read(media.storageKey, range));
+    return sendStoredRange(reply, request.headers.range, media, store);
   });
 
   await app.register(async (raw) => {

@@ -8,6 +8,7 @@ import { ServiceError, notFound, validationFailed } from '../../runtime/service-
 import { mediaStoreOf } from '../../runtime/media-store';
 import { placedMedia } from '../../db/collection/media';
 import type { AppDeps } from '../app';
+import { rangeOf, sendStoredRange } from '../plugins/byte-ranges';
 import { dataOf, errorOf, fileOf, noContent } from '../plugins/responses';
 import { keySetSchema, receiptSchema, receiptVerificationSchema, renderManifestSchema } from './schemas';
 import { idParams } from '../plugins/path-params';
@@ -25,22 +26,6 @@ const verifyBody = strictObject({
 /** Embeds on any site fetch these, and nothing here depends on who asks: no credentials, any origin. */
 function publicHeaders(reply: FastifyReply, cacheControl: string): FastifyReply {
   return reply.header('access-control-allow-origin', '*').header('cache-control', cacheControl);
-}
-
-/** A single `bytes=` range of a file of `size` bytes: the slice, 'unsatisfiable', or null for the whole file. */
-export function rangeOf(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | null {
-  const match = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
-  if (!match || (match[1] === '' && match[2] === '')) return null;
-  let start: number;
-  let end: number;
-  if (match[1] === '') {
-    start = Math.max(0, size - Number(match[2]));
-    end = size - 1;
-  } else {
-    start = Number(match[1]);
-    end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
-  }
-  return start > end || start >= size ? 'unsatisfiable' : { start, end };
 }
 
 const matches = (ifNoneMatch: string | undefined, etag: string) =>
@@ -78,11 +63,7 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
       if (!media) throw notFound('media');
       publicHeaders(reply, 'no-cache').header('accept-ranges', 'bytes').header('x-content-type-options', 'nosniff')
         .header('content-security-policy', "default-src 'none'").type(media.contentType);
-      const range = rangeOf(request.headers.range, media.size);
-      if (range === 'unsatisfiable') return reply.code(416).header('content-range', `bytes */${media.size}`).send();
-      if (range === null) return reply.header('content-length', String(media.size)).send(await store.read(media.storageKey));
-      return reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${media.size}`)
-        .header('content-length', String(range.end - range.start + 1)).send(await store.read(media.storageKey, range));
+      return sendStoredRange(reply, request.headers.range, media, store);
     }
     const asset = await placementMedia(ds, request.params.placementId, request.params.assetId);
     if (!asset) throw notFound('media');
