@@ -13,7 +13,8 @@ export type WorkflowCommandBody =
   | { type: 'proof.deletion.restored'; proofItemId: string }
   | { type: 'thread.sla.promise'; tenant: Tenant; threadId: string; dueAt: string | null }
   | { type: 'thread.sla.replied'; threadId: string }
-  | { type: 'proof.request.closed'; requestId: string; outcome: 'responded' }
+  | { type: 'proof.request.start'; tenant: Tenant; requestId: string; delivered: boolean; remindAfterMs: number | null; expiresAt: string }
+  | { type: 'proof.request.closed'; requestId: string; outcome: 'responded' | 'cancelled' | 'opted_out' }
   | { type: 'collection.approval_link.deliver'; tenant: Tenant; deliveryId: string; proofItemId: string; channel: 'email' | 'in_app' }
   | { type: 'collection.domain.check'; tenant: Tenant; domainId: string; intervalMs: number; deadline: string }
   | { type: 'collection.upload.start'; tenant: Tenant; sessionId: string; expiresAt: string; taskQueue: string }
@@ -38,6 +39,7 @@ export function orderingKeyOf(c: WorkflowCommandBody): string {
     case 'thread.sla.promise':
     case 'thread.sla.replied':
       return `thread-sla/${c.threadId}`;
+    case 'proof.request.start':
     case 'proof.request.closed':
       return `proof-request/${c.requestId}`;
     case 'collection.approval_link.deliver':
@@ -105,4 +107,11 @@ export async function retryWorkflowCommandLater(ds: DataSource, seq: string, att
     `UPDATE workflow_commands SET claimed_until = now() + $2 * interval '1 millisecond', last_error = $3 WHERE seq = $1`,
     [seq, waitMs, error.slice(0, 1000)],
   );
+}
+
+/** Whether commands written for this workflow have yet to reach Temporal. */
+export async function workflowCommandsPending(ds: DataSource, orderingKey: string): Promise<boolean> {
+  const rows: unknown[] = await ds.query(
+    'SELECT 1 FROM workflow_commands WHERE ordering_key = $1 AND processed_at IS NULL LIMIT 1', [orderingKey]);
+  return rows.length > 0;
 }

@@ -13,12 +13,18 @@ import { itemDeletedSignal, itemRestoredSignal, deletionWorkflowId, proofDeletio
 import { proofRevocationWorkflow, revocationCompletedSignal, revocationWorkflowId } from '../workflows/proof/proof-revocation-workflow';
 import { approvalLinkWorkflow, approvalLinkWorkflowId } from '../workflows/collection/approval-link-workflow';
 import { checkNowSignal, domainVerificationWorkflow, domainVerificationWorkflowId } from '../workflows/collection/domain-verification-workflow';
-import { proofRequestWorkflowId, requestRespondedSignal } from '../workflows/collection/proof-request-workflow';
+import {
+  proofRequestWorkflow, proofRequestWorkflowId, requestCancelledSignal, requestOptedOutSignal, requestRespondedSignal,
+} from '../workflows/collection/proof-request-workflow';
 import { cancelSignal, uploadWorkflow, uploadWorkflowId } from '../workflows/collection/upload-workflow';
 import { transcriptionWorkflow, transcriptionWorkflowId } from '../workflows/ai/transcription-workflow';
 import { streamCopyWorkflow, streamCopyWorkflowId } from '../workflows/integrations/stream-copy-workflow';
 import { agentRunWorkflow, agentRunWorkflowId, wakeSignal } from '../workflows/rooms/agent-run-workflow';
 import { RelayOptions } from './relay';
+
+const REQUEST_CLOSED_SIGNALS = {
+  responded: requestRespondedSignal, cancelled: requestCancelledSignal, opted_out: requestOptedOutSignal,
+} as const;
 
 /** A signal to a workflow that already ended has nothing left to change: the database decided first. */
 async function ignoreEnded(send: Promise<void>): Promise<void> {
@@ -100,8 +106,18 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
       // The promise already escalated or was never watched: nothing is waiting for this reply.
       await ignoreEnded(wf.getHandle(threadSlaWorkflowId(c.threadId)).signal(repliedSignal));
       return;
+    case 'proof.request.start':
+      await wf.start(proofRequestWorkflow, {
+        workflowId: proofRequestWorkflowId(c.requestId),
+        taskQueue: config.taskQueue,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        args: [{ requestId: c.requestId, delivered: c.delivered, remindAfterMs: c.remindAfterMs, expiresAt: c.expiresAt }],
+        ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+      });
+      return;
     case 'proof.request.closed':
-      await ignoreEnded(wf.getHandle(proofRequestWorkflowId(c.requestId)).signal(requestRespondedSignal));
+      // The database already closed the request; a run that ended (or never started: a draft) has nothing to stop.
+      await ignoreEnded(wf.getHandle(proofRequestWorkflowId(c.requestId)).signal(REQUEST_CLOSED_SIGNALS[c.outcome]));
       return;
     case 'collection.approval_link.deliver':
       try {

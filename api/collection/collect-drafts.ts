@@ -13,9 +13,6 @@ import { pathParams } from '../plugins/path-params';
 import { dataOf, timestamp, errorOf } from '../plugins/responses';
 import { openObject, strictObject } from '../plugins/validation';
 import { countPublic, countSecret, customerAuth, headerSecret } from './customer-auth';
-import { WorkflowNotFoundError } from '@temporalio/client';
-import type { SignalDefinition } from '@temporalio/workflow';
-import { proofRequestWorkflowId, requestOptedOutSignal, requestRespondedSignal } from '../../workflows/collection/proof-request-workflow';
 
 const draftParams = pathParams('id');
 
@@ -91,15 +88,6 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   app.removeContentTypeParser('text/plain');
   const cfg = deps.config;
   const draftAuth = customerAuth(ds, cfg, 'draft_session', { draftParam: 'id' });
-  /** Tells `proof-request/<id>` what the database already recorded; a finished one has nothing left to do. */
-  const tellRequest = async (requestId: string, signal: SignalDefinition) => {
-    try {
-      await deps.temporal.workflow.getHandle(proofRequestWorkflowId(requestId)).signal(signal);
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-    }
-  };
-
   app.post<{ Body: { flowId?: string } | undefined }>('/api/proof/collect/drafts', {
     schema: { body: startBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'), 200: dataOf(draftOpened), 201: dataOf(draftOpened) } },
     onRequest: async (request, reply) => {
@@ -143,8 +131,7 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
       pageUrl: cfg.collectPageUrl, controlTtlDays: cfg.controlLinkTtlDays, monthlyAllowance: cfg.proofMonthlySubmissionAllowance,
       dailyCeiling: cfg.dailySubmissionCeiling, ip: request.ip,
     });
-    const { organizationId: _o, productId: _p, requestId, ...data } = stored;
-    if (requestId) await tellRequest(requestId, requestRespondedSignal);
+    const { organizationId: _o, productId: _p, requestId: _r, ...data } = stored;
     return reply.code(201).send({ data });
   });
 
@@ -168,8 +155,7 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
     onRequest: async (request, reply) => countSecret(ds, cfg, reply, headerSecret(request, 'x-link-token', 'pr')),
     config: { operationId: 'optOut', summary: 'Stop all story requests to this recipient (x-link-token: pr_); idempotent' },
   }, async (request) => {
-    const done = await optOut(ds, request.headers['x-link-token'] as string);
-    if (done.changed) await tellRequest(done.requestId, requestOptedOutSignal);
+    await optOut(ds, request.headers['x-link-token'] as string);
     return { data: { status: 'opted_out' } };
   });
 }

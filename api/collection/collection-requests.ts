@@ -19,7 +19,7 @@ import { pageQuery, strictObject } from '../plugins/validation';
 import {
   candidateSchema, correctionSchema, readers, recipientSchema, requestSchema, routingSchema, writers,
 } from './collection-schemas';
-import { proofRequestWorkflows } from './proof-request-workflows';
+import { proofRequestReminders } from './proof-request-workflows';
 
 const channel = () => string().oneOf([...REQUEST_CHANNELS]);
 
@@ -76,7 +76,7 @@ const issued = object({ request: requestSchema.required(), linkToken: string().r
 /** Personal requests, outcome candidates, routing of scored responses and corrections. */
 export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
-  const workflows = proofRequestWorkflows(deps.temporal, deps.config);
+  const reminders = proofRequestReminders(deps.dataSource, deps.temporal);
   const linkUrl = (token: string) => linkUrlOf(deps.config.collectPageUrl, token);
   const creator = (request: Parameters<typeof sessionPrincipal>[0]) => {
     const s = sessionPrincipal(request);
@@ -156,18 +156,16 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
       const current = await readRequest(ds, organizationId, id);
       if (current.channel === 'email' && !mailTransport(deps.config)) throw mailerUnavailable();
       const { request: sent, linkToken } = await markSent(ds, organizationId, id, request.body.remindAfterDays, deps.config.proofRequestDayMs);
-      await workflows.start(sent);
       return { data: { request: viewRequest(sent), ...(linkToken ? { linkToken, linkUrl: linkUrl(linkToken) } : {}) } };
     }
     if (request.body.action === 'remind') {
       const current = await readRequest(ds, organizationId, id);
       if (current.status !== 'sent') throw conflict(`the request is ${current.status}; only a sent request gets its one reminder`);
       if (current.channel === 'email' && !mailTransport(deps.config)) throw mailerUnavailable();
-      await workflows.remind(id);
+      await reminders.remind(id);
       return { data: { request: viewRequest(await readRequest(ds, organizationId, id)) } };
     }
     const cancelled = await cancelRequest(ds, organizationId, id);
-    await workflows.cancelled(id);
     return { data: { request: viewRequest(cancelled) } };
   });
 

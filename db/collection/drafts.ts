@@ -4,6 +4,7 @@ import { CollectionDraft, CollectionUpload } from '../entities';
 import { DraftSource } from '../entities/collection-draft';
 import { newId } from '../rules/ids';
 import { enqueueEvent } from '../outbox';
+import { enqueueWorkflowCommand } from '../workflow-commands';
 import { sha256Hex } from '../rules/secrets';
 import { PinnedFlow, liveFlow, optedOut, pinnedFlow, publicFlow } from './pinned-flow';
 import { issueSecret, useSecret, findSecret } from './secrets';
@@ -181,6 +182,7 @@ export async function optOut(ds: DataSource, token: string) {
         organizationId: request.organization_id, productId: request.product_id, type: 'proof.request.opted_out',
         data: { requestId: request.id, via: 'opt_out' },
       });
+      await enqueueWorkflowCommand(em, { type: 'proof.request.closed', requestId: request.id, outcome: 'opted_out' });
     }
     return { requestId: request.id, changed: changed === 1 };
   });

@@ -8,6 +8,7 @@ import { newSecret, sha256Hex } from '../rules/secrets';
 import { PageRequest } from '../pagination';
 import { findFlow } from './flows';
 import { pageRows } from './scope';
+import { enqueueWorkflowCommand } from '../workflow-commands';
 
 export const LINK_TOKEN_PREFIX = 'pr';
 export const DEFAULT_EXPIRES_IN_DAYS = 30;
@@ -189,6 +190,11 @@ export async function markSent(ds: DataSource, organizationId: string, id: strin
     if (!isDelivered(r.channel) && r.linkTokenHash === null) linkToken = await mintToken(em, id, null);
     const sent = await em.getRepository(ProofRequest).findOneByOrFail({ id });
     if (!isDelivered(sent.channel)) await announceSent(em, sent, false);
+    // The reminder and expiry timers start only if this commits; the worker's relay starts them.
+    await enqueueWorkflowCommand(em, {
+      type: 'proof.request.start', tenant: { organizationId: sent.organizationId, productId: sent.productId }, requestId: id,
+      delivered: isDelivered(sent.channel), remindAfterMs: sent.remindAfterDays === null ? null : sent.remindAfterDays * dayMs, expiresAt: expiresAt.toISOString(),
+    });
     return { request: sent, linkToken };
   });
 }
@@ -206,6 +212,7 @@ export async function cancelRequest(ds: DataSource, organizationId: string, id: 
     const r = await findRequest(em, organizationId, id, true);
     if (!['draft', 'sent', 'reminded'].includes(r.status)) throw conflict(`the request is ${r.status}`);
     await em.getRepository(ProofRequest).update({ id }, { status: 'cancelled', closedAt: new Date(), updatedAt: new Date() });
+    await enqueueWorkflowCommand(em, { type: 'proof.request.closed', requestId: id, outcome: 'cancelled' });
     return em.getRepository(ProofRequest).findOneByOrFail({ id });
   });
 }

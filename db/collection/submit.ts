@@ -10,6 +10,7 @@ import { DraftFields, effectiveDraftStatus, findDraft } from './drafts';
 import { PinnedFlow, pinnedFlow, routeOf } from './pinned-flow';
 import { issueSecret } from './secrets';
 import { expired, invalidInput, uploadsOfDraft } from './uploads';
+import { enqueueWorkflowCommand } from '../workflow-commands';
 
 const DAY_MS = 86_400_000;
 const CUSTOMER: Actor = { type: 'customer', id: null };
@@ -183,9 +184,10 @@ export async function storeSubmission(
     });
   }
   if (draft.requestId) {
-    await em.query(
+    const [, answered] = (await em.query(
       `UPDATE proof_requests SET status = 'responded', responded_at = now(), updated_at = now() WHERE id = $1 AND status IN ('sent', 'reminded')`,
-      [draft.requestId]);
+      [draft.requestId])) as [unknown, number];
+    if (answered === 1) await enqueueWorkflowCommand(em, { type: 'proof.request.closed', requestId: draft.requestId, outcome: 'responded' });
   }
   await em.query(
     `UPDATE collection_drafts SET status = 'submitted', submitted_at = now(), proof_item_id = $2, person_ref = $3, updated_at = now() WHERE id = $1`,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { FastifyInstance } from 'fastify';
 import { newId } from '../../db/rules/ids';
 import { proofRequestWorkflowId } from '../../workflows/collection/proof-request-workflow';
-import { Tenant, createTenant, eventually } from '../support/fixtures';
+import { Tenant, createTenant, eventually, settledHandle } from '../support/fixtures';
 import { as, liveFlow } from '../support/collection-setup';
 import { ctx } from '../support/root-hooks';
 import { bodyOf } from '../support/smtp-sink';
@@ -48,7 +48,7 @@ describe('collection setup end to end: a mailed request answered through the cus
     assert.equal(routed.band, 'detractor');
     assert.equal(routed.followUp, 'support_room');
     assert.equal(await eventually(async () => {
-      const d = await ctx.temporal.workflow.getHandle(proofRequestWorkflowId(made.request.id)).describe();
+      const d = await (await settledHandle(proofRequestWorkflowId(made.request.id))).describe();
       return d.status.name === 'RUNNING' ? undefined : d.status.name;
     }), 'COMPLETED');
   });

@@ -7,7 +7,7 @@ import { newId } from '../../db/rules/ids';
 import { sha256Hex } from '../../db/rules/secrets';
 import { approvalLinkWorkflowId } from '../../workflows/collection/approval-link-workflow';
 import { proofRequestWorkflowId } from '../../workflows/collection/proof-request-workflow';
-import { Tenant, createTenant, eventually, sessionFor, withKey } from '../support/fixtures';
+import { Tenant, createTenant, eventually, sessionFor, settledHandle, withKey } from '../support/fixtures';
 import { Session, as, liveFlow } from '../support/collection-setup';
 import { ALL_PROOF_SCOPES, submissionBody, submit } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
@@ -73,8 +73,12 @@ describe('collection setup: personal requests, candidates, routing, corrections,
     const events = await ctx.dataSource.query(
       `SELECT properties FROM proof_events WHERE event_type = 'proof.request.sent' AND properties->>'requestId' = $1 ORDER BY created_at`, [request.id]);
     assert.deepEqual(events.map((e: { properties: { reminder: boolean } }) => e.properties.reminder), [false, true]);
-    const d = await ctx.temporal.workflow.getHandle(proofRequestWorkflowId(request.id)).describe();
+    const d = await (await settledHandle(proofRequestWorkflowId(request.id))).describe();
     assert.deepEqual(d.memo, { organizationId: t.organizationId, productId: t.product.id });
+    const commands = await ctx.dataSource.query(
+      'SELECT command FROM workflow_commands WHERE ordering_key = $1 ORDER BY seq', [proofRequestWorkflowId(request.id)]);
+    assert.deepEqual(commands.map((c: { command: { type: string; outcome?: string } }) => [c.command.type, c.command.outcome]),
+      [['proof.request.start', undefined], ['proof.request.closed', 'cancelled']], 'the send and the cancel reach the workflow through the outbox');
   });
 
   it('e-mail: 503 without SMTP_URL; delivered to the SMTP sink with the link, nothing secret in the subject; the mailed link is stored as a hash', async () => {
