@@ -108,10 +108,3 @@ export async function retryWorkflowCommandLater(ds: DataSource, seq: string, att
     [seq, waitMs, error.slice(0, 1000)],
   );
 }
-
-/** Whether commands written for this workflow have yet to reach Temporal. */
-export async function workflowCommandsPending(ds: DataSource, orderingKey: string): Promise<boolean> {
-  const rows: unknown[] = await ds.query(
-    'SELECT 1 FROM workflow_commands WHERE ordering_key = $1 AND processed_at IS NULL LIMIT 1', [orderingKey]);
-  return rows.length > 0;
-}

@@ -76,7 +76,7 @@ const issued = object({ request: requestSchema.required(), linkToken: string().r
 /** Personal requests, outcome candidates, routing of scored responses and corrections. */
 export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
-  const reminders = proofRequestReminders(deps.dataSource, deps.temporal);
+  const reminders = proofRequestReminders(deps.temporal, deps.config);
   const linkUrl = (token: string) => linkUrlOf(deps.config.collectPageUrl, token);
   const creator = (request: Parameters<typeof sessionPrincipal>[0]) => {
     const s = sessionPrincipal(request);
@@ -162,7 +162,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
       const current = await readRequest(ds, organizationId, id);
       if (current.status !== 'sent') throw conflict(`the request is ${current.status}; only a sent request gets its one reminder`);
       if (current.channel === 'email' && !mailTransport(deps.config)) throw mailerUnavailable();
-      await reminders.remind(id);
+      await reminders.remind(current);
       return { data: { request: viewRequest(await readRequest(ds, organizationId, id)) } };
     }
     const cancelled = await cancelRequest(ds, organizationId, id);

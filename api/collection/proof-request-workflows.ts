@@ -1,30 +1,36 @@
-import { Client, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { DataSource } from 'typeorm';
-import { workflowCommandsPending } from '../../db/workflow-commands';
-import { ServiceError, conflict } from '../../runtime/service-error';
-import { proofRequestWorkflowId, remindUpdate } from '../../workflows/collection/proof-request-workflow';
-
-/** How long a reminder waits for a send that just committed to reach Temporal through the outbox. */
-const START_SETTLE_MS = 10_000;
+import {
+  Client, WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import { requestWorkflowInput } from '../../db/collection/requests';
+import { ProofRequest } from '../../db/entities';
+import { Config } from '../../runtime/config';
+import { conflict } from '../../runtime/service-error';
+import { tenantStartOptions } from '../../runtime/workflow-memo';
+import { proofRequestWorkflow, proofRequestWorkflowId, remindUpdate } from '../../workflows/collection/proof-request-workflow';
 
 /**
  * The person's reminder to `proof-request/<requestId>`, the one call that needs the workflow's answer
- * (it refuses a second reminder, whoever sent the first). Starts and closes go through the outbox.
+ * (it refuses a second reminder, whoever sent the first). The send's start normally arrives through the
+ * outbox; a reminder that comes first starts the same run (update-with-start), so neither waits.
  */
-export function proofRequestReminders(ds: DataSource, temporal: Client) {
+export function proofRequestReminders(temporal: Client, config: Config) {
   return {
-    async remind(requestId: string): Promise<void> {
-      const workflowId = proofRequestWorkflowId(requestId);
-      const deadline = Date.now() + START_SETTLE_MS;
-      while (await workflowCommandsPending(ds, workflowId)) {
-        if (Date.now() > deadline) throw new ServiceError('SERVICE_UNAVAILABLE', 503, 'the request is still being handed to its workflow; try again shortly');
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+    async remind(r: ProofRequest): Promise<void> {
       try {
-        await temporal.workflow.getHandle(workflowId).executeUpdate(remindUpdate);
+        await temporal.workflow.executeUpdateWithStart(remindUpdate, {
+          startWorkflowOperation: new WithStartWorkflowOperation(proofRequestWorkflow, {
+            workflowId: proofRequestWorkflowId(r.id),
+            taskQueue: config.taskQueue,
+            workflowIdConflictPolicy: 'USE_EXISTING',
+            // A run that already ended is never started again by a late reminder.
+            workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+            args: [requestWorkflowInput(r, config.proofRequestDayMs)],
+            ...tenantStartOptions(r.organizationId, r.productId),
+          }),
+        });
       } catch (err) {
         if (err instanceof WorkflowUpdateFailedError) throw conflict((err.cause as Error | undefined)?.message ?? 'the reminder was refused');
-        if (err instanceof WorkflowNotFoundError) throw conflict('the request is no longer waiting');
+        if (err instanceof WorkflowExecutionAlreadyStartedError) throw conflict('the request is no longer waiting');
         throw err;
       }
     },

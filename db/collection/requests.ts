@@ -192,11 +192,18 @@ export async function markSent(ds: DataSource, organizationId: string, id: strin
     if (!isDelivered(sent.channel)) await announceSent(em, sent, false);
     // The reminder and expiry timers start only if this commits; the worker's relay starts them.
     await enqueueWorkflowCommand(em, {
-      type: 'proof.request.start', tenant: { organizationId: sent.organizationId, productId: sent.productId }, requestId: id,
-      delivered: isDelivered(sent.channel), remindAfterMs: sent.remindAfterDays === null ? null : sent.remindAfterDays * dayMs, expiresAt: expiresAt.toISOString(),
+      type: 'proof.request.start', tenant: { organizationId: sent.organizationId, productId: sent.productId }, ...requestWorkflowInput(sent, dayMs),
     });
     return { request: sent, linkToken };
   });
+}
+
+/** What `proof-request/<id>` is started with, read off a sent request (the outbox start and a reminder's start agree). */
+export function requestWorkflowInput(r: ProofRequest, dayMs: number) {
+  return {
+    requestId: r.id, delivered: isDelivered(r.channel),
+    remindAfterMs: r.remindAfterDays === null ? null : r.remindAfterDays * dayMs, expiresAt: r.expiresAt!.toISOString(),
+  };
 }
 
 export async function announceSent(em: EntityManager, r: ProofRequest, reminder: boolean) {
