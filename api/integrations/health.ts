@@ -1,7 +1,7 @@
 import { FastifyInstance } from 'fastify';
 import { object, string } from 'yup';
 import { HEALTH_CHECKS, openFindings } from '../../db/integrations/health';
-import { assertOwnProduct } from '../../db/integrations/hooks';
+import { assertOwnProduct } from '../../db/collection/scope';
 import { PageRequest } from '../../db/pagination';
 import type { AppDeps } from '../app';
 import { sessionPrincipal } from '../plugins/auth';

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { assertOwnProduct } from '../collection/scope';
 import { ProofHook } from '../entities';
 import { Page, PageRequest, pageOf } from '../pagination';
 import { newId } from '../rules/ids';
@@ -25,12 +26,6 @@ export function viewHook(row: ProofHook) {
 export function issueUrlToken(): { token: string; digest: string; prefix: string } {
   const token = newSecret('svhk');
   return { token, digest: sha256Hex(token), prefix: token.slice(0, 9) };
-}
-
-/** The product must be one of the organization's; anything else is the same 404. */
-export async function assertOwnProduct(ds: DataSource, organizationId: string, productId: string): Promise<void> {
-  const [row] = await ds.query(`SELECT 1 FROM products WHERE id = $1 AND organization_id = $2`, [productId, organizationId]);
-  if (!row) throw notFound('product');
 }
 
 export async function createHook(

@@ -62,15 +62,6 @@ export async function recordSource(em: EntityManager, s: NewSource, stepName: 'c
   );
   return row.id;
 }
-
-/** Appends a later step (approved, revoked, erased, versioned) to every source of an item. */
-export async function appendItemSourceStep(em: EntityManager, proofItemId: string, name: string, actor: Actor, ref: string | null = null): Promise<void> {
-  await em.query(
-    `UPDATE proof_sources SET provenance = provenance || $2::jsonb WHERE proof_item_id = $1`,
-    [proofItemId, JSON.stringify([step(name, actor, ref, null)])],
-  );
-}
-
 /** Links an existing source to the item made from it (an import), appending the step. */
 export async function linkSourceToItem(em: EntityManager, sourceId: string, proofItemId: string, versionId: string, actor: Actor): Promise<void> {
   await em.query(

@@ -6,7 +6,8 @@ import { sha256Hex } from '../rules/secrets';
 import { StripeEvent, invoiceMilestone, mapStripeEvent, stripeCustomer } from '../rules/stripe-events';
 import { valueEventIssues } from '../rules/value-events';
 import { ScoringSettings, recordValueEventIn } from './value-events';
-import { HOOK_TOKEN_PATTERN, assertOwnProduct, issueUrlToken } from './hooks';
+import { assertOwnProduct } from '../collection/scope';
+import { HOOK_TOKEN_PATTERN, issueUrlToken } from './hooks';
 import { conflict, notFound } from '../../runtime/service-error';
 import { openSecret } from '../../runtime/secret-box';
 

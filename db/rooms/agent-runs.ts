@@ -57,15 +57,14 @@ type Actor = { type: ActorType; id: string | null };
 const SYSTEM: Actor = { type: 'system', id: null };
 
 async function runEvent(em: EntityManager, run: RoomAgentRun, actor: Actor): Promise<void> {
-  const room = await em.getRepository(Room).findOneByOrFail({ id: run.roomId });
-  await appendRoomEvent(em, room, {
+  // The run carries its room's tenant, so the room row is not read again for each event.
+  await appendRoomEvent(em, { id: run.roomId, organizationId: run.organizationId, productId: run.productId }, {
     type: 'run.updated', visibility: 'internal', audience: run.starterPrincipalId, actor, data: { runId: run.id, alias: run.alias, status: run.status },
   });
 }
 
 async function approvalEvent(em: EntityManager, a: RoomApproval, type: 'approval.requested' | 'approval.decided', actor: Actor): Promise<void> {
-  const room = await em.getRepository(Room).findOneByOrFail({ id: a.roomId });
-  await appendRoomEvent(em, room, {
+  await appendRoomEvent(em, { id: a.roomId, organizationId: a.organizationId, productId: a.productId }, {
     type, visibility: 'internal', audience: a.requesterPrincipalId, actor, data: { approvalId: a.id, kind: a.kind, status: a.status, subjectId: a.subjectId },
   });
 }

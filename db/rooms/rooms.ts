@@ -131,11 +131,10 @@ export async function createRoom(ds: DataSource, caller: EndUserCaller, input: R
         [id, principalIdOf(caller.productId, 'agent', alias), caller.productId, alias]);
     }
     const room = await em.getRepository(Room).findOneByOrFail({ id });
-    await appendRoomEvent(em, room, {
+    const seq = await appendRoomEvent(em, room, {
       type: 'room.created', visibility: 'customer', actor: actorOf(caller),
       data: { kind: room.kind, visibility: room.visibility, createdBy: { type: 'end_user', principalId: caller.principalId } },
     });
-    const seq = (await em.getRepository(Room).findOneByOrFail({ id })).headSeq;
     await em.query('UPDATE room_members SET read_marker = $3 WHERE room_id = $1 AND principal_id = $2', [id, caller.principalId, seq]);
     return getRoom(em, caller, id);
   });
