@@ -22,7 +22,10 @@ export type WorkflowCommandBody =
   | { type: 'collection.transcription.start'; tenant: Tenant; sessionId: string; taskQueue: string; settings: { maxAttempts: number; retryInitialMs: number; timeoutMs: number } }
   | { type: 'proof.stream.copy'; tenant: { organizationId: string; productId: string }; mediaAssetId: string; versionId: string }
   | { type: 'room.agent_run.start'; tenant: Tenant & { productId: string }; runId: string; approvalTtlMs: number }
-  | { type: 'room.agent_run.wake'; runId: string };
+  | { type: 'room.agent_run.wake'; runId: string }
+  | { type: 'room.job.start'; tenant: Tenant & { productId: string }; jobId: string }
+  | { type: 'room.promise.watch'; tenant: Tenant & { productId: string }; promiseId: string; dueAt: string }
+  | { type: 'room.promise.settled'; promiseId: string };
 
 /** Commands to one workflow run in the order they were written; this names that workflow. */
 export function orderingKeyOf(c: WorkflowCommandBody): string {
@@ -56,6 +59,11 @@ export function orderingKeyOf(c: WorkflowCommandBody): string {
     case 'room.agent_run.start':
     case 'room.agent_run.wake':
       return `agent-run/${c.runId}`;
+    case 'room.job.start':
+      return `room-job/${c.jobId}`;
+    case 'room.promise.watch':
+    case 'room.promise.settled':
+      return `room-promise/${c.promiseId}`;
   }
 }
 

@@ -20,6 +20,8 @@ import { cancelSignal, uploadWorkflow, uploadWorkflowId } from '../workflows/col
 import { transcriptionWorkflow, transcriptionWorkflowId } from '../workflows/ai/transcription-workflow';
 import { streamCopyWorkflow, streamCopyWorkflowId } from '../workflows/integrations/stream-copy-workflow';
 import { agentRunWorkflow, agentRunWorkflowId, wakeSignal } from '../workflows/rooms/agent-run-workflow';
+import { roomJobWorkflow, roomJobWorkflowId } from '../workflows/rooms/room-job-workflow';
+import { promiseSettledSignal, roomPromiseWorkflow, roomPromiseWorkflowId } from '../workflows/rooms/room-promise-workflow';
 import { RelayOptions } from './relay';
 
 const REQUEST_CLOSED_SIGNALS = {
@@ -207,6 +209,39 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
       return;
     case 'room.agent_run.wake':
       await ignoreEnded(wf.getHandle(agentRunWorkflowId(c.runId)).signal(wakeSignal));
+      return;
+    case 'room.job.start':
+      try {
+        await wf.start(roomJobWorkflow, {
+          workflowId: roomJobWorkflowId(c.jobId),
+          taskQueue: config.taskQueue,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          // A finished job is never run again by a repeated command.
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          args: [{ jobId: c.jobId }],
+          ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+      return;
+    case 'room.promise.watch':
+      try {
+        await wf.start(roomPromiseWorkflow, {
+          workflowId: roomPromiseWorkflowId(c.promiseId),
+          taskQueue: config.taskQueue,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          args: [{ promiseId: c.promiseId, dueAt: c.dueAt }],
+          ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+      return;
+    case 'room.promise.settled':
+      // A watch that already ended (the due date passed first) finds the promise settled in the database anyway.
+      await ignoreEnded(wf.getHandle(roomPromiseWorkflowId(c.promiseId)).signal(promiseSettledSignal));
       return;
   }
 }

@@ -16,3 +16,5 @@ export { domainVerificationWorkflow } from './collection/domain-verification-wor
 export { transcriptionWorkflow } from './ai/transcription-workflow';
 export { agentRunWorkflow } from './rooms/agent-run-workflow';
 export { roomCompileWorkflow } from './rooms/room-compile-workflow';
+export { roomJobWorkflow } from './rooms/room-job-workflow';
+export { roomPromiseWorkflow } from './rooms/room-promise-workflow';

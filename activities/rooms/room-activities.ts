@@ -4,6 +4,8 @@ import { DataSource } from 'typeorm';
 import { agentContext, beginRun, executeEffect, failRun, proposeEffect } from '../../db/rooms/agent-runs';
 import { agentOutputFits, parseCompiled } from '../../db/rules/room-rules';
 import { compileInput, failCompile, finishCompile } from '../../db/rooms/documents';
+import { beginJob, runJob } from '../../db/rooms/jobs';
+import { missPromise } from '../../db/rooms/promises';
 import { systemLine } from '../../db/rules/ai-answers';
 import { Config } from '../../runtime/config';
 import { AI_INVALID_OUTPUT, AI_NOT_CONFIGURED, AI_PROVIDER_ERROR, AI_REQUEST_REFUSED, AI_TIMEOUT } from '../ai/ai-activities';
@@ -29,7 +31,7 @@ const INSTRUCTIONS = {
   editor: 'You edit the room\'s canvas, a Markdown document. Answer with the whole new canvas in Markdown (at most 100000 characters) and nothing else.',
 } as const;
 
-/** The steps of `agent-run/<runId>`; database steps are idempotent, the model call is bounded by the workflow. */
+/** The steps of `agent-run/<runId>`, `room-job/<jobId>` and `room-promise/<promiseId>`; database steps are idempotent, the model call is bounded by the workflow. */
 export function createRoomActivities({ dataSource: ds, config }: RoomActivityDeps) {
   let client: OpenAI | null = null;
   const provider = () => {
@@ -109,6 +111,18 @@ export function createRoomActivities({ dataSource: ds, config }: RoomActivityDep
 
     async executeAgentEffect(runId: string, expire: boolean) {
       return executeEffect(ds, runId, expire);
+    },
+
+    async beginRoomJob(jobId: string) {
+      return beginJob(ds, jobId);
+    },
+
+    async runRoomJob(jobId: string) {
+      return runJob(ds, jobId);
+    },
+
+    async missRoomPromise(promiseId: string) {
+      return missPromise(ds, promiseId);
     },
   };
 }

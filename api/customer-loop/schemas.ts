@@ -166,6 +166,7 @@ export const inboxItemSchema = named('InboxItem', object({
   id: string().required(),
   threadId: string().nullable().defined(),
   releaseId: string().nullable().defined(),
+  roomId: string().nullable().defined().meta({ description: 'the room of a release receipt' }),
   subject: string().required(),
   preview: string().required(),
   createdAt: timestamp().required(),

@@ -1,5 +1,7 @@
 import { array, boolean, number, object, string } from 'yup';
 import { APPROVAL_KINDS, APPROVAL_STATUSES } from '../../db/entities/room-approval';
+import { JOB_STATUSES, JOB_TYPES } from '../../db/entities/room-job';
+import { PROMISE_STATES } from '../../db/entities/room-promise';
 import { RUN_STATUSES } from '../../db/entities/room-agent-run';
 import { MEMBER_STATES } from '../../db/entities/room-member';
 import { ROOM_KINDS, ROOM_STATUSES, ROOM_VISIBILITIES } from '../../db/entities/room';
@@ -121,6 +123,67 @@ export const approvalSchema = named('RoomApproval', object({
   createdAt: timestamp().required(),
 }));
 
+export const jobSchema = named('RoomJob', object({
+  id: string().required(),
+  roomId: string().required(),
+  type: string().oneOf([...JOB_TYPES]).required(),
+  params: anyObject().required(),
+  status: string().oneOf([...JOB_STATUSES]).required(),
+  result: anyObject().nullable().defined().meta({ description: 'recipientCount; promiseId and approvalId; promiseId; sessionId' }),
+  error: object({ code: string().required(), message: string().required() }).nullable().defined(),
+  createdAt: timestamp().required(),
+  completedAt: timestamp().nullable().defined(),
+}));
+
+export const promiseSchema = named('RoomPromise', object({
+  id: string().required(),
+  roomId: string().required(),
+  text: string().required(),
+  dueAt: timestamp().required(),
+  state: string().oneOf([...PROMISE_STATES]).required(),
+  approvalId: string().required(),
+  approvedAt: timestamp().nullable().defined(),
+  completedAt: timestamp().nullable().defined(),
+  missedAt: timestamp().nullable().defined(),
+}));
+
+export const solveSessionSchema = named('RoomSolveSession', object({
+  id: string().required(),
+  roomId: string().required(),
+  state: string().oneOf(['open', 'ended']).required(),
+  recordingTerms: object({ version: string().required(), text: string().required(), sha256: string().required() }).required(),
+  participantCount: number().integer().required(),
+  createdAt: timestamp().required(),
+  endedAt: timestamp().nullable().defined(),
+}));
+
+export const solveJoinSchema = named('RoomSolveSessionJoin', object({
+  sessionId: string().required(),
+  principalId: string().required(),
+  joinedAt: timestamp().required(),
+  consent: object({
+    id: string().required(),
+    termsVersion: string().required(),
+    termsSha256: string().required(),
+    accepted: boolean().required(),
+    acceptedAt: timestamp().required(),
+  }).required(),
+}));
+
+const actorRef = () => object({ type: string().required(), id: string().required() });
+
+export const handoffSchema = named('RoomHandoff', object({
+  id: string().required(),
+  roomId: string().required(),
+  state: string().oneOf(['active', 'ended']).required(),
+  requestedBy: actorRef().required().meta({ description: 'a key (its id) or an end user (its principalId)' }),
+  reason: string().nullable().defined(),
+  teammateId: string().nullable().defined(),
+  createdAt: timestamp().required(),
+  endedAt: timestamp().nullable().defined(),
+  endedBy: actorRef().nullable().defined(),
+}));
+
 export const eventsPageSchema = named('RoomEventsPage', object({
   limited: boolean().required(),
   events: array(roomEventSchema).defined(),
@@ -129,9 +192,9 @@ export const eventsPageSchema = named('RoomEventsPage', object({
     members: array(memberSchema).defined(),
     messages: array(messageSchema).defined(),
     canvas: object({ version: number().integer().required() }).required(),
-    handoff: anyObject().nullable().defined(),
-    promises: array(anyObject()).defined(),
-    solveSessions: array(anyObject()).defined(),
+    handoff: handoffSchema.nullable().defined().meta({ description: 'the active handoff, or the latest' }),
+    promises: array(promiseSchema).defined().meta({ description: 'active, completed and missed' }),
+    solveSessions: array(solveSessionSchema).defined().meta({ description: 'open ones' }),
   }).nullable().defined(),
   seq: number().integer().required().meta({ description: 'the last seq scanned: the next `after`' }),
   headSeq: number().integer().required(),
@@ -144,7 +207,7 @@ export const catchUpSchema = named('RoomCatchUp', object({
   unreadCount: number().integer().required(),
   messages: array(messageSchema).defined(),
   limited: boolean().required(),
-  promises: array(anyObject()).defined(),
+  promises: array(promiseSchema).defined().meta({ description: 'changed after the read marker' }),
   runs: array(agentRunSchema).defined(),
 }));
 
@@ -157,3 +220,4 @@ export const invitedSchema = named('RoomInvitation', object({
   invited: array(memberSchema).defined(),
   alreadyMembers: array(string().defined()).defined(),
 }));
+

@@ -17,6 +17,7 @@ export interface InboxItemView {
   id: string;
   threadId: string | null;
   releaseId: string | null;
+  roomId: string | null;
   subject: string;
   preview: string;
   createdAt: string;
@@ -35,6 +36,7 @@ export function viewInboxItem(item: InboxItem): InboxItemView {
     id: item.id,
     threadId: item.threadId,
     releaseId: item.releaseId,
+    roomId: item.roomId,
     subject: item.subject,
     preview: item.preview,
     createdAt: item.createdAt.toISOString(),

@@ -21,6 +21,10 @@ export class InboxItem {
   @Column({ name: 'release_id', type: 'text', nullable: true })
   releaseId!: string | null;
 
+  /** Set on a room's release receipt (ROOMS.md §8). */
+  @Column({ name: 'room_id', type: 'text', nullable: true })
+  roomId!: string | null;
+
   @Column({ type: 'text' })
   subject!: string;
 

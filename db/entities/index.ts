@@ -68,6 +68,10 @@ import { RoomApproval } from './room-approval';
 import { RoomCanvasVersion } from './room-canvas-version';
 import { RoomDocument } from './room-document';
 import { RoomKnowledge } from './room-knowledge';
+import { RoomJob } from './room-job';
+import { RoomPromise } from './room-promise';
+import { RoomSolveParticipant, RoomSolveSession } from './room-solve-session';
+import { RoomHandoff } from './room-handoff';
 
 export {
   Environment, IdempotencyRecord, IdentityNonce, Organization, OutboxEvent, Product, RateLimitWindow,
@@ -85,6 +89,7 @@ export {
 };
 export { ProofAiOperation };
 export { Room, RoomMember, RoomMessage, RoomEvent, RoomAgentRun, RoomApproval, RoomCanvasVersion, RoomDocument, RoomKnowledge };
+export { RoomJob, RoomPromise, RoomSolveSession, RoomSolveParticipant, RoomHandoff };
 export { CollectionDraft, CollectionMedia, CollectionUpload };
 export {
   CollectionDomain, CollectionFlow, CollectionFlowVersion, CollectionQuestion, CollectionQuestionVersion,
@@ -107,4 +112,5 @@ export const ENTITIES = [
   CollectionFlowVersion, CollectionDomain, CollectionWelcomeVideo, ProofRequest, ProofOpportunity, ProofRouting,
   ProofCorrection,
   Room, RoomMember, RoomMessage, RoomEvent, RoomAgentRun, RoomApproval, RoomCanvasVersion, RoomDocument, RoomKnowledge,
+  RoomJob, RoomPromise, RoomSolveSession, RoomSolveParticipant, RoomHandoff,
 ];

@@ -10,6 +10,8 @@ import { ActorType, appendRoomEvent } from './room-log';
 import type { RoomCaller } from './rooms';
 import { actorOf, assertWritable, insertMessage, reachAsMember, reachRoom } from './rooms';
 import { writeCanvas } from './canvas';
+import { hasActiveHandoff } from './handoffs';
+import { decidePromiseApproval } from './promises';
 
 export const agentRunWorkflowId = (runId: string) => `agent-run/${runId}`;
 
@@ -63,7 +65,7 @@ async function runEvent(em: EntityManager, run: RoomAgentRun, actor: Actor): Pro
   });
 }
 
-async function approvalEvent(em: EntityManager, a: RoomApproval, type: 'approval.requested' | 'approval.decided', actor: Actor): Promise<void> {
+export async function approvalEvent(em: EntityManager, a: RoomApproval, type: 'approval.requested' | 'approval.decided', actor: Actor): Promise<void> {
   await appendRoomEvent(em, { id: a.roomId, organizationId: a.organizationId, productId: a.productId }, {
     type, visibility: 'internal', audience: a.requesterPrincipalId, actor, data: { approvalId: a.id, kind: a.kind, status: a.status, subjectId: a.subjectId },
   });
@@ -106,6 +108,7 @@ export async function invokeAgent(ds: DataSource, caller: RoomCaller & { product
     const agent = await em.query(`SELECT 1 FROM room_members WHERE room_id = $1 AND type = 'agent' AND alias = $2`, [roomId, body.alias]);
     if (agent.length === 0) throw notFound('agent');
     assertWritable(room);
+    if (await hasActiveHandoff(em, roomId)) throw conflict('a handoff to a person is active: the agents take no requests until it ends');
     const id = newId('run');
     const starter = caller.kind === 'end_user'
       ? { type: 'end_user', id: caller.endUserId, principalId: caller.principalId }
@@ -223,6 +226,7 @@ export async function decideApproval(
       await runEvent(em, run, actor);
       await enqueueWorkflowCommand(em, { type: 'room.agent_run.wake', runId: run.id });
     }
+    if (approval.kind === 'promise') await decidePromiseApproval(em, approval, decision, actor);
     if (approval.kind === 'knowledge') {
       const published = decision === 'approved';
       await em.query(

@@ -9,6 +9,9 @@ import {
   ActorType, RoomViewer, appendRoomEvent, messageVisibleTo, viewEvents, viewMember, viewMessage, viewRoom,
 } from './room-log';
 import { cancelRunsWhere, viewRun } from './agent-runs';
+import { handoffOf } from './handoffs';
+import { promisesChangedAfter, visiblePromises } from './promises';
+import { openSolveSessions } from './solve-sessions';
 
 export const MAX_ROOM_MEMBERS = 1000;
 export const CATCH_UP_MESSAGES = 100;
@@ -371,7 +374,7 @@ export async function removeMember(ds: DataSource, caller: KeyCaller, roomId: st
   });
 }
 
-async function ensureTeammateMember(em: EntityManager, room: Room, teammateId: string): Promise<string> {
+export async function ensureTeammateMember(em: EntityManager, room: Room, teammateId: string): Promise<string> {
   const principalId = principalIdOf(room.productId, 'teammate', teammateId);
   await em.query(
     `INSERT INTO room_members (room_id, principal_id, product_id, type, teammate_id, role, visibility, state, joined_at)
@@ -486,9 +489,9 @@ export async function roomEvents(ds: DataSource, caller: RoomCaller, roomId: str
           members: members.map((m) => viewMember(m, viewer)),
           messages: await recentMessages(em, roomId, viewer, settings.snapshotMessages),
           canvas: { version: room.canvasVersion },
-          handoff: null,
-          promises: [],
-          solveSessions: [],
+          handoff: await handoffOf(em, roomId),
+          promises: await visiblePromises(em, roomId),
+          solveSessions: await openSolveSessions(em, roomId),
         },
         seq: room.headSeq,
         headSeq: room.headSeq,
@@ -535,7 +538,7 @@ export async function catchUp(ds: DataSource, caller: EndUserCaller, roomId: str
       unreadCount,
       messages: newest.reverse().map((m) => viewMessage(m, viewer)),
       limited: unreadCount > CATCH_UP_MESSAGES,
-      promises: [],
+      promises: await promisesChangedAfter(em, roomId, marker),
       runs: runs.map(viewRun),
     };
   });
