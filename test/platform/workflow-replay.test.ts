@@ -24,6 +24,8 @@ import { proofHealthWorkflowId } from '../../workflows/integrations/proof-health
 import { streamCopyWorkflowId } from '../../workflows/integrations/stream-copy-workflow';
 import { agentRunWorkflowId } from '../../workflows/rooms/agent-run-workflow';
 import { roomCompileWorkflowId } from '../../workflows/rooms/room-compile-workflow';
+import { roomJobWorkflowId } from '../../workflows/rooms/room-job-workflow';
+import { roomPromiseWorkflowId } from '../../workflows/rooms/room-promise-workflow';
 import { newId } from '../../db/rules/ids';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { as, liveFlow } from '../support/collection-setup';
@@ -192,9 +194,21 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
     const compiled = (await call(withKey(rooms.key, { method: 'POST', url: `/api/v1/rooms/${room.id}/compile`, payload: { title: 'Replay PRD' } }))).json();
     const documentId: string = compiled.data?.id ?? compiled.error?.details?.documentId;
 
+    // A promise proposed by a job, approved, and missed when its due date passes.
+    const promised = (await call(withKey(rooms.key, {
+      method: 'POST', url: `/api/v1/rooms/${room.id}/jobs`,
+      payload: { type: 'make_promise', params: { text: 'A fix soon', dueAt: new Date(Date.now() + 1500).toISOString() } },
+    }))).json().data;
+    await (await settledHandle(roomJobWorkflowId(promised.id))).result();
+    const { promiseId, approvalId } = (await ctx.dataSource.query('SELECT result FROM room_jobs WHERE id = $1', [promised.id]))[0].result;
+    await call(asTeammate(rooms.owner, { method: 'POST', url: `/api/v1/approvals/${approvalId}/approve`, payload: {} }));
+    await (await settledHandle(roomPromiseWorkflowId(promiseId))).result();
+
     return {
       agentRunWorkflow: agentRunWorkflowId(invoked.id),
       roomCompileWorkflow: roomCompileWorkflowId(documentId),
+      roomJobWorkflow: roomJobWorkflowId(promised.id),
+      roomPromiseWorkflow: roomPromiseWorkflowId(promiseId),
       streamCopyWorkflow: streamId,
       approvalLinkWorkflow: linkId,
       domainVerificationWorkflow: domainVerificationWorkflowId(domain.id),
