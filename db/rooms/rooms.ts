@@ -474,7 +474,7 @@ export async function roomEvents(ds: DataSource, caller: RoomCaller, roomId: str
     if (after !== undefined && after > room.headSeq) {
       throw validationFailed([{ path: 'after', message: `must be at most headSeq (${room.headSeq})` }]);
     }
-    if (needsSnapshot(after, room.headSeq, settings.snapshotThreshold, 0)) {
+    if (needsSnapshot(after, room.headSeq, settings.snapshotThreshold, room.compactedThrough)) {
       const members = await em.getRepository(RoomMember).createQueryBuilder('m')
         .where('m.room_id = :roomId AND m.state IN (:...states)', { roomId, states: ACTIVE_STATES })
         .orderBy('m.created_at', 'ASC').addOrderBy('m.principal_id', 'ASC').getMany();
