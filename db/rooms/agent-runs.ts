@@ -185,6 +185,20 @@ export async function cancelRunsWhere(em: EntityManager, where: { roomId: string
   for (const run of await qb.getMany()) await cancelLockedRun(em, run, actor);
 }
 
+/**
+ * Archiving, after the runs: every approval of the room still pending (knowledge, and any other kind) is
+ * cancelled, so nothing it holds happens later; its subject stays unpublished.
+ */
+export async function cancelPendingApprovals(em: EntityManager, roomId: string, actor: Actor): Promise<void> {
+  const ids: Array<{ id: string }> = await em.query(
+    `SELECT id FROM room_approvals WHERE room_id = $1 AND status = 'pending' ORDER BY id FOR UPDATE`, [roomId]);
+  if (ids.length === 0) return;
+  await em.query(`UPDATE room_approvals SET status = 'cancelled' WHERE id = ANY($1)`, [ids.map((a) => a.id)]);
+  const cancelled = await em.getRepository(RoomApproval).createQueryBuilder('a')
+    .where('a.id IN (:...ids)', { ids: ids.map((a) => a.id) }).orderBy('a.id', 'ASC').getMany();
+  for (const approval of cancelled) await approvalEvent(em, approval, 'approval.decided', actor);
+}
+
 export async function listApprovals(
   ds: DataSource, caller: RoomCaller & { productId: string }, filter: { status?: string; kind?: string; roomId?: string }, page: PageRequest,
 ) {
