@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { compactRoomEvents } from '../../db/rooms/compaction';
 import { Config } from '../../runtime/config';
 
-export interface RoomMaintenanceDeps {
+interface RoomMaintenanceDeps {
   dataSource: DataSource;
   config: Pick<Config, 'roomEventRetentionMs'>;
 }

@@ -1,7 +1,7 @@
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import { RoomCaller, endUserCaller } from '../../db/rooms/rooms';
 
-export const ROOMS_VERSION = '1.5';
+const ROOMS_VERSION = '1.5';
 
 /** The paths of the Rooms contract (ROOMS.md §4): its OpenAPI tag, and where end users are rate-limited too. */
 export const ROOMS_PATHS = /^\/api\/(v1\/(rooms|agent-runs|approvals)|workspace\/rooms)(\/|$)/;

@@ -93,7 +93,7 @@ function lockApproval(em: EntityManager, approvalId: string) {
   return em.getRepository(RoomApproval).createQueryBuilder('a').setLock('pessimistic_write').where('a.id = :approvalId', { approvalId }).getOne();
 }
 
-export interface InvokeInput {
+interface InvokeInput {
   alias: string;
   input: string;
   visibility: 'customer' | 'internal';
@@ -269,7 +269,7 @@ export async function beginRun(ds: DataSource, runId: string): Promise<boolean> 
   });
 }
 
-export interface AgentContext {
+interface AgentContext {
   alias: AgentAlias;
   input: string;
   messages: Array<{ id: string; author: string; body: string }>;
@@ -307,7 +307,7 @@ export async function failRun(ds: DataSource, runId: string, code: string, messa
   });
 }
 
-export type Proposal = 'execute' | 'await_approval' | 'stopped';
+type Proposal = 'execute' | 'await_approval' | 'stopped';
 
 /** Keeps the model's answer and either asks a person (an `agent_action` approval) or goes on to the effect. */
 export async function proposeEffect(ds: DataSource, runId: string, output: string, baseCanvasVersion: number, approvalTtlMs: number): Promise<Proposal> {

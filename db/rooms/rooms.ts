@@ -10,8 +10,8 @@ import {
 } from './room-log';
 import { cancelPendingApprovals, cancelRunsWhere, viewRun } from './agent-runs';
 
-export const MAX_ROOM_MEMBERS = 1000;
-export const CATCH_UP_MESSAGES = 100;
+const MAX_ROOM_MEMBERS = 1000;
+const CATCH_UP_MESSAGES = 100;
 
 /** Who calls: an end user (always a customer), a service key or a teammate (both internal). */
 export type RoomCaller =
@@ -38,7 +38,7 @@ async function memberOf(em: EntityManager | DataSource, roomId: string, principa
   return em.getRepository(RoomMember).findOneBy({ roomId, principalId });
 }
 
-export interface RoomAccess {
+interface RoomAccess {
   room: Room;
   viewer: RoomViewer;
 }
@@ -387,7 +387,7 @@ async function ensureTeammateMember(em: EntityManager, room: Room, teammateId: s
   return principalId;
 }
 
-export interface NewMessage {
+interface NewMessage {
   body: string;
   kind: 'text' | 'decision';
   visibility: 'customer' | 'internal';
@@ -464,7 +464,7 @@ async function recentMessages(em: EntityManager | DataSource, roomId: string, vi
   return rows.reverse().map((m) => viewMessage(m, viewer));
 }
 
-export interface EventsSettings {
+interface EventsSettings {
   snapshotThreshold: number;
   snapshotMessages: number;
 }
