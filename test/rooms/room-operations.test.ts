@@ -176,6 +176,52 @@ describe('rooms: operations (compaction, end-user rate limit, identity merge, co
     });
   });
 
+  it('the walk-through of docs/rooms.md: an end user, a key and a teammate through one room', async () => {
+    const [ada, grace] = ['ada', 'grace'].map((n) => `${n}-${randomBytes(4).toString('hex')}`);
+    const created = await asUser(tenant, ada, { method: 'POST', url: '/api/v1/rooms', payload: { title: 'Faster exports', kind: 'feature' } });
+    assert.equal(created.statusCode, 201, created.body);
+    const roomId = created.json().data.id;
+    const R = `/api/v1/rooms/${roomId}`;
+    const invited = await asKey(tenant, { method: 'POST', url: `${R}/members`, payload: { endUserIds: [grace] } });
+    assert.deepEqual([invited.statusCode, invited.json().data.invited.length, invited.json().data.alreadyMembers], [201, 1, []]);
+    assert.equal((await asUser(tenant, grace, { method: 'POST', url: `${R}/join` })).json().data.state, 'joined');
+    const written = await asUser(tenant, ada, { method: 'POST', url: `${R}/messages`, payload: { body: 'Exports time out at 10k rows' } });
+    assert.equal(written.statusCode, 201, written.body);
+    const note = await call(asTeammate(tenant.owner, {
+      method: 'POST', url: `/api/workspace/rooms/${roomId}/messages`, payload: { body: 'Streaming export ships next sprint', visibility: 'internal' },
+    }));
+    assert.equal(note.statusCode, 201, note.body);
+    const marker = `walk-${randomBytes(6).toString('hex')}`;
+    ctx.fakeAi.when(marker, { content: 'Exports time out; streaming is planned.' });
+    const invoked = await asUser(tenant, ada, { method: 'POST', url: `${R}/agents/assistant/invoke`, payload: { input: `Summarise the thread ${marker}` } });
+    assert.deepEqual([invoked.statusCode, invoked.json().data.status], [202, 'queued']);
+    const runUrl = `/api/v1/agent-runs/${invoked.json().data.id}`;
+    const waiting = await eventually(async () => {
+      const run = (await asUser(tenant, ada, { method: 'GET', url: runUrl })).json().data;
+      return run.status === 'awaiting_approval' ? run : null;
+    }, 30_000);
+    const approved = await call(asTeammate(tenant.owner, {
+      method: 'POST', url: `/api/v1/approvals/${waiting.sideEffect.approvalId}/approve`, payload: { note: 'fine to share' },
+    }));
+    assert.equal(approved.json().data.status, 'approved');
+    await eventually(async () => (await asUser(tenant, ada, { method: 'GET', url: runUrl })).json().data.status === 'succeeded', 30_000);
+    const canvas = await asKey(tenant, {
+      method: 'PATCH', url: `${R}/canvas`, payload: { content: '# Plan' }, headers: { 'idempotency-key': `canvas-${roomId}`, 'if-match': '"0"' },
+    });
+    assert.deepEqual([canvas.statusCode, canvas.json().data.version, canvas.headers.etag], [200, 1, '"1"']);
+
+    const caught = (await asUser(tenant, grace, { method: 'GET', url: `${R}/catch-up` })).json().data;
+    assert.deepEqual(caught.messages.map((m: Json) => m.author.type), ['end_user', 'agent'], 'Ada\'s message and the assistant\'s; no internal note');
+    const log = (await asUser(tenant, grace, { method: 'GET', url: `${R}/events?after=${caught.readMarker}` })).json().data;
+    assert.equal(log.limited, false);
+    assert.ok(log.events.every((e: Json) => e.visibility === 'customer'));
+    assert.ok(log.events.some((e: Json) => e.type === 'room.canvas.updated'));
+    const read = await asUser(tenant, grace, { method: 'PATCH', url: R, payload: { readMarker: log.seq } });
+    assert.equal(read.json().data.membership.readMarker, log.seq);
+    const all = (await call(asTeammate(tenant.owner, { method: 'GET', url: `/api/workspace/rooms/${roomId}/events?after=0` }))).json().data;
+    assert.ok(all.events.some((e: Json) => e.visibility === 'internal'), 'the teammate reads the internal entries too');
+  });
+
   describe('contract checks', () => {
     it('archiving cancels the room\'s pending approvals of every kind, not only its runs\'', async () => {
       const room = await openRoom(tenant, 'closer');
