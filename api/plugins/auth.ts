@@ -144,6 +144,12 @@ async function authenticateSession(ds: DataSource, request: FastifyRequest): Pro
 
 /** Authenticates every request by its route's `auth` mode before the body is read. */
 export function registerAuth(app: FastifyInstance, ds: DataSource, config: Config): void {
+  /** Rooms limits each end user as it limits each key (ROOMS.md §1), in its principal's own window. */
+  async function limitEndUser(request: FastifyRequest, reply: FastifyReply, identity: EndUserIdentity): Promise<void> {
+    if (!ROOMS_PATHS.test(request.routeOptions.url ?? '')) return;
+    enforceRate(reply, await countRequest(ds, principalIdOf(identity.productId, 'end_user', identity.endUserId), config.rateLimitPerMinute));
+  }
+
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request, reply) => {
     const mode = request.routeOptions.config.auth ?? 'public';
@@ -151,9 +157,10 @@ export function registerAuth(app: FastifyInstance, ds: DataSource, config: Confi
     if (request.routeOptions.config.identityRefusal && (mode === 'key' || mode === 'session')) {
       const secret = bearer(request);
       if (secret !== null && !secret.startsWith('svk_')) {
-        await verifyIdentityToken(ds, secret, {
+        const identity = await verifyIdentityToken(ds, secret, {
           consumeNonce: WRITE_METHODS.has(request.method), maxTtlSeconds: config.identityTokenMaxTtlSeconds,
         });
+        await limitEndUser(request, reply, identity);
         throw forbidden('end users may not do this; it takes a service key or a teammate');
       }
     }
@@ -174,9 +181,6 @@ export function registerAuth(app: FastifyInstance, ds: DataSource, config: Confi
       maxTtlSeconds: config.identityTokenMaxTtlSeconds,
     });
     request.principal = { kind: 'identity', ...identity };
-    // Rooms limits each end user as it limits each key (ROOMS.md §1), in its principal's own window.
-    if (ROOMS_PATHS.test(request.routeOptions.url ?? '')) {
-      enforceRate(reply, await countRequest(ds, principalIdOf(identity.productId, 'end_user', identity.endUserId), config.rateLimitPerMinute));
-    }
+    await limitEndUser(request, reply, identity);
   });
 }

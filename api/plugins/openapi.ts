@@ -200,6 +200,9 @@ function impliedErrors(route: RouteOptions, config: Record<string, unknown>, sch
     const refusal = config.keyRefusal === 'HUMAN_APPROVAL_REQUIRED' ? 'HUMAN_APPROVAL_REQUIRED (a service key was sent)' : 'FORBIDDEN (a service key was sent)';
     const roles = Array.isArray(config.roles) ? `, a role other than ${(config.roles as string[]).join(' or ')}` : '';
     out[403] = errorResponse(`${refusal}, or FORBIDDEN: no x-csrf-token on a write${roles}`, proof);
+    if (config.identityRefusal && ROOMS_PATHS.test(String(route.url))) {
+      out[429] = errorResponse('RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE)', proof, ['Retry-After']);
+    }
   }
   if (String(route.url).startsWith('/api/public/')) {
     out[429] = errorResponse('RATE_LIMITED: more requests this minute from this client address than PUBLIC_RATE_LIMIT_PER_MINUTE', proof, ['Retry-After']);

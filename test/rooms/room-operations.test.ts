@@ -81,16 +81,21 @@ describe('rooms: operations (compaction, end-user rate limit, identity merge, co
       const app = await ctx.buildApp({ rateLimitPerMinute: LIMIT });
       const as = (sub: string, opts: InjectOptions) =>
         call({ ...opts, headers: { authorization: `Bearer ${endUserToken(tenant.product, { sub })}` } }, app);
+      const room = await openRoom(tenant, `host-${randomBytes(4).toString('hex')}`);
       // Keep the burst inside one minute window.
       const secondsLeft = 60 - new Date().getUTCSeconds();
       if (secondsLeft < 5) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 100));
       const busy = `busy-${randomBytes(4).toString('hex')}`;
       const remaining: string[] = [];
-      for (const url of ['/api/v1/rooms', '/api/v1/approvals', '/api/v1/agent-runs/run_unknown000000000']) {
-        const res = await as(busy, { method: 'GET', url });
-        assert.notEqual(res.statusCode, 429, url);
+      const answers: number[] = [];
+      for (const [method, url] of [
+        ['GET', '/api/v1/approvals'], ['GET', '/api/v1/agent-runs/run_unknown000000000'], ['POST', `/api/v1/rooms/${room.id}/members`],
+      ] as const) {
+        const res = await as(busy, { method, url, payload: method === 'POST' ? { endUserIds: ['x'] } : undefined });
+        answers.push(res.statusCode);
         remaining.push(String(res.headers['x-ratelimit-remaining']));
       }
+      assert.deepEqual(answers, [200, 404, 403], 'an end user on a key-only path is refused, and counted');
       assert.deepEqual(remaining, ['2', '1', '0'], 'one window across the Rooms paths');
       const limited = await as(busy, { method: 'GET', url: '/api/v1/rooms' });
       assert.equal(limited.statusCode, 429);
