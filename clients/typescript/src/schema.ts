@@ -3553,7 +3553,7 @@ export interface components {
         IdentityMerge: {
             anonymousId: string;
             endUserId: string;
-            /** @description rows moved onto the signed end user, per table (signals, threads, inbox_items, feature_votes, ...) */
+            /** @description rows moved onto the signed end user, per table (signals, threads, inbox_items, feature_votes, ..., room_members, room_messages, room_agent_runs) */
             moved: {
                 [key: string]: number;
             };
