@@ -60,6 +60,8 @@ describe('rooms: operations (compaction, end-user rate limit, identity merge, co
         const [row] = await ctx.dataSource.query(`SELECT max(created_at) < now() - interval '10 milliseconds' AS old FROM room_events WHERE room_id = $1`, [room.id]);
         return row.old;
       });
+      // Called directly, so it is done when it returns: it compacts every room of this scratch database, and
+      // the rooms of later tests are all made afterwards.
       const activities = createRoomMaintenanceActivities({ dataSource: ctx.dataSource, config: { roomEventRetentionMs: 1 } });
       const done = await activities.compactRoomEvents();
       assert.ok(done.rooms >= 1 && done.events >= 2, JSON.stringify(done));
