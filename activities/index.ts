@@ -11,6 +11,7 @@ import { createProofActivities } from './proof/proof-activities';
 import { createProofRequestActivities } from './collection/proof-request-activities';
 import { createIntegrationActivities } from './integrations/integration-activities';
 import { createRoomActivities } from './rooms/room-activities';
+import { createRoomMaintenanceActivities } from './rooms/room-maintenance-activities';
 
 export interface ActivityDeps {
   dataSource: DataSource;
@@ -31,6 +32,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDomainActivities(deps),
     ...createIntegrationActivities(deps),
     ...createRoomActivities(deps),
+    ...createRoomMaintenanceActivities(deps),
   };
 }
 

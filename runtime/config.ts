@@ -90,6 +90,8 @@ export interface Config {
   roomSnapshotThreshold: number;
   roomSnapshotMessages: number;
   roomApprovalTtlMs: number;
+  /** Room events older than this may be compacted away by the maintenance workflow. */
+  roomEventRetentionMs: number;
   /** A workflow bundle built beforehand (bundleWorkflowCode's code, as a file): the worker starts without bundling. */
   workflowBundlePath: string | undefined;
   /** Key-encryption keys of secrets at rest (runtime/secret-box.ts); unset: a generated one under dataDir. */
@@ -249,5 +251,6 @@ export function loadConfig(env: Env = process.env): Config {
     roomSnapshotThreshold: int(env, 'SV_ROOM_SNAPSHOT_THRESHOLD', 500, 1, 1_000_000),
     roomSnapshotMessages: int(env, 'SV_ROOM_SNAPSHOT_MESSAGES', 50, 1, 1_000),
     roomApprovalTtlMs: int(env, 'SV_ROOM_APPROVAL_TTL_MS', 7 * 86_400_000, 100, 365 * 86_400_000),
+    roomEventRetentionMs: int(env, 'SV_ROOM_EVENT_RETENTION_MS', 30 * 86_400_000, 1, 3650 * 86_400_000),
   };
 }

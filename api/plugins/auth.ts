@@ -1,14 +1,16 @@
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DataSource } from 'typeorm';
 import { TeammateRole } from '../../db/entities/teammate';
-import { checkServiceKey, touchServiceKey } from '../../db/platform/key-authentication';
+import { RateLimitState, checkServiceKey, countRequest, touchServiceKey } from '../../db/platform/key-authentication';
 import {
   SERVICE_KEY_PATTERN, ServiceKeyView, viewServiceKey,
 } from '../../db/platform/service-keys';
 import { SESSION_COOKIE, SESSION_TOKEN_PATTERN, SessionPrincipal, findSession } from '../../db/platform/sessions';
 import { safeEqual } from '../../db/rules/secrets';
 import { Config } from '../../runtime/config';
+import { principalIdOf } from '../../db/rules/room-rules';
 import { ServiceError, forbidden, invalidCredential } from '../../runtime/service-error';
+import { ROOMS_PATHS } from '../rooms/room-caller';
 import { EndUserIdentity, verifyIdentityToken } from './identity-token';
 
 /**
@@ -71,6 +73,17 @@ export function sessionPrincipal(request: FastifyRequest): { kind: 'session' } &
   return request.principal;
 }
 
+/** The window's headers on every counted answer, and 429 with retry-after once it is full. */
+function enforceRate(reply: FastifyReply, rate: RateLimitState): void {
+  reply.header('x-ratelimit-limit', String(rate.limit));
+  reply.header('x-ratelimit-remaining', String(rate.remaining));
+  reply.header('x-ratelimit-reset', String(rate.reset));
+  if (rate.limited) {
+    const wait = Math.max(1, rate.reset - Math.floor(Date.now() / 1000));
+    throw new ServiceError('RATE_LIMITED', 429, `more than ${rate.limit} requests this minute`, null, { 'retry-after': String(wait) });
+  }
+}
+
 async function authenticateKey(
   ds: DataSource, config: Config, request: FastifyRequest, reply: FastifyReply, secret: string | null,
 ): Promise<KeyPrincipal> {
@@ -86,13 +99,7 @@ async function authenticateKey(
   if (key.revokedAt) throw invalidCredential('the service key has been revoked');
   if (!rate || key.expiresAt.getTime() <= Date.now()) throw invalidCredential('the service key has expired');
 
-  reply.header('x-ratelimit-limit', String(rate.limit));
-  reply.header('x-ratelimit-remaining', String(rate.remaining));
-  reply.header('x-ratelimit-reset', String(rate.reset));
-  if (rate.limited) {
-    const wait = Math.max(1, rate.reset - Math.floor(Date.now() / 1000));
-    throw new ServiceError('RATE_LIMITED', 429, `more than ${rate.limit} requests this minute`, null, { 'retry-after': String(wait) });
-  }
+  enforceRate(reply, rate);
   if (key.environment !== config.environment) {
     throw new ServiceError('ENVIRONMENT_SCOPE_MISMATCH', 403, `the key is for environment "${key.environment}"; this deployment serves "${config.environment}"`);
   }
@@ -137,6 +144,12 @@ async function authenticateSession(ds: DataSource, request: FastifyRequest): Pro
 
 /** Authenticates every request by its route's `auth` mode before the body is read. */
 export function registerAuth(app: FastifyInstance, ds: DataSource, config: Config): void {
+  /** Rooms limits each end user as it limits each key (ROOMS.md §1), in its principal's own window. */
+  async function limitEndUser(request: FastifyRequest, reply: FastifyReply, identity: EndUserIdentity): Promise<void> {
+    if (!ROOMS_PATHS.test(request.routeOptions.url ?? '')) return;
+    enforceRate(reply, await countRequest(ds, principalIdOf(identity.productId, 'end_user', identity.endUserId), config.rateLimitPerMinute));
+  }
+
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request, reply) => {
     const mode = request.routeOptions.config.auth ?? 'public';
@@ -144,9 +157,10 @@ export function registerAuth(app: FastifyInstance, ds: DataSource, config: Confi
     if (request.routeOptions.config.identityRefusal && (mode === 'key' || mode === 'session')) {
       const secret = bearer(request);
       if (secret !== null && !secret.startsWith('svk_')) {
-        await verifyIdentityToken(ds, secret, {
+        const identity = await verifyIdentityToken(ds, secret, {
           consumeNonce: WRITE_METHODS.has(request.method), maxTtlSeconds: config.identityTokenMaxTtlSeconds,
         });
+        await limitEndUser(request, reply, identity);
         throw forbidden('end users may not do this; it takes a service key or a teammate');
       }
     }
@@ -167,5 +181,6 @@ export function registerAuth(app: FastifyInstance, ds: DataSource, config: Confi
       maxTtlSeconds: config.identityTokenMaxTtlSeconds,
     });
     request.principal = { kind: 'identity', ...identity };
+    await limitEndUser(request, reply, identity);
   });
 }

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { FastifyInstance, RouteOptions } from 'fastify';
 import { AnySchema } from 'yup';
+import { ROOMS_PATHS } from '../rooms/room-caller';
 import { errorEnvelope, proofErrorBody } from './responses';
 
 type JsonSchema = Record<string, unknown>;
@@ -140,7 +141,7 @@ const DOMAINS: Array<{ name: string; description: string; paths: RegExp }> = [
   {
     name: 'rooms',
     description: 'Rooms API, its own contract version 1.5 (every answer carries `service-rooms-version: 1.5`): rooms, members, messages, the event log and catch-up, canvas, agent runs and approvals',
-    paths: /^\/api\/(v1\/(rooms|agent-runs|approvals)|workspace\/rooms)(\/|$)/,
+    paths: ROOMS_PATHS,
   },
 ];
 
@@ -186,15 +187,22 @@ function impliedErrors(route: RouteOptions, config: Record<string, unknown>, sch
   if (auth === 'key' || auth === 'key-or-identity') {
     out[401] = errorResponse('INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired', proof);
     out[403] = errorResponse(`INSUFFICIENT_SCOPE${config.scope ? ` (needs ${config.scope})` : ''}, ENVIRONMENT_SCOPE_MISMATCH, PRODUCT_SCOPE_REQUIRED or PRODUCT_SCOPE_UNAVAILABLE`, proof);
-    out[429] = errorResponse('RATE_LIMITED: more requests this minute than the key may make', proof, ['Retry-After']);
+    const who = auth === 'key-or-identity' && ROOMS_PATHS.test(String(route.url)) ? 'the key, or the end user,' : 'the key';
+    out[429] = errorResponse(`RATE_LIMITED: more requests this minute than ${who} may make`, proof, ['Retry-After']);
   } else if (auth === 'identity') {
     out[401] = errorResponse('The end-user token is missing, malformed, badly signed, expired or already used', proof);
     out[403] = errorResponse('KEY_AUDIENCE_MISMATCH (a service key was sent) or PRODUCT_SCOPE_UNAVAILABLE', proof);
+    if (ROOMS_PATHS.test(String(route.url))) {
+      out[429] = errorResponse('RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE)', proof, ['Retry-After']);
+    }
   } else if (auth === 'session') {
     out[401] = errorResponse('The workspace session is missing, malformed or expired', proof);
     const refusal = config.keyRefusal === 'HUMAN_APPROVAL_REQUIRED' ? 'HUMAN_APPROVAL_REQUIRED (a service key was sent)' : 'FORBIDDEN (a service key was sent)';
     const roles = Array.isArray(config.roles) ? `, a role other than ${(config.roles as string[]).join(' or ')}` : '';
     out[403] = errorResponse(`${refusal}, or FORBIDDEN: no x-csrf-token on a write${roles}`, proof);
+    if (config.identityRefusal && ROOMS_PATHS.test(String(route.url))) {
+      out[429] = errorResponse('RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE)', proof, ['Retry-After']);
+    }
   }
   if (String(route.url).startsWith('/api/public/')) {
     out[429] = errorResponse('RATE_LIMITED: more requests this minute from this client address than PUBLIC_RATE_LIMIT_PER_MINUTE', proof, ['Retry-After']);

@@ -1,7 +1,10 @@
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import { RoomCaller, endUserCaller } from '../../db/rooms/rooms';
 
-export const ROOMS_VERSION = '1.5';
+const ROOMS_VERSION = '1.5';
+
+/** The paths of the Rooms contract (ROOMS.md §4): its OpenAPI tag, and where end users are rate-limited too. */
+export const ROOMS_PATHS = /^\/api\/(v1\/(rooms|agent-runs|approvals)|workspace\/rooms)(\/|$)/;
 
 /** The caller of a Rooms route in db/rooms terms: an end user (a customer), a key or a teammate. */
 export function roomCaller(request: FastifyRequest): RoomCaller {

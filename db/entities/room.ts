@@ -50,6 +50,10 @@ export class Room {
   @Column({ name: 'head_seq', type: 'bigint', transformer: bigintNumber })
   headSeq!: number;
 
+  /** The highest seq compaction removed (0: none); a reader behind it gets a snapshot. */
+  @Column({ name: 'compacted_through', type: 'bigint', transformer: bigintNumber })
+  compactedThrough!: number;
+
   @Column({ name: 'canvas_version', type: 'integer' })
   canvasVersion!: number;
 

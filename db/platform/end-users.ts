@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { notFound, validationFailed } from '../../runtime/service-error';
 import { lockFeatures, recomputeFeature } from '../customer-loop/features';
+import { mergeRoomPrincipal } from '../rooms/room-identity';
 import { ProductTenant } from '../customer-loop/signals';
 
 // Tables whose rows belong to an end user and move with a merge. Votes, follows and receipts are
@@ -11,8 +12,9 @@ const UNIQUE_PER_USER: Array<[string, string]> = [
 ];
 
 /**
- * Moves an anonymous end user's history (signals, threads, inbox, votes, follows, receipts) onto the
- * signed end user, inside one product; the anonymous end user is removed.
+ * Moves an anonymous end user's history (signals, threads, inbox, votes, follows, receipts, and its rooms:
+ * memberships, messages, runs, approvals) onto the signed end user, inside one product; the anonymous end
+ * user is removed.
  */
 export async function mergeEndUsers(ds: DataSource, tenant: ProductTenant, anonymousId: string, endUserId: string) {
   if (anonymousId === endUserId) throw validationFailed([{ path: 'anonymousId', message: 'is the signed end user itself' }]);
@@ -49,6 +51,7 @@ export async function mergeEndUsers(ds: DataSource, tenant: ProductTenant, anony
       moved[table] = count;
     }
     for (const feature of features) await recomputeFeature(em, feature);
+    Object.assign(moved, await mergeRoomPrincipal(em, tenant.productId, anonymousId, endUserId));
     return { anonymousId, endUserId, moved };
   });
 }

@@ -25,39 +25,22 @@ export interface KeyCheck {
 export const RATE_LIMIT_SHARDS = 32;
 
 /**
- * Finds the key a bearer secret names and, when it is live, counts the request in the key's current
- * one-minute window (kept in PostgreSQL, so shared by every API process): one statement, one round
- * trip. The window is spread over shard rows (`<keyId>`, `<keyId>#1`, ...) whose quotas add up to the
- * limit, and a shard only moves while it is under its quota, re-checked on the locked row: the limit
- * holds exactly under any concurrency (no overshoot), and a request is refused only when every shard is
- * full. When the shard it picked filled up concurrently it tries again; each lost race means another
- * request took a unit, so retries end. A refused request is not counted.
+ * The sharded one-minute window of one subject (the CTE `subject`, one row with `id`, or none when the
+ * request is not to be counted), $2 the limit and $3 the shard count. The window is spread over shard
+ * rows (`<id>`, `<id>#1`, ...) whose quotas add up to the limit, and a shard only moves while it is under
+ * its quota, re-checked on the locked row: the limit holds exactly under any concurrency (no overshoot),
+ * and a request is refused only when every shard is full. Kept in PostgreSQL, so every API process
+ * shares it.
  */
-export async function checkServiceKey(ds: DataSource, secret: string, limit: number): Promise<KeyCheck | null> {
-  for (let attempt = 0; ; attempt++) {
-    const rows = await tryCheckServiceKey(ds, secret, limit);
-    const row = rows[0];
-    if (!row || row.live === 0 || row.room === 0 || row.took === 1) return keyCheckOf(row, limit);
-    if (attempt >= 10_000) throw new Error('the rate limit kept losing the race for a window shard');
-  }
-}
-
-function tryCheckServiceKey(ds: DataSource, secret: string, limit: number): Promise<Array<Record<string, any>>> {
-  return ds.query(
-    `WITH k AS (
-       SELECT k.*, p.active AS product_active
-         FROM service_keys k LEFT JOIN products p ON p.id = k.product_id
-        WHERE k.digest = $1
-     ), win AS (
+const WINDOW_CTES = `win AS (
        SELECT q.shard, coalesce(w.count, 0) AS count, q.quota
-         FROM k, LATERAL (
-           SELECT CASE WHEN g = 0 THEN k.id ELSE k.id || '#' || g END AS shard,
+         FROM subject, LATERAL (
+           SELECT CASE WHEN g = 0 THEN subject.id ELSE subject.id || '#' || g END AS shard,
                   CASE WHEN g < least($3::int, $2::int)
                        THEN $2::int / least($3::int, $2::int) + CASE WHEN g < $2::int % least($3::int, $2::int) THEN 1 ELSE 0 END
                        ELSE 0 END AS quota
              FROM generate_series(0, $3::int - 1) AS g) AS q
          LEFT JOIN rate_limit_windows w ON w.key_id = q.shard AND w.window_start = date_trunc('minute', now())
-        WHERE k.revoked_at IS NULL AND k.expires_at > now()
      ), pick AS (
        SELECT shard, quota FROM win WHERE count < quota ORDER BY random() LIMIT 1
      ), counted AS (
@@ -65,13 +48,59 @@ function tryCheckServiceKey(ds: DataSource, secret: string, limit: number): Prom
        SELECT shard, date_trunc('minute', now()), 1 FROM pick
        ON CONFLICT (key_id, window_start) DO UPDATE SET count = w.count + 1 WHERE w.count < (SELECT quota FROM pick)
        RETURNING w.count
-     )
-     SELECT k.*, (SELECT count(*) FROM win)::int AS live, (SELECT count(*) FROM pick)::int AS room,
+     )`;
+
+/** What the window says: `live` 0 when nothing was counted, `room` 0 when every shard is full, `took` 1 when counted. */
+const WINDOW_COLUMNS = `(SELECT count(*) FROM win)::int AS live, (SELECT count(*) FROM pick)::int AS room,
             (SELECT count(*) FROM counted)::int AS took, (SELECT coalesce(sum(count), 0) FROM win)::int AS used,
-            extract(epoch FROM date_trunc('minute', now()))::bigint + 60 AS rate_reset
+            extract(epoch FROM date_trunc('minute', now()))::bigint + 60 AS rate_reset`;
+
+/**
+ * Runs a window statement until it settles: when the shard it picked filled up concurrently it tries
+ * again; each lost race means another request took a unit, so retries end.
+ */
+async function countInWindow(run: () => Promise<Array<Record<string, any>>>): Promise<Record<string, any> | undefined> {
+  for (let attempt = 0; ; attempt++) {
+    const rows = await run();
+    const row = rows[0];
+    if (!row || row.live === 0 || row.room === 0 || row.took === 1) return row;
+    if (attempt >= 10_000) throw new Error('the rate limit kept losing the race for a window shard');
+  }
+}
+
+/**
+ * Finds the key a bearer secret names and, when it is live, counts the request in the key's current
+ * one-minute window: one statement, one round trip. A refused request is not counted.
+ */
+export async function checkServiceKey(ds: DataSource, secret: string, limit: number): Promise<KeyCheck | null> {
+  return keyCheckOf(await countInWindow(() => ds.query(
+    `WITH k AS (
+       SELECT k.*, p.active AS product_active
+         FROM service_keys k LEFT JOIN products p ON p.id = k.product_id
+        WHERE k.digest = $1
+     ), subject AS (
+       SELECT k.id FROM k WHERE k.revoked_at IS NULL AND k.expires_at > now()
+     ), ${WINDOW_CTES}
+     SELECT k.*, ${WINDOW_COLUMNS}
        FROM k`,
     [sha256Hex(secret), limit, RATE_LIMIT_SHARDS],
-  );
+  )), limit);
+}
+
+/**
+ * Counts a request of any other subject (an end user of the Rooms API: its principal id) in its own
+ * one-minute window, the same way as a key's.
+ */
+export async function countRequest(ds: DataSource, subjectId: string, limit: number): Promise<RateLimitState> {
+  const row = (await countInWindow(() => ds.query(
+    `WITH subject AS (SELECT $1::text AS id), ${WINDOW_CTES} SELECT ${WINDOW_COLUMNS}`, [subjectId, limit, RATE_LIMIT_SHARDS])))!;
+  return rateOf(row, limit);
+}
+
+function rateOf(row: Record<string, any>, limit: number): RateLimitState {
+  // The window before this request, plus its own unit when it was counted (a refused one adds nothing).
+  const used = row.used + row.took;
+  return { limit, remaining: Math.max(0, limit - used), reset: Number(row.rate_reset), limited: row.took === 0 };
 }
 
 function keyCheckOf(row: Record<string, any> | undefined, limit: number): KeyCheck | null {
@@ -92,15 +121,7 @@ function keyCheckOf(row: Record<string, any> | undefined, limit: number): KeyChe
     replacedById: row.replaced_by_id,
     createdAt: row.created_at,
   });
-  // The window before this request, plus its own unit when it was counted (a refused one adds nothing).
-  const used = row.used + row.took;
-  return {
-    key,
-    productActive: row.product_active ?? null,
-    rate: row.live === 0 ? null : {
-      limit, remaining: Math.max(0, limit - used), reset: Number(row.rate_reset), limited: row.took === 0,
-    },
-  };
+  return { key, productActive: row.product_active ?? null, rate: row.live === 0 ? null : rateOf(row, limit) };
 }
 
 /** Records use at most once a minute per key, so the hot path does not write it on every request. */

@@ -95,7 +95,7 @@ function lockApproval(em: EntityManager, approvalId: string) {
   return em.getRepository(RoomApproval).createQueryBuilder('a').setLock('pessimistic_write').where('a.id = :approvalId', { approvalId }).getOne();
 }
 
-export interface InvokeInput {
+interface InvokeInput {
   alias: string;
   input: string;
   visibility: 'customer' | 'internal';
@@ -188,6 +188,20 @@ export async function cancelRunsWhere(em: EntityManager, where: { roomId: string
   for (const run of await qb.getMany()) await cancelLockedRun(em, run, actor);
 }
 
+/**
+ * Archiving, after the runs: every approval of the room still pending (knowledge, and any other kind) is
+ * cancelled, so nothing it holds happens later; its subject stays unpublished.
+ */
+export async function cancelPendingApprovals(em: EntityManager, roomId: string, actor: Actor): Promise<void> {
+  const ids: Array<{ id: string }> = await em.query(
+    `SELECT id FROM room_approvals WHERE room_id = $1 AND status = 'pending' ORDER BY id FOR UPDATE`, [roomId]);
+  if (ids.length === 0) return;
+  await em.query(`UPDATE room_approvals SET status = 'cancelled' WHERE id = ANY($1)`, [ids.map((a) => a.id)]);
+  const cancelled = await em.getRepository(RoomApproval).createQueryBuilder('a')
+    .where('a.id IN (:...ids)', { ids: ids.map((a) => a.id) }).orderBy('a.id', 'ASC').getMany();
+  for (const approval of cancelled) await approvalEvent(em, approval, 'approval.decided', actor);
+}
+
 export async function listApprovals(
   ds: DataSource, caller: RoomCaller & { productId: string }, filter: { status?: string; kind?: string; roomId?: string }, page: PageRequest,
 ) {
@@ -259,7 +273,7 @@ export async function beginRun(ds: DataSource, runId: string): Promise<boolean> 
   });
 }
 
-export interface AgentContext {
+interface AgentContext {
   alias: AgentAlias;
   input: string;
   messages: Array<{ id: string; author: string; body: string }>;
@@ -297,7 +311,7 @@ export async function failRun(ds: DataSource, runId: string, code: string, messa
   });
 }
 
-export type Proposal = 'execute' | 'await_approval' | 'stopped';
+type Proposal = 'execute' | 'await_approval' | 'stopped';
 
 /** Keeps the model's answer and either asks a person (an `agent_action` approval) or goes on to the effect. */
 export async function proposeEffect(ds: DataSource, runId: string, output: string, baseCanvasVersion: number, approvalTtlMs: number): Promise<Proposal> {

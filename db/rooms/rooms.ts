@@ -8,13 +8,13 @@ import { AGENT_ALIASES, needsSnapshot, principalIdOf, roomStatusMoveAllowed } fr
 import {
   ActorType, RoomViewer, appendRoomEvent, messageVisibleTo, viewEvents, viewMember, viewMessage, viewRoom,
 } from './room-log';
-import { cancelRunsWhere, viewRun } from './agent-runs';
+import { cancelPendingApprovals, cancelRunsWhere, viewRun } from './agent-runs';
 import { handoffOf } from './handoffs';
 import { promisesChangedAfter, visiblePromises } from './promises';
 import { openSolveSessions } from './solve-sessions';
 
-export const MAX_ROOM_MEMBERS = 1000;
-export const CATCH_UP_MESSAGES = 100;
+const MAX_ROOM_MEMBERS = 1000;
+const CATCH_UP_MESSAGES = 100;
 
 /** Who calls: an end user (always a customer), a service key or a teammate (both internal). */
 export type RoomCaller =
@@ -41,7 +41,7 @@ async function memberOf(em: EntityManager | DataSource, roomId: string, principa
   return em.getRepository(RoomMember).findOneBy({ roomId, principalId });
 }
 
-export interface RoomAccess {
+interface RoomAccess {
   room: Room;
   viewer: RoomViewer;
 }
@@ -175,24 +175,29 @@ export async function searchRooms(ds: DataSource, caller: RoomCaller & { product
       AND m.principal_id = :p AND m.state IN ('invited', 'joined')))`, { p: caller.principalId });
   }
   if (filter.status) qb.andWhere('room.status = :status', { status: filter.status });
-  const visibleMessage = `m.room_id = room.id AND m.deleted_at IS NULL AND m.body ILIKE :pattern
-    ${customer ? `AND m.visibility = 'customer' AND (NOT m.hidden OR m.author_principal_id = :p)` : ''}`;
+  // The messages this caller may see that match; `p` and `who` name the pattern and the caller's principal.
+  const matching = (p: string, who: string) => `m.deleted_at IS NULL AND m.body ILIKE ${p}
+    ${customer ? `AND m.visibility = 'customer' AND (NOT m.hidden OR m.author_principal_id = ${who})` : ''}`;
   qb.andWhere(`(room.title ILIKE :pattern OR room.purpose ILIKE :pattern
-    OR EXISTS (SELECT 1 FROM room_messages m WHERE ${visibleMessage}))`, { pattern });
+    OR EXISTS (SELECT 1 FROM room_messages m WHERE m.room_id = room.id AND ${matching(':pattern', ':p')}))`, { pattern });
   const result = await pageOf(qb, 'room', page, (room) => room);
-  const data = [];
-  for (const room of result.data) {
-    const matched: Array<{ id: string }> = await ds.query(
-      `SELECT m.id FROM room_messages m JOIN rooms room ON room.id = m.room_id WHERE ${visibleMessage.replace(/:pattern/g, '$1').replace(/:p\b/g, '$3')}
-         AND room.id = $2 ORDER BY m.seq DESC LIMIT 5`,
-      customer ? [pattern, room.id, caller.principalId] : [pattern, room.id],
-    );
-    const member = customer ? await memberOf(ds, room.id, caller.principalId) : null;
-    data.push({
-      room: viewRoom(room, customer ? { internal: false, principalId: caller.principalId, member } : null),
-      matchedMessageIds: matched.map((m) => m.id),
-    });
-  }
+  if (result.data.length === 0) return { data: [], nextCursor: result.nextCursor };
+  const roomIds = result.data.map((r) => r.id);
+  // The page's newest five matches per room and the caller's member records, one query each.
+  const matched: Array<{ room_id: string; id: string }> = await ds.query(
+    `SELECT room_id, id FROM (
+       SELECT m.room_id, m.id, m.seq, row_number() OVER (PARTITION BY m.room_id ORDER BY m.seq DESC) AS n
+         FROM room_messages m WHERE m.room_id = ANY($2) AND ${matching('$1', '$3')}) hits
+      WHERE n <= 5 ORDER BY seq DESC`,
+    customer ? [pattern, roomIds, caller.principalId] : [pattern, roomIds],
+  );
+  const members = !customer ? [] : await ds.getRepository(RoomMember).createQueryBuilder('m')
+    .where('m.principal_id = :p AND m.room_id IN (:...ids)', { p: caller.principalId, ids: roomIds }).getMany();
+  const memberOfRoom = new Map(members.map((m) => [m.roomId, m]));
+  const data = result.data.map((room) => ({
+    room: viewRoom(room, customer ? { internal: false, principalId: caller.principalId, member: memberOfRoom.get(room.id) ?? null } : null),
+    matchedMessageIds: matched.filter((m) => m.room_id === room.id).map((m) => m.id),
+  }));
   return { data, nextCursor: result.nextCursor };
 }
 
@@ -209,7 +214,10 @@ export async function patchRoom(ds: DataSource, caller: EndUserCaller, roomId: s
     if (status === 'archived') {
       // Same lock order as a cancel: the runs and their approvals before the room.
       const peek = await reachRoom(em, caller, roomId);
-      if (peek.viewer.member?.role === 'owner' && peek.room.status !== 'archived') await cancelRunsWhere(em, { roomId }, actorOf(caller));
+      if (peek.viewer.member?.role === 'owner' && peek.room.status !== 'archived') {
+        await cancelRunsWhere(em, { roomId }, actorOf(caller));
+        await cancelPendingApprovals(em, roomId, actorOf(caller));
+      }
     }
     const { room, viewer } = await reachRoom(em, caller, roomId, true);
     const member = viewer.member;
@@ -332,20 +340,18 @@ export async function inviteMembers(ds: DataSource, caller: KeyCaller, roomId: s
     const already = wanted.filter((id) => ACTIVE_STATES.includes(byUser.get(id)?.state ?? '')).map((id) => byUser.get(id)!.principalId);
     const fresh = wanted.filter((id) => !ACTIVE_STATES.includes(byUser.get(id)?.state ?? ''));
     await assertRoomHasSpace(em, roomId, fresh.length);
-    const principalIds: string[] = [];
-    for (const endUserId of fresh) {
-      const principalId = principalIdOf(room.productId, 'end_user', endUserId);
-      principalIds.push(principalId);
+    const principalIds = fresh.map((endUserId) => principalIdOf(room.productId, 'end_user', endUserId));
+    if (principalIds.length > 0) {
       await em.query(
-        `INSERT INTO end_users (product_id, end_user_id, organization_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-        [room.productId, endUserId, room.organizationId]);
+        `INSERT INTO end_users (product_id, end_user_id, organization_id)
+         SELECT $1, u.id, $3 FROM unnest($2::text[]) AS u(id) ON CONFLICT DO NOTHING`,
+        [room.productId, fresh, room.organizationId]);
       await em.query(
         `INSERT INTO room_members (room_id, principal_id, product_id, type, end_user_id, role, visibility, state)
-         VALUES ($1, $2, $3, 'end_user', $4, 'customer', 'external', 'invited')
+         SELECT $1, u.principal_id, $3, 'end_user', u.end_user_id, 'customer', 'external', 'invited'
+           FROM unnest($2::text[], $4::text[]) AS u(principal_id, end_user_id)
          ON CONFLICT (room_id, principal_id) DO UPDATE SET state = 'invited', invited_at = now(), joined_at = NULL`,
-        [roomId, principalId, room.productId, endUserId]);
-    }
-    if (principalIds.length > 0) {
+        [roomId, principalIds, room.productId, fresh]);
       await appendRoomEvent(em, room, {
         type: 'room.cohort.invited', visibility: 'customer', actor: actorOf(caller), data: { principalIds, count: principalIds.length },
       });
@@ -384,7 +390,7 @@ export async function ensureTeammateMember(em: EntityManager, room: Room, teamma
   return principalId;
 }
 
-export interface NewMessage {
+interface NewMessage {
   body: string;
   kind: 'text' | 'decision';
   visibility: 'customer' | 'internal';
@@ -461,7 +467,7 @@ async function recentMessages(em: EntityManager | DataSource, roomId: string, vi
   return rows.reverse().map((m) => viewMessage(m, viewer));
 }
 
-export interface EventsSettings {
+interface EventsSettings {
   snapshotThreshold: number;
   snapshotMessages: number;
 }
@@ -477,7 +483,7 @@ export async function roomEvents(ds: DataSource, caller: RoomCaller, roomId: str
     if (after !== undefined && after > room.headSeq) {
       throw validationFailed([{ path: 'after', message: `must be at most headSeq (${room.headSeq})` }]);
     }
-    if (needsSnapshot(after, room.headSeq, settings.snapshotThreshold, 0)) {
+    if (needsSnapshot(after, room.headSeq, settings.snapshotThreshold, room.compactedThrough)) {
       const members = await em.getRepository(RoomMember).createQueryBuilder('m')
         .where('m.room_id = :roomId AND m.state IN (:...states)', { roomId, states: ACTIVE_STATES })
         .orderBy('m.created_at', 'ASC').addOrderBy('m.principal_id', 'ASC').getMany();

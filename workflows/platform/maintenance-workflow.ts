@@ -1,6 +1,7 @@
 import { continueAsNew, patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type { createCollectionActivities } from '../../activities/collection/collection-activities';
 import type { createDatabaseActivities } from '../../activities/platform/database-activities';
+import type { createRoomMaintenanceActivities } from '../../activities/rooms/room-maintenance-activities';
 import { DATABASE_RETRY } from './database-retry';
 
 const { purgeExpiredRecords } = proxyActivities<ReturnType<typeof createDatabaseActivities>>({
@@ -10,6 +11,11 @@ const { purgeExpiredRecords } = proxyActivities<ReturnType<typeof createDatabase
 
 // Erasing media may take longer than a purge; storage hiccups heal on retry.
 const { sweepExpiredDrafts } = proxyActivities<ReturnType<typeof createCollectionActivities>>({
+  startToCloseTimeout: '10 minutes',
+  retry: DATABASE_RETRY,
+});
+
+const { compactRoomEvents } = proxyActivities<ReturnType<typeof createRoomMaintenanceActivities>>({
   startToCloseTimeout: '10 minutes',
   retry: DATABASE_RETRY,
 });
@@ -26,12 +32,14 @@ const ROUNDS_PER_RUN = 100;
 /**
  * Purges expired idempotency records, consumed nonces, old rate-limit windows, stale sessions and
  * published outbox rows on a fixed interval, for as long as the service runs; and erases customer drafts
- * idle past PROOF_DRAFT_TTL_DAYS with their uploaded bytes.
+ * idle past PROOF_DRAFT_TTL_DAYS with their uploaded bytes; and compacts room events older than
+ * SV_ROOM_EVENT_RETENTION_MS.
  */
 export async function maintenanceWorkflow(input: MaintenanceInput): Promise<void> {
   for (let round = 0; round < ROUNDS_PER_RUN; round++) {
     await purgeExpiredRecords();
     if (patched('expired-draft-sweep')) await sweepExpiredDrafts();
+    if (patched('room-event-compaction')) await compactRoomEvents();
     await sleep(input.intervalMs);
   }
   await continueAsNew<typeof maintenanceWorkflow>(input);

@@ -3638,7 +3638,7 @@ export interface components {
         IdentityMerge: {
             anonymousId: string;
             endUserId: string;
-            /** @description rows moved onto the signed end user, per table (signals, threads, inbox_items, feature_votes, ...) */
+            /** @description rows moved onto the signed end user, per table (signals, threads, inbox_items, feature_votes, ..., room_members, room_messages, room_agent_runs) */
             moved: {
                 [key: string]: number;
             };
@@ -22364,6 +22364,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -22437,6 +22448,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -22503,7 +22525,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -22579,6 +22601,17 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22681,6 +22714,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -22755,6 +22799,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -22820,6 +22875,17 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22906,6 +22972,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -22980,6 +23057,17 @@ export interface operations {
             /** @description CONFLICT: the owner cannot leave */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -23076,6 +23164,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -23151,6 +23250,17 @@ export interface operations {
             /** @description CONFLICT: the room is archived */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -23244,6 +23354,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -23320,7 +23441,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -23599,7 +23720,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -23803,7 +23924,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -23888,7 +24009,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -23970,7 +24091,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -24061,7 +24182,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -24139,7 +24260,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -24236,6 +24357,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -24316,6 +24448,17 @@ export interface operations {
             /** @description CONFLICT: the approval is no longer pending */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
