@@ -61,6 +61,7 @@ import { roomRoutes } from './rooms/rooms';
 import { agentRunRoutes } from './rooms/agent-runs';
 import { workspaceRoomRoutes } from './rooms/workspace-rooms';
 import { roomDocumentRoutes } from './rooms/room-documents';
+import { roomMessageExtraRoutes } from './rooms/room-message-extras';
 
 export interface AppDeps {
   dataSource: DataSource;
@@ -166,5 +167,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(agentRunRoutes, deps);
   await app.register(workspaceRoomRoutes, deps);
   await app.register(roomDocumentRoutes, deps);
+  await app.register(roomMessageExtraRoutes, deps);
   return app;
 }

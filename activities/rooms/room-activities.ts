@@ -6,6 +6,8 @@ import { agentOutputFits, parseCompiled } from '../../db/rules/room-rules';
 import { compileInput, failCompile, finishCompile } from '../../db/rooms/documents';
 import { systemLine } from '../../db/rules/ai-answers';
 import { Config } from '../../runtime/config';
+import { mediaStoreOf } from '../../runtime/media-store';
+import { sweepUnattachedAttachments } from '../../db/rooms/attachments';
 import { AI_INVALID_OUTPUT, AI_NOT_CONFIGURED, AI_PROVIDER_ERROR, AI_REQUEST_REFUSED, AI_TIMEOUT } from '../ai/ai-activities';
 
 export interface RoomActivityDeps {
@@ -29,7 +31,7 @@ const INSTRUCTIONS = {
   editor: 'You edit the room\'s canvas, a Markdown document. Answer with the whole new canvas in Markdown (at most 100000 characters) and nothing else.',
 } as const;
 
-/** The steps of `agent-run/<runId>`; database steps are idempotent, the model call is bounded by the workflow. */
+/** The steps of `agent-run/<runId>` and the attachment sweep; database steps are idempotent, the model call is bounded by the workflow. */
 export function createRoomActivities({ dataSource: ds, config }: RoomActivityDeps) {
   let client: OpenAI | null = null;
   const provider = () => {
@@ -109,6 +111,11 @@ export function createRoomActivities({ dataSource: ds, config }: RoomActivityDep
 
     async executeAgentEffect(runId: string, expire: boolean) {
       return executeEffect(ds, runId, expire);
+    },
+
+    /** The maintenance round's sweep of room uploads no message took within 24 h, bytes included. */
+    async sweepRoomAttachments(): Promise<number> {
+      return sweepUnattachedAttachments(ds, mediaStoreOf(config));
     },
   };
 }

@@ -68,6 +68,13 @@ import { RoomApproval } from './room-approval';
 import { RoomCanvasVersion } from './room-canvas-version';
 import { RoomDocument } from './room-document';
 import { RoomKnowledge } from './room-knowledge';
+import { RoomReaction } from './room-reaction';
+import { RoomAttachment } from './room-attachment';
+import { RoomPoll } from './room-poll';
+import { RoomPollResponse } from './room-poll-response';
+import { RoomModerationCase } from './room-moderation-case';
+import { RoomModerationReport } from './room-moderation-report';
+import { RoomAppeal } from './room-appeal';
 
 export {
   Environment, IdempotencyRecord, IdentityNonce, Organization, OutboxEvent, Product, RateLimitWindow,
@@ -85,6 +92,7 @@ export {
 };
 export { ProofAiOperation };
 export { Room, RoomMember, RoomMessage, RoomEvent, RoomAgentRun, RoomApproval, RoomCanvasVersion, RoomDocument, RoomKnowledge };
+export { RoomReaction, RoomAttachment, RoomPoll, RoomPollResponse, RoomModerationCase, RoomModerationReport, RoomAppeal };
 export { CollectionDraft, CollectionMedia, CollectionUpload };
 export {
   CollectionDomain, CollectionFlow, CollectionFlowVersion, CollectionQuestion, CollectionQuestionVersion,
@@ -107,4 +115,5 @@ export const ENTITIES = [
   CollectionFlowVersion, CollectionDomain, CollectionWelcomeVideo, ProofRequest, ProofOpportunity, ProofRouting,
   ProofCorrection,
   Room, RoomMember, RoomMessage, RoomEvent, RoomAgentRun, RoomApproval, RoomCanvasVersion, RoomDocument, RoomKnowledge,
+  RoomReaction, RoomAttachment, RoomPoll, RoomPollResponse, RoomModerationCase, RoomModerationReport, RoomAppeal,
 ];

@@ -10,6 +10,7 @@ import { ActorType, appendRoomEvent } from './room-log';
 import type { RoomCaller } from './rooms';
 import { actorOf, assertWritable, insertMessage, reachAsMember, reachRoom } from './rooms';
 import { writeCanvas } from './canvas';
+import { decideAppeal } from './moderation';
 
 export const agentRunWorkflowId = (runId: string) => `agent-run/${runId}`;
 
@@ -234,6 +235,7 @@ export async function decideApproval(
         data: { knowledgeId: approval.subjectId, approvalId },
       });
     }
+    if (approval.kind === 'appeal') await decideAppeal(em, approval, decision, actor);
     return viewApproval(approval);
   });
 }

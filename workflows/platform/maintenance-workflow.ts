@@ -1,6 +1,7 @@
 import { continueAsNew, patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type { createCollectionActivities } from '../../activities/collection/collection-activities';
 import type { createDatabaseActivities } from '../../activities/platform/database-activities';
+import type { createRoomActivities } from '../../activities/rooms/room-activities';
 import { DATABASE_RETRY } from './database-retry';
 
 const { purgeExpiredRecords } = proxyActivities<ReturnType<typeof createDatabaseActivities>>({
@@ -10,6 +11,10 @@ const { purgeExpiredRecords } = proxyActivities<ReturnType<typeof createDatabase
 
 // Erasing media may take longer than a purge; storage hiccups heal on retry.
 const { sweepExpiredDrafts } = proxyActivities<ReturnType<typeof createCollectionActivities>>({
+  startToCloseTimeout: '10 minutes',
+  retry: DATABASE_RETRY,
+});
+const { sweepRoomAttachments } = proxyActivities<ReturnType<typeof createRoomActivities>>({
   startToCloseTimeout: '10 minutes',
   retry: DATABASE_RETRY,
 });
@@ -26,12 +31,13 @@ const ROUNDS_PER_RUN = 100;
 /**
  * Purges expired idempotency records, consumed nonces, old rate-limit windows, stale sessions and
  * published outbox rows on a fixed interval, for as long as the service runs; and erases customer drafts
- * idle past PROOF_DRAFT_TTL_DAYS with their uploaded bytes.
+ * idle past PROOF_DRAFT_TTL_DAYS with their uploaded bytes, and room uploads left unattached for 24 h.
  */
 export async function maintenanceWorkflow(input: MaintenanceInput): Promise<void> {
   for (let round = 0; round < ROUNDS_PER_RUN; round++) {
     await purgeExpiredRecords();
     if (patched('expired-draft-sweep')) await sweepExpiredDrafts();
+    if (patched('room-attachment-sweep')) await sweepRoomAttachments();
     await sleep(input.intervalMs);
   }
   await continueAsNew<typeof maintenanceWorkflow>(input);
