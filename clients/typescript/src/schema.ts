@@ -3051,7 +3051,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Post a customer-visible message */
+        /** Post a customer-visible message: text, or a poll (the body is its question); with up to 10 of one's unattached uploads */
         post: operations["postRoomMessage"];
         delete?: never;
         options?: never;
@@ -3353,6 +3353,108 @@ export interface paths {
          * @description Service key scope: `service:rooms:write`.
          */
         post: operations["promoteRoomKnowledge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rooms/{id}/messages/{messageId}/reactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a reaction, or remove the caller's same one */
+        post: operations["toggleRoomReaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rooms/{id}/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Upload a file as the raw body (content-type png, jpeg, gif, webp, pdf or UTF-8 text; 1 B–SV_ROOM_ATTACHMENT_MAX_BYTES; the bytes must be of that type; optional x-filename); attach it with a message's attachmentIds within 24 h */
+        post: operations["uploadRoomAttachment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rooms/{id}/attachments/{attachmentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download an attachment: one's own upload, or one on a message whose content one sees */
+        get: operations["getRoomAttachment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rooms/{id}/polls/{pollId}/responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Answer a poll (one answer per member; a later answer replaces it) */
+        put: operations["respondToRoomPoll"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rooms/{id}/moderation/reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Report another's message; at SV_ROOM_REPORT_THRESHOLD distinct reporters it is hidden and the case actioned */
+        post: operations["reportRoomMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rooms/{id}/moderation/{caseId}/appeals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The author appeals a hidden message; a person decides through its appeal approval */
+        post: operations["appealRoomModeration"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3945,6 +4047,13 @@ export interface components {
             /** @description the end user's own member record (identity callers only) */
             membership: components["schemas"]["RoomMember"] | null;
         };
+        RoomAppeal: {
+            id: string;
+            roomId: string;
+            caseId: string;
+            statement: string;
+            approvalId: string;
+        };
         RoomApproval: {
             id: string;
             roomId: string;
@@ -3969,6 +4078,20 @@ export interface components {
             note: string | null;
             /** Format: date-time */
             expiresAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        RoomAttachment: {
+            id: string;
+            roomId: string;
+            filename: string | null;
+            /** @enum {string} */
+            contentType: "image/png" | "image/jpeg" | "image/gif" | "image/webp" | "application/pdf" | "text/plain";
+            size: number;
+            sha256: string;
+            /** @description the uploader's principalId */
+            uploadedBy: string;
+            messageId: string | null;
             /** Format: date-time */
             createdAt: string;
         };
@@ -4117,16 +4240,16 @@ export interface components {
             body: string;
             /** @enum {string} */
             visibility: "customer" | "internal";
-            attachments: {
-                [key: string]: unknown;
-            }[];
-            poll: {
-                [key: string]: unknown;
-            } | null;
+            /** @description [] while the content is withheld from this reader */
+            attachments: components["schemas"]["RoomAttachment"][];
+            poll: components["schemas"]["RoomPoll"] | null;
             reactions: {
-                [key: string]: unknown;
+                emoji: string;
+                count: number;
+                me: boolean;
             }[];
             hidden: boolean;
+            /** @description named to the author and internal readers only */
             moderationCaseId: string | null;
             /** Format: date-time */
             editedAt: string | null;
@@ -4134,6 +4257,37 @@ export interface components {
             deletedAt: string | null;
             /** Format: date-time */
             createdAt: string;
+        };
+        RoomModerationCase: {
+            id: string;
+            roomId: string;
+            messageId: string;
+            /** @enum {string} */
+            reason: "spam" | "abuse" | "harassment" | "privacy" | "other";
+            /** @enum {string} */
+            state: "open" | "actioned" | "appealed" | "reversed" | "upheld";
+            reportCount: number;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        RoomPoll: {
+            id: string;
+            roomId: string;
+            options: {
+                index: number;
+                /** @description "" while the poll's message is withheld from this reader */
+                text: string;
+                count: number;
+            }[];
+            totalResponses: number;
+            myOptionIndex: number | null;
+        };
+        RoomReactionToggle: {
+            messageId: string;
+            emoji: string;
+            /** @description true: the reaction was added; false: the caller's same reaction was removed */
+            reacted: boolean;
+            count: number;
         };
         RoomSearchHit: {
             room: components["schemas"]["Room"];
@@ -22840,7 +22994,11 @@ export interface operations {
                 "application/json": {
                     body: string;
                     /** @enum {string} */
-                    kind?: "text";
+                    kind?: "text" | "poll";
+                    poll?: {
+                        options: string[];
+                    };
+                    attachmentIds?: string[];
                     /** @enum {string} */
                     visibility?: "customer" | "internal";
                 };
@@ -24521,6 +24679,533 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    toggleRoomReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    emoji: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomReactionToggle"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The end-user token is missing, malformed, badly signed, expired or already used */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller has not joined this room */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: the message was deleted, it already has 20 distinct emoji, or the room is archived */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    uploadRoomAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomAttachment"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The end-user token is missing, malformed, badly signed, expired or already used */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller has not joined this room */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: the room is archived */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getRoomAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                attachmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the file, as a download */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /** @description a byte range */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The end-user token is missing, malformed, badly signed, expired or already used */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description KEY_AUDIENCE_MISMATCH (a service key was sent) or PRODUCT_SCOPE_UNAVAILABLE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the range is outside the file */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    respondToRoomPoll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                pollId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    optionIndex: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomPoll"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The end-user token is missing, malformed, badly signed, expired or already used */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller has not joined this room */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: the poll's message was deleted, or the room is archived */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    reportRoomMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    messageId: string;
+                    /** @enum {string} */
+                    reason: "spam" | "abuse" | "harassment" | "privacy" | "other";
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the caller had reported this message already; counted once */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomModerationCase"];
+                    };
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomModerationCase"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The end-user token is missing, malformed, badly signed, expired or already used */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: one's own message, or not joined */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: the message was deleted, or the room is archived */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    appealRoomModeration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    statement: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomAppeal"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The end-user token is missing, malformed, badly signed, expired or already used */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: not the message's author */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: the case is not actioned, or the room is archived */
+            409: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
