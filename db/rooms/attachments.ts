@@ -42,16 +42,17 @@ export async function uploadAttachment(ds: DataSource, store: MediaStore, caller
 
 /**
  * Locks the uploads a new message names: each must be the author's own, of this room, unattached and
- * not swept; any other id is refused at its path, as a bad id in a body is.
+ * not swept; any other id is refused at its path, as a bad id in a body is. Answers them without repeats.
  */
-export async function lockAttachable(em: EntityManager, roomId: string, principalId: string, ids: string[]): Promise<void> {
-  if (ids.length === 0) return;
+export async function lockAttachable(em: EntityManager, roomId: string, principalId: string, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
   const rows: Array<{ id: string }> = await em.query(
     `SELECT id FROM room_attachments WHERE id = ANY($1) AND room_id = $2 AND uploader_principal_id = $3
         AND message_id IS NULL AND expired_at IS NULL ORDER BY id FOR UPDATE`, [ids, roomId, principalId]);
   const found = new Set(rows.map((r) => r.id));
   const issues = ids.flatMap((id, i) => (found.has(id) ? [] : [{ path: `attachmentIds[${i}]`, message: 'is not an unattached upload of yours in this room' }]));
   if (issues.length > 0) throw validationFailed(issues);
+  return [...found];
 }
 
 export async function attachToMessage(em: EntityManager, messageId: string, ids: string[]): Promise<void> {

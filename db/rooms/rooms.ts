@@ -421,8 +421,7 @@ export async function postMessage(ds: DataSource, caller: RoomCaller, roomId: st
     if (caller.kind === 'end_user') principalId = caller.principalId;
     else if (caller.kind === 'teammate') principalId = await ensureTeammateMember(em, room, caller.teammateId);
     else throw new Error('keys do not post messages');
-    const attachmentIds = [...new Set(input.attachmentIds ?? [])];
-    await lockAttachable(em, room.id, principalId, attachmentIds);
+    const attachmentIds = await lockAttachable(em, room.id, principalId, input.attachmentIds ?? []);
     const id = await insertMessage(em, room, { type: caller.kind, principalId }, actorOf(caller), input);
     await attachToMessage(em, id, attachmentIds);
     return viewOneMessage(em, id, viewer);
