@@ -62,6 +62,7 @@ import { agentRunRoutes } from './rooms/agent-runs';
 import { workspaceRoomRoutes } from './rooms/workspace-rooms';
 import { roomDocumentRoutes } from './rooms/room-documents';
 import { roomJobRoutes } from './rooms/room-jobs';
+import { roomMessageExtraRoutes } from './rooms/room-message-extras';
 
 export interface AppDeps {
   dataSource: DataSource;
@@ -168,5 +169,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(workspaceRoomRoutes, deps);
   await app.register(roomDocumentRoutes, deps);
   await app.register(roomJobRoutes, deps);
+  await app.register(roomMessageExtraRoutes, deps);
   return app;
 }

@@ -92,6 +92,9 @@ export interface Config {
   roomApprovalTtlMs: number;
   /** Room events older than this may be compacted away by the maintenance workflow. */
   roomEventRetentionMs: number;
+  /** Distinct reporters that hide a message (ROOMS.md §8), and the largest attachment upload. */
+  roomReportThreshold: number;
+  roomAttachmentMaxBytes: number;
   /** A workflow bundle built beforehand (bundleWorkflowCode's code, as a file): the worker starts without bundling. */
   workflowBundlePath: string | undefined;
   /** Key-encryption keys of secrets at rest (runtime/secret-box.ts); unset: a generated one under dataDir. */
@@ -252,5 +255,7 @@ export function loadConfig(env: Env = process.env): Config {
     roomSnapshotMessages: int(env, 'SV_ROOM_SNAPSHOT_MESSAGES', 50, 1, 1_000),
     roomApprovalTtlMs: int(env, 'SV_ROOM_APPROVAL_TTL_MS', 7 * 86_400_000, 100, 365 * 86_400_000),
     roomEventRetentionMs: int(env, 'SV_ROOM_EVENT_RETENTION_MS', 30 * 86_400_000, 1, 3650 * 86_400_000),
+    roomReportThreshold: int(env, 'SV_ROOM_REPORT_THRESHOLD', 3, 1, 1000),
+    roomAttachmentMaxBytes: int(env, 'SV_ROOM_ATTACHMENT_MAX_BYTES', 10 * 1024 * 1024, 1, 100 * 1024 * 1024),
   };
 }

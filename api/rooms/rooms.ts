@@ -8,7 +8,9 @@ import {
   RoomInput, RoomPatch, catchUp, createRoom, deleteMessage, editMessage, getRoom, inviteMembers, joinRoom, leaveRoom,
   listMembers, listRooms, patchRoom, postMessage, removeMember, roomEvents, searchRooms,
 } from '../../db/rooms/rooms';
-import { CANVAS_CONTENT_MAX, MESSAGE_BODY_MAX } from '../../db/rules/room-rules';
+import {
+  CANVAS_CONTENT_MAX, MESSAGE_ATTACHMENTS_MAX, MESSAGE_BODY_MAX, POLL_OPTIONS_MAX, POLL_OPTIONS_MIN, POLL_OPTION_MAX,
+} from '../../db/rules/room-rules';
 import { forbidden, validationFailed } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
 import { pathParams, idParams } from '../plugins/path-params';
@@ -39,9 +41,17 @@ const searchQuery = strictObject({ ...pageQuery, q: string().min(1).max(200).req
 const eventsQuery = strictObject({ after: number().integer().min(0), limit: pageQuery.limit });
 const messageBody = strictObject({
   body: string().min(1).max(MESSAGE_BODY_MAX).required(),
-  kind: string().oneOf(['text']),
+  kind: string().oneOf(['text', 'poll']),
+  poll: strictObject({
+    options: array(string().min(1).max(POLL_OPTION_MAX).required()).min(POLL_OPTIONS_MIN).max(POLL_OPTIONS_MAX).required(),
+  }).default(undefined),
+  attachmentIds: array(string().required().max(100)).max(MESSAGE_ATTACHMENTS_MAX),
   visibility: string().oneOf(['customer', 'internal']),
-}).required();
+}).required().test('poll-iff-kind', function pollIffKind(value) {
+  const isPoll = value?.kind === 'poll';
+  if (isPoll === (value?.poll !== undefined)) return true;
+  return this.createError({ path: 'poll', message: isPoll ? 'a poll needs poll.options' : 'poll is only for kind poll' });
+});
 const editBody = strictObject({ body: string().min(1).max(MESSAGE_BODY_MAX).required() }).required();
 const messageParams = pathParams('id', 'messageId');
 const memberParams = pathParams('id', 'principalId');
@@ -49,6 +59,14 @@ const membersQuery = strictObject({ ...pageQuery, state: string().oneOf([...MEMB
 const inviteBody = strictObject({ endUserIds: array(string().min(1).max(200).required()).min(1).max(100).required() }).required();
 const canvasQuery = strictObject({ version: number().integer().min(0) });
 const canvasBody = strictObject({ content: string().max(CANVAS_CONTENT_MAX).defined(), baseVersion: number().integer().min(0) }).required();
+
+interface MessageBody {
+  body: string;
+  kind?: 'text' | 'poll';
+  poll?: { options: string[] };
+  attachmentIds?: string[];
+  visibility?: 'customer' | 'internal';
+}
 
 const READ = 'service:rooms:read';
 const WRITE = 'service:rooms:write';
@@ -136,7 +154,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     config: { auth: 'identity', operationId: 'leaveRoom', summary: 'Leave a room (or decline an invitation)' },
   }, async (request) => ({ data: await leaveRoom(ds, endUserOnly(request), request.params.id) }));
 
-  app.post<{ Params: { id: string }; Body: { body: string; kind?: 'text'; visibility?: 'customer' | 'internal' } }>('/api/v1/rooms/:id/messages', {
+  app.post<{ Params: { id: string }; Body: MessageBody }>('/api/v1/rooms/:id/messages', {
     schema: {
       params: idParams,
       body: messageBody,
@@ -146,11 +164,14 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
         409: errorOf('CONFLICT: the room is archived'),
       },
     },
-    config: { auth: 'identity', operationId: 'postRoomMessage', summary: 'Post a customer-visible message' },
+    config: {
+      auth: 'identity', operationId: 'postRoomMessage',
+      summary: 'Post a customer-visible message: text, or a poll (the body is its question); with up to 10 of one\'s unattached uploads',
+    },
   }, async (request, reply) => {
-    const { body, visibility } = request.body;
+    const { body, visibility, kind, poll, attachmentIds } = request.body;
     if (visibility === 'internal') throw forbidden('end users post customer-visible messages only');
-    const message = await postMessage(ds, endUserOnly(request), request.params.id, { body, kind: 'text', visibility: 'customer' });
+    const message = await postMessage(ds, endUserOnly(request), request.params.id, { body, kind: kind ?? 'text', poll, attachmentIds, visibility: 'customer' });
     return reply.code(201).send({ data: message });
   });
 

@@ -2,6 +2,8 @@ import { array, boolean, number, object, string } from 'yup';
 import { APPROVAL_KINDS, APPROVAL_STATUSES } from '../../db/entities/room-approval';
 import { JOB_STATUSES, JOB_TYPES } from '../../db/entities/room-job';
 import { PROMISE_STATES } from '../../db/entities/room-promise';
+import { CASE_STATES, REPORT_REASONS } from '../../db/entities/room-moderation-case';
+import { ATTACHMENT_TYPES } from '../../db/rules/room-rules';
 import { RUN_STATUSES } from '../../db/entities/room-agent-run';
 import { MEMBER_STATES } from '../../db/entities/room-member';
 import { ROOM_KINDS, ROOM_STATUSES, ROOM_VISIBILITIES } from '../../db/entities/room';
@@ -40,6 +42,55 @@ export const roomSchema = named('Room', object({
   membership: memberSchema.nullable().defined().meta({ description: 'the end user\'s own member record (identity callers only)' }),
 }));
 
+export const attachmentSchema = named('RoomAttachment', object({
+  id: string().required(),
+  roomId: string().required(),
+  filename: string().nullable().defined(),
+  contentType: string().oneOf([...ATTACHMENT_TYPES]).required(),
+  size: number().integer().required(),
+  sha256: string().required(),
+  uploadedBy: string().required().meta({ description: 'the uploader\'s principalId' }),
+  messageId: string().nullable().defined(),
+  createdAt: timestamp().required(),
+}));
+
+export const pollSchema = named('RoomPoll', object({
+  id: string().required(),
+  roomId: string().required(),
+  options: array(object({
+    index: number().integer().required(),
+    text: string().defined().meta({ description: '"" while the poll\'s message is withheld from this reader' }),
+    count: number().integer().required(),
+  })).defined(),
+  totalResponses: number().integer().required(),
+  myOptionIndex: number().integer().nullable().defined(),
+}));
+
+export const reactionToggleSchema = named('RoomReactionToggle', object({
+  messageId: string().required(),
+  emoji: string().required(),
+  reacted: boolean().required().meta({ description: 'true: the reaction was added; false: the caller\'s same reaction was removed' }),
+  count: number().integer().required(),
+}));
+
+export const moderationCaseSchema = named('RoomModerationCase', object({
+  id: string().required(),
+  roomId: string().required(),
+  messageId: string().required(),
+  reason: string().oneOf([...REPORT_REASONS]).required(),
+  state: string().oneOf([...CASE_STATES]).required(),
+  reportCount: number().integer().required(),
+  createdAt: timestamp().required(),
+}));
+
+export const appealSchema = named('RoomAppeal', object({
+  id: string().required(),
+  roomId: string().required(),
+  caseId: string().required(),
+  statement: string().required(),
+  approvalId: string().required(),
+}));
+
 export const messageSchema = named('RoomMessage', object({
   id: string().required(),
   roomId: string().required(),
@@ -48,11 +99,11 @@ export const messageSchema = named('RoomMessage', object({
   kind: string().oneOf(['text', 'poll', 'decision']).required(),
   body: string().defined().meta({ description: '"" once deleted, or hidden from this reader' }),
   visibility: visibility(),
-  attachments: array(anyObject()).defined(),
-  poll: anyObject().nullable().defined(),
-  reactions: array(anyObject()).defined(),
+  attachments: array(attachmentSchema).defined().meta({ description: '[] while the content is withheld from this reader' }),
+  poll: pollSchema.nullable().defined(),
+  reactions: array(object({ emoji: string().required(), count: number().integer().required(), me: boolean().required() })).defined(),
   hidden: boolean().required(),
-  moderationCaseId: string().nullable().defined(),
+  moderationCaseId: string().nullable().defined().meta({ description: 'named to the author and internal readers only' }),
   editedAt: timestamp().nullable().defined(),
   deletedAt: timestamp().nullable().defined(),
   createdAt: timestamp().required(),

@@ -72,6 +72,13 @@ import { RoomJob } from './room-job';
 import { RoomPromise } from './room-promise';
 import { RoomSolveParticipant, RoomSolveSession } from './room-solve-session';
 import { RoomHandoff } from './room-handoff';
+import { RoomReaction } from './room-reaction';
+import { RoomAttachment } from './room-attachment';
+import { RoomPoll } from './room-poll';
+import { RoomPollResponse } from './room-poll-response';
+import { RoomModerationCase } from './room-moderation-case';
+import { RoomModerationReport } from './room-moderation-report';
+import { RoomAppeal } from './room-appeal';
 
 export {
   Environment, IdempotencyRecord, IdentityNonce, Organization, OutboxEvent, Product, RateLimitWindow,
@@ -90,6 +97,7 @@ export {
 export { ProofAiOperation };
 export { Room, RoomMember, RoomMessage, RoomEvent, RoomAgentRun, RoomApproval, RoomCanvasVersion, RoomDocument, RoomKnowledge };
 export { RoomJob, RoomPromise, RoomSolveSession, RoomSolveParticipant, RoomHandoff };
+export { RoomReaction, RoomAttachment, RoomPoll, RoomPollResponse, RoomModerationCase, RoomModerationReport, RoomAppeal };
 export { CollectionDraft, CollectionMedia, CollectionUpload };
 export {
   CollectionDomain, CollectionFlow, CollectionFlowVersion, CollectionQuestion, CollectionQuestionVersion,
@@ -113,4 +121,5 @@ export const ENTITIES = [
   ProofCorrection,
   Room, RoomMember, RoomMessage, RoomEvent, RoomAgentRun, RoomApproval, RoomCanvasVersion, RoomDocument, RoomKnowledge,
   RoomJob, RoomPromise, RoomSolveSession, RoomSolveParticipant, RoomHandoff,
+  RoomReaction, RoomAttachment, RoomPoll, RoomPollResponse, RoomModerationCase, RoomModerationReport, RoomAppeal,
 ];

@@ -16,6 +16,7 @@ import { PublicLimits1763713200000 } from './1763713200000-PublicLimits';
 import { WebhookBatches1763713300000 } from './1763713300000-WebhookBatches';
 import { IntegrationsFinish1763713400000 } from './1763713400000-IntegrationsFinish';
 import { Rooms1763713500000 } from './1763713500000-Rooms';
+import { RoomMessageExtras1763713600000 } from './1763713600000-RoomMessageExtras';
 import { RoomJobsPromises1763713700000 } from './1763713700000-RoomJobsPromises';
 import { RoomOperations1763713800000 } from './1763713800000-RoomOperations';
 
@@ -25,6 +26,6 @@ export const MIGRATIONS = [
   CollectionSetup1763712600000, CollectionCustomer1763712650000, Hardening1763712700000,
   Integrations1763712800000, Performance1763712900000, WelcomeVideosDomainChecks1763713000000,
   CollectionCaptionsInterviews1763713100000, PublicLimits1763713200000, WebhookBatches1763713300000,
-  IntegrationsFinish1763713400000, Rooms1763713500000, RoomJobsPromises1763713700000,
-  RoomOperations1763713800000,
+  IntegrationsFinish1763713400000, Rooms1763713500000, RoomMessageExtras1763713600000,
+  RoomJobsPromises1763713700000, RoomOperations1763713800000,
 ];

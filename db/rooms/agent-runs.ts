@@ -12,6 +12,7 @@ import { actorOf, assertWritable, insertMessage, reachAsMember, reachRoom } from
 import { writeCanvas } from './canvas';
 import { hasActiveHandoff } from './handoffs';
 import { decidePromiseApproval } from './promises';
+import { decideAppeal } from './moderation';
 
 export const agentRunWorkflowId = (runId: string) => `agent-run/${runId}`;
 
@@ -252,6 +253,7 @@ export async function decideApproval(
         data: { knowledgeId: approval.subjectId, approvalId },
       });
     }
+    if (approval.kind === 'appeal') await decideAppeal(em, approval, decision, actor);
     return viewApproval(approval);
   });
 }

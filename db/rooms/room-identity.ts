@@ -10,6 +10,21 @@ const PRINCIPAL_COLUMNS: Array<[string, string, string]> = [
   ['room_messages', 'room_id', 'author_principal_id'],
   ['room_approvals', 'room_id', 'requester_principal_id'],
   ['room_events', 'room_id', 'audience_principal_id'],
+  ['room_attachments', 'room_id', 'uploader_principal_id'],
+  ['room_appeals', 'room_id', 'appellant_principal_id'],
+  ['room_handoffs', 'room_id', 'requested_by_id'],
+];
+
+/**
+ * Rows one per principal and key (table, key columns, principal column, parent table holding room_id):
+ * where both principals have one, the signed user's stays, so a reaction, poll answer, report or solve
+ * session join is counted once.
+ */
+const KEYED_PRINCIPAL_ROWS: Array<[string, string[], string, string]> = [
+  ['room_reactions', ['message_id', 'emoji'], 'principal_id', 'room_messages'],
+  ['room_poll_responses', ['poll_id'], 'principal_id', 'room_polls'],
+  ['room_moderation_reports', ['case_id'], 'reporter_principal_id', 'room_moderation_cases'],
+  ['room_solve_participants', ['session_id'], 'principal_id', 'room_solve_sessions'],
 ];
 
 /**
@@ -56,6 +71,22 @@ export async function mergeRoomPrincipal(em: EntityManager, productId: string, a
     const [, count]: [unknown, number] = await em.query(
       `UPDATE ${table} SET ${column} = $2 WHERE ${room} = ANY($3) AND ${column} = $1`, [from, to, roomIds]);
     if (table === 'room_messages') moved[table] = count;
+  }
+  for (const [table, keys, column, parent] of KEYED_PRINCIPAL_ROWS) {
+    const same = keys.map((k) => `s.${k} = a.${k}`).join(' AND ');
+    const [dropped]: [Array<{ parent: string }>] = await em.query(
+      `DELETE FROM ${table} a USING ${parent} p
+        WHERE a.${keys[0]} = p.id AND p.room_id = ANY($3) AND a.${column} = $1
+          AND EXISTS (SELECT 1 FROM ${table} s WHERE ${same} AND s.${column} = $2)
+        RETURNING a.${keys[0]} AS parent`, [from, to, roomIds]);
+    if (table === 'room_moderation_reports') {
+      for (const { parent: caseId } of dropped) {
+        await em.query('UPDATE room_moderation_cases SET report_count = report_count - 1 WHERE id = $1', [caseId]);
+      }
+    }
+    await em.query(
+      `UPDATE ${table} a SET ${column} = $2 FROM ${parent} p WHERE a.${keys[0]} = p.id AND p.room_id = ANY($3) AND a.${column} = $1`,
+      [from, to, roomIds]);
   }
   await em.query(
     `UPDATE room_approvals SET requested_by = jsonb_set(requested_by, '{id}', to_jsonb($2::text))

@@ -6,8 +6,9 @@ import { PageRequest, decodeCursor, encodeCursor, pageOf } from '../pagination';
 import { newId } from '../rules/ids';
 import { AGENT_ALIASES, needsSnapshot, principalIdOf, roomStatusMoveAllowed } from '../rules/room-rules';
 import {
-  ActorType, RoomViewer, appendRoomEvent, messageVisibleTo, viewEvents, viewMember, viewMessage, viewRoom,
+  ActorType, RoomViewer, appendRoomEvent, messageVisibleTo, viewEvents, viewMember, viewMessages, viewOneMessage, viewRoom,
 } from './room-log';
+import { attachToMessage, lockAttachable } from './attachments';
 import { cancelPendingApprovals, cancelRunsWhere, viewRun } from './agent-runs';
 import { handoffOf } from './handoffs';
 import { promisesChangedAfter, visiblePromises } from './promises';
@@ -104,7 +105,7 @@ export interface RoomInput {
   featureIds?: string[];
 }
 
-type EndUserCaller = Extract<RoomCaller, { kind: 'end_user' }>;
+export type EndUserCaller = Extract<RoomCaller, { kind: 'end_user' }>;
 
 /** A new room: the creator its owner, the two agents added, `room.created` as seq 1. */
 export async function createRoom(ds: DataSource, caller: EndUserCaller, input: RoomInput) {
@@ -392,8 +393,10 @@ export async function ensureTeammateMember(em: EntityManager, room: Room, teamma
 
 interface NewMessage {
   body: string;
-  kind: 'text' | 'decision';
+  kind: 'text' | 'decision' | 'poll';
   visibility: 'customer' | 'internal';
+  /** The options of a `poll` (its body is the question). */
+  poll?: { options: string[] };
 }
 
 /** Writes a message and its `room.message.created` entry (and `room.decision.recorded` for a decision). */
@@ -409,13 +412,17 @@ export async function insertMessage(
     `INSERT INTO room_messages (id, room_id, seq, author_type, author_principal_id, kind, body, visibility)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
     [id, room.id, seq, author.type, author.principalId, input.kind, input.body, input.visibility]);
+  if (input.kind === 'poll' && input.poll) {
+    await em.query('INSERT INTO room_polls (id, room_id, message_id, options) VALUES ($1, $2, $3, $4)', [newId('poll'), room.id, id, input.poll.options]);
+  }
   if (input.kind === 'decision') {
     await appendRoomEvent(em, room, { type: 'room.decision.recorded', visibility: input.visibility, actor, data: { messageId: id } });
   }
   return id;
 }
 
-export async function postMessage(ds: DataSource, caller: RoomCaller, roomId: string, input: NewMessage) {
+/** A message by an end user (text or poll, with its own unattached uploads) or a teammate (text or decision). */
+export async function postMessage(ds: DataSource, caller: RoomCaller, roomId: string, input: NewMessage & { attachmentIds?: string[] }) {
   return ds.transaction(async (em) => {
     const { room, viewer } = caller.kind === 'end_user' ? await reachAsMember(em, caller, roomId, true) : await reachRoom(em, caller, roomId, true);
     assertWritable(room);
@@ -423,15 +430,23 @@ export async function postMessage(ds: DataSource, caller: RoomCaller, roomId: st
     if (caller.kind === 'end_user') principalId = caller.principalId;
     else if (caller.kind === 'teammate') principalId = await ensureTeammateMember(em, room, caller.teammateId);
     else throw new Error('keys do not post messages');
+    const attachmentIds = await lockAttachable(em, room.id, principalId, input.attachmentIds ?? []);
     const id = await insertMessage(em, room, { type: caller.kind, principalId }, actorOf(caller), input);
-    return viewMessage(await em.getRepository(RoomMessage).findOneByOrFail({ id }), viewer);
+    await attachToMessage(em, id, attachmentIds);
+    return viewOneMessage(em, id, viewer);
   });
+}
+
+/** A message of this room the reader may see (an internal one is 404 to a customer, like an unknown id). */
+export async function visibleMessage(em: EntityManager | DataSource, viewer: RoomViewer, roomId: string, messageId: string): Promise<RoomMessage> {
+  const message = await em.getRepository(RoomMessage).findOneBy({ id: messageId, roomId });
+  if (!message || !messageVisibleTo(viewer, message)) throw notFound('message');
+  return message;
 }
 
 async function ownMessage(em: EntityManager, caller: EndUserCaller, roomId: string, messageId: string) {
   const access = await reachAsMember(em, caller, roomId, true);
-  const message = await em.getRepository(RoomMessage).findOneBy({ id: messageId, roomId });
-  if (!message || !messageVisibleTo(access.viewer, message)) throw notFound('message');
+  const message = await visibleMessage(em, access.viewer, roomId, messageId);
   if (message.authorPrincipalId !== caller.principalId) throw forbidden('only its author may change a message');
   return { ...access, message };
 }
@@ -443,7 +458,7 @@ export async function editMessage(ds: DataSource, caller: EndUserCaller, roomId:
     if (message.deletedAt) throw conflict('the message was deleted');
     await em.query('UPDATE room_messages SET body = $2, edited_at = now() WHERE id = $1', [messageId, body]);
     await appendRoomEvent(em, room, { type: 'message.edited', visibility: message.visibility, actor: actorOf(caller), data: { messageId } });
-    return viewMessage(await em.getRepository(RoomMessage).findOneByOrFail({ id: messageId }), viewer);
+    return viewOneMessage(em, messageId, viewer);
   });
 }
 
@@ -455,7 +470,7 @@ export async function deleteMessage(ds: DataSource, caller: EndUserCaller, roomI
       await em.query('UPDATE room_messages SET deleted_at = now() WHERE id = $1', [messageId]);
       await appendRoomEvent(em, room, { type: 'message.deleted', visibility: message.visibility, actor: actorOf(caller), data: { messageId } });
     }
-    return viewMessage(await em.getRepository(RoomMessage).findOneByOrFail({ id: messageId }), viewer);
+    return viewOneMessage(em, messageId, viewer);
   });
 }
 
@@ -464,7 +479,7 @@ async function recentMessages(em: EntityManager | DataSource, roomId: string, vi
   const qb = em.getRepository(RoomMessage).createQueryBuilder('m').where('m.room_id = :roomId', { roomId });
   if (!viewer.internal) qb.andWhere(`m.visibility = 'customer'`);
   const rows = await qb.orderBy('m.seq', 'DESC').take(limit).getMany();
-  return rows.reverse().map((m) => viewMessage(m, viewer));
+  return viewMessages(em, rows.reverse(), viewer);
 }
 
 interface EventsSettings {
@@ -542,7 +557,7 @@ export async function catchUp(ds: DataSource, caller: EndUserCaller, roomId: str
       readMarker: marker,
       seq: room.headSeq,
       unreadCount,
-      messages: newest.reverse().map((m) => viewMessage(m, viewer)),
+      messages: await viewMessages(em, newest.reverse(), viewer),
       limited: unreadCount > CATCH_UP_MESSAGES,
       promises: await promisesChangedAfter(em, roomId, marker),
       runs: runs.map(viewRun),

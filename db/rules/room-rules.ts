@@ -117,3 +117,70 @@ export function parseCompiled(content: string | null | undefined): { title: stri
   }
   return { title: v.title, statements };
 }
+
+export const MAX_REACTION_EMOJI = 20;
+
+/** A reaction's emoji: 1–32 characters (code points), no whitespace or control characters. */
+export function emojiValid(emoji: string): boolean {
+  const length = [...emoji].length;
+  return length >= 1 && length <= 32 && !/[\s\p{Cc}]/u.test(emoji);
+}
+
+export const POLL_OPTIONS_MIN = 2;
+export const POLL_OPTIONS_MAX = 10;
+export const POLL_OPTION_MAX = 100;
+export const MESSAGE_ATTACHMENTS_MAX = 10;
+/** An upload no message took within this long is erased by the maintenance sweep (ROOMS.md §10). */
+export const UNATTACHED_ATTACHMENT_TTL_MS = 24 * 3_600_000;
+export const ATTACHMENT_FILENAME_MAX = 200;
+export const ATTACHMENT_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf', 'text/plain'] as const;
+export type AttachmentType = (typeof ATTACHMENT_TYPES)[number];
+
+/**
+ * The declared `content-type` of an upload: one of the accepted types (text/plain only as UTF-8, the
+ * default when no charset is named), or the reason it is not.
+ */
+export function declaredAttachmentType(header: string | undefined): { type: AttachmentType } | { problem: string } {
+  if (!header) return { problem: 'send the file\'s content-type' };
+  const [essence, ...params] = header.split(';').map((part) => part.trim().toLowerCase());
+  const type = ATTACHMENT_TYPES.find((t) => t === essence);
+  if (!type) return { problem: `must be one of ${ATTACHMENT_TYPES.join(', ')}` };
+  const charset = params.map((p) => /^charset="?([^"]*)"?$/.exec(p)?.[1]).find((c) => c !== undefined);
+  if (charset !== undefined && (type !== 'text/plain' || charset !== 'utf-8')) return { problem: 'only text/plain takes a charset, and only utf-8' };
+  return { type };
+}
+
+/**
+ * Whether the bytes are what was declared: the type the sniffer (file-type) found must be the declared
+ * one; text/plain has no magic bytes, so it must be valid UTF-8 without NUL and sniff as nothing binary.
+ */
+export function bytesMatchType(type: AttachmentType, sniffedMime: string | undefined, bytes: Buffer): boolean {
+  if (type !== 'text/plain') return sniffedMime === type;
+  if (sniffedMime !== undefined || bytes.includes(0)) return false;
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** An `x-filename` header: at most 200 characters, no control characters; absent is null. */
+export function filenameProblem(filename: string): string | null {
+  if (filename.length < 1 || filename.length > ATTACHMENT_FILENAME_MAX) return `must be 1–${ATTACHMENT_FILENAME_MAX} characters`;
+  if (/\p{Cc}/u.test(filename)) return 'must not contain control characters';
+  return null;
+}
+
+/** `content-disposition: attachment` with an ASCII fallback name and the exact one per RFC 6266 / RFC 8187. */
+export function attachmentDisposition(filename: string | null): string {
+  if (filename === null) return 'attachment';
+  const fallback = filename.replace(/[^\x20-\x7e]|["\\%]/g, '_');
+  const exact = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
+}
+
+/** A case still `open` whose distinct reporters reached the threshold hides its message (ROOMS.md §8). */
+export function reportsHide(state: string, reportCount: number, threshold: number): boolean {
+  return state === 'open' && reportCount >= threshold;
+}

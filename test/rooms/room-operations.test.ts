@@ -62,7 +62,7 @@ describe('rooms: operations (compaction, end-user rate limit, identity merge, co
       });
       // Called directly, so it is done when it returns: it compacts every room of this scratch database, and
       // the rooms of later tests are all made afterwards.
-      const activities = createRoomMaintenanceActivities({ dataSource: ctx.dataSource, config: { roomEventRetentionMs: 1 } });
+      const activities = createRoomMaintenanceActivities({ dataSource: ctx.dataSource, config: { ...ctx.config, roomEventRetentionMs: 1 } });
       const done = await activities.compactRoomEvents();
       assert.ok(done.rooms >= 1 && done.events >= 2, JSON.stringify(done));
       assert.equal(await compactedThrough(room.id), 2);
@@ -135,7 +135,11 @@ describe('rooms: operations (compaction, end-user rate limit, identity merge, co
       // Both in one room: the signed user owns it, the anonymous one joined and read further.
       const shared = await openRoom(tenant, signed, { visibility: 'product' });
       await asUser(tenant, anon, { method: 'POST', url: `/api/v1/rooms/${shared.id}/join` });
-      await say(tenant, signed, shared.id, 'Hello');
+      const hello = await say(tenant, signed, shared.id, 'Hello');
+      for (const who of [signed, anon]) {
+        const reacted = await asUser(tenant, who, { method: 'POST', url: `/api/v1/rooms/${shared.id}/messages/${hello.id}/reactions`, payload: { emoji: '👍' } });
+        assert.equal(reacted.statusCode, 200, reacted.body);
+      }
       const joinedHead = (await asUser(tenant, anon, { method: 'GET', url: `/api/v1/rooms/${shared.id}` })).json().data.headSeq;
       await asUser(tenant, anon, { method: 'PATCH', url: `/api/v1/rooms/${shared.id}`, payload: { readMarker: joinedHead } });
       // Both in a third user's private room: the signed user only invited, the anonymous one joined.
@@ -159,6 +163,8 @@ describe('rooms: operations (compaction, end-user rate limit, identity merge, co
       assert.deepEqual([sharedView.membership.role, sharedView.membership.state, sharedView.membership.readMarker], ['owner', 'joined', joinedHead],
         'the stronger role, the further read marker');
       assert.equal((byId.get(hosted.id) as Json).membership.state, 'joined', 'joined beats invited');
+      const counted = await ctx.dataSource.query('SELECT principal_id FROM room_reactions WHERE message_id = $1', [hello.id]);
+      assert.deepEqual(counted.map((r: Json) => r.principal_id), [signedPrincipal], 'one reaction of one person counts once after the merge');
       const sharedMembers = (await asKey(tenant, { method: 'GET', url: `/api/v1/rooms/${shared.id}/members` })).json().data;
       assert.deepEqual(sharedMembers.filter((m: Json) => m.type === 'end_user').map((m: Json) => m.principalId), [signedPrincipal], 'one record remains');
       const leftovers = await ctx.dataSource.query(

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import { agentOutputFits, eventVisibleTo, needsSnapshot, principalIdOf, roomStatusMoveAllowed, sideEffectOf } from '../../db/rules/room-rules';
+import {
+  agentOutputFits, attachmentDisposition, bytesMatchType, declaredAttachmentType, emojiValid, eventVisibleTo, filenameProblem, needsSnapshot,
+  principalIdOf, reportsHide, roomStatusMoveAllowed, sideEffectOf,
+} from '../../db/rules/room-rules';
 import { ID_PATTERN } from '../../db/rules/ids';
 
 describe('room rules', () => {
@@ -48,5 +51,42 @@ describe('room rules', () => {
     assert.ok(!agentOutputFits('assistant', 'x'.repeat(4001)));
     assert.ok(agentOutputFits('editor', ''));
     assert.ok(!agentOutputFits('editor', 'x'.repeat(100_001)));
+  });
+
+  it('emoji: 1–32 characters counted as code points, no whitespace or control characters', () => {
+    for (const ok of ['👍', '👍'.repeat(32), ':+1:', 'x'.repeat(32)]) assert.ok(emojiValid(ok), ok);
+    for (const bad of ['', '👍'.repeat(33), 'a b', 'a\u00a0b', 'a\nb', 'a\u0007']) assert.ok(!emojiValid(bad), JSON.stringify(bad));
+  });
+
+  it('attachment types: the six accepted ones, text/plain only as UTF-8; bytes must sniff as the declared type', () => {
+    assert.deepEqual(declaredAttachmentType('image/PNG'), { type: 'image/png' });
+    assert.deepEqual(declaredAttachmentType('text/plain; charset="UTF-8"'), { type: 'text/plain' });
+    assert.deepEqual(declaredAttachmentType('text/plain'), { type: 'text/plain' }, 'UTF-8 is the default');
+    for (const bad of [undefined, '', 'image/svg+xml', 'text/html', 'text/plain; charset=latin1', 'image/png; charset=utf-8', 'application/octet-stream']) {
+      assert.ok('problem' in declaredAttachmentType(bad), String(bad));
+    }
+    assert.ok(bytesMatchType('image/png', 'image/png', Buffer.from('x')));
+    assert.ok(!bytesMatchType('image/png', 'image/jpeg', Buffer.from('x')));
+    assert.ok(!bytesMatchType('application/pdf', undefined, Buffer.from('x')));
+    assert.ok(bytesMatchType('text/plain', undefined, Buffer.from('naïve ✓')));
+    assert.ok(!bytesMatchType('text/plain', 'image/png', Buffer.from('x')), 'a known binary type is not text');
+    assert.ok(!bytesMatchType('text/plain', undefined, Buffer.from([0x61, 0x00])), 'NUL');
+    assert.ok(!bytesMatchType('text/plain', undefined, Buffer.from([0xc3, 0x28])), 'invalid UTF-8');
+  });
+
+  it('filenames: at most 200 characters without control characters; served as an attachment with an exact UTF-8 name', () => {
+    assert.equal(filenameProblem('a'.repeat(200)), null);
+    assert.notEqual(filenameProblem('a'.repeat(201)), null);
+    assert.notEqual(filenameProblem(''), null);
+    assert.notEqual(filenameProblem('a\rb'), null);
+    assert.equal(attachmentDisposition(null), 'attachment');
+    assert.equal(attachmentDisposition('plan.pdf'), `attachment; filename="plan.pdf"; filename*=UTF-8''plan.pdf`);
+    assert.equal(attachmentDisposition('ü\\"%\'.txt'), `attachment; filename="____'.txt"; filename*=UTF-8''%C3%BC%5C%22%25%27.txt`);
+  });
+
+  it('moderation: an open case hides its message when the reporters reach the threshold, no other state does', () => {
+    assert.ok(!reportsHide('open', 2, 3));
+    assert.ok(reportsHide('open', 3, 3));
+    for (const state of ['actioned', 'appealed', 'reversed', 'upheld']) assert.ok(!reportsHide(state, 10, 3), state);
   });
 });

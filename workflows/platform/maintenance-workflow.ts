@@ -15,7 +15,7 @@ const { sweepExpiredDrafts } = proxyActivities<ReturnType<typeof createCollectio
   retry: DATABASE_RETRY,
 });
 
-const { compactRoomEvents } = proxyActivities<ReturnType<typeof createRoomMaintenanceActivities>>({
+const { compactRoomEvents, sweepRoomAttachments } = proxyActivities<ReturnType<typeof createRoomMaintenanceActivities>>({
   startToCloseTimeout: '10 minutes',
   retry: DATABASE_RETRY,
 });
@@ -32,14 +32,15 @@ const ROUNDS_PER_RUN = 100;
 /**
  * Purges expired idempotency records, consumed nonces, old rate-limit windows, stale sessions and
  * published outbox rows on a fixed interval, for as long as the service runs; and erases customer drafts
- * idle past PROOF_DRAFT_TTL_DAYS with their uploaded bytes; and compacts room events older than
- * SV_ROOM_EVENT_RETENTION_MS.
+ * idle past PROOF_DRAFT_TTL_DAYS with their uploaded bytes; compacts room events older than
+ * SV_ROOM_EVENT_RETENTION_MS; and erases room uploads left unattached for 24 h.
  */
 export async function maintenanceWorkflow(input: MaintenanceInput): Promise<void> {
   for (let round = 0; round < ROUNDS_PER_RUN; round++) {
     await purgeExpiredRecords();
     if (patched('expired-draft-sweep')) await sweepExpiredDrafts();
     if (patched('room-event-compaction')) await compactRoomEvents();
+    if (patched('room-attachment-sweep')) await sweepRoomAttachments();
     await sleep(input.intervalMs);
   }
   await continueAsNew<typeof maintenanceWorkflow>(input);

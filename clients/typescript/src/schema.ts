@@ -3051,7 +3051,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Post a customer-visible message */
+        /** Post a customer-visible message: text, or a poll (the body is its question); with up to 10 of one's unattached uploads */
         post: operations["postRoomMessage"];
         delete?: never;
         options?: never;
@@ -3359,7 +3359,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/rooms/{id}/jobs": {
+    "/api/v1/rooms/{id}/messages/{messageId}/reactions": {
         parameters: {
             query?: never;
             header?: never;
@@ -3368,29 +3368,40 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * Start a room job (queued; `room-job/<jobId>` starts through the outbox)
-         * @description Service key scope: `service:rooms:write`.
-         */
-        post: operations["createRoomJob"];
+        /** Add a reaction, or remove the caller's same one */
+        post: operations["toggleRoomReaction"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/api/v1/rooms/{id}/jobs/{jobId}": {
+    "/api/v1/rooms/{id}/attachments": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /**
-         * One room job, with its result or error
-         * @description Service key scope: `service:rooms:read`.
-         */
-        get: operations["getRoomJob"];
+        get?: never;
+        put?: never;
+        /** Upload a file as the raw body (content-type png, jpeg, gif, webp, pdf or UTF-8 text; 1 B–SV_ROOM_ATTACHMENT_MAX_BYTES; the bytes must be of that type; optional x-filename); attach it with a message's attachmentIds within 24 h */
+        post: operations["uploadRoomAttachment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rooms/{id}/attachments/{attachmentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download an attachment: one's own upload, or one on a message whose content one sees */
+        get: operations["getRoomAttachment"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3399,7 +3410,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/rooms/{id}/solve-sessions/{sessionId}/join": {
+    "/api/v1/rooms/{id}/polls/{pollId}/responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Answer a poll (one answer per member; a later answer replaces it) */
+        put: operations["respondToRoomPoll"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rooms/{id}/moderation/reports": {
         parameters: {
             query?: never;
             header?: never;
@@ -3408,37 +3436,26 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Join a recorded solve session, consenting to its recording terms (a repeat answers the same) */
-        post: operations["joinSolveSession"];
+        /** Report another's message; at SV_ROOM_REPORT_THRESHOLD distinct reporters it is hidden and the case actioned */
+        post: operations["reportRoomMessage"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/api/v1/rooms/{id}/handoff": {
+    "/api/v1/rooms/{id}/moderation/{caseId}/appeals": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /**
-         * The active handoff, or the latest, or null
-         * @description Service key scope: `service:rooms:read`.
-         */
-        get: operations["getRoomHandoff"];
+        get?: never;
         put?: never;
-        /**
-         * Hand the room to a person; a named teammate (key only) becomes a member
-         * @description Service key scope: `service:rooms:write`.
-         */
-        post: operations["requestRoomHandoff"];
-        /**
-         * End the active handoff (404 when none is active)
-         * @description Service key scope: `service:rooms:write`.
-         */
-        delete: operations["endRoomHandoff"];
+        /** The author appeals a hidden message; a person decides through its appeal approval */
+        post: operations["appealRoomModeration"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -3638,7 +3655,7 @@ export interface components {
         IdentityMerge: {
             anonymousId: string;
             endUserId: string;
-            /** @description rows moved onto the signed end user, per table (signals, threads, inbox_items, feature_votes, ..., room_members, room_messages, room_agent_runs) */
+            /** @description rows moved onto the signed end user, per table (signals, threads, inbox_items, feature_votes, ...) */
             moved: {
                 [key: string]: number;
             };
@@ -3647,8 +3664,6 @@ export interface components {
             id: string;
             threadId: string | null;
             releaseId: string | null;
-            /** @description the room of a release receipt */
-            roomId: string | null;
             subject: string;
             preview: string;
             /** Format: date-time */
@@ -4032,6 +4047,13 @@ export interface components {
             /** @description the end user's own member record (identity callers only) */
             membership: components["schemas"]["RoomMember"] | null;
         };
+        RoomAppeal: {
+            id: string;
+            roomId: string;
+            caseId: string;
+            statement: string;
+            approvalId: string;
+        };
         RoomApproval: {
             id: string;
             roomId: string;
@@ -4059,6 +4081,20 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        RoomAttachment: {
+            id: string;
+            roomId: string;
+            filename: string | null;
+            /** @enum {string} */
+            contentType: "image/png" | "image/jpeg" | "image/gif" | "image/webp" | "application/pdf" | "text/plain";
+            size: number;
+            sha256: string;
+            /** @description the uploader's principalId */
+            uploadedBy: string;
+            messageId: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
         RoomCanvas: {
             roomId: string;
             version: number;
@@ -4076,8 +4112,9 @@ export interface components {
             unreadCount: number;
             messages: components["schemas"]["RoomMessage"][];
             limited: boolean;
-            /** @description changed after the read marker */
-            promises: components["schemas"]["RoomPromise"][];
+            promises: {
+                [key: string]: unknown;
+            }[];
             runs: components["schemas"]["AgentRun"][];
         };
         RoomDocument: {
@@ -4137,65 +4174,24 @@ export interface components {
                 canvas: {
                     version: number;
                 };
-                /** @description the active handoff, or the latest */
-                handoff: components["schemas"]["RoomHandoff"] | null;
-                /** @description active, completed and missed */
-                promises: components["schemas"]["RoomPromise"][];
-                /** @description open ones */
-                solveSessions: components["schemas"]["RoomSolveSession"][];
+                handoff: {
+                    [key: string]: unknown;
+                } | null;
+                promises: {
+                    [key: string]: unknown;
+                }[];
+                solveSessions: {
+                    [key: string]: unknown;
+                }[];
             } | null;
             /** @description the last seq scanned: the next `after` */
             seq: number;
             headSeq: number;
             hasMore: boolean;
         };
-        RoomHandoff: {
-            id: string;
-            roomId: string;
-            /** @enum {string} */
-            state: "active" | "ended";
-            /** @description a key (its id) or an end user (its principalId) */
-            requestedBy: {
-                type: string;
-                id: string;
-            };
-            reason: string | null;
-            teammateId: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            endedAt: string | null;
-            endedBy: {
-                type: string;
-                id: string;
-            } | null;
-        };
         RoomInvitation: {
             invited: components["schemas"]["RoomMember"][];
             alreadyMembers: string[];
-        };
-        RoomJob: {
-            id: string;
-            roomId: string;
-            /** @enum {string} */
-            type: "send_release_receipts" | "make_promise" | "complete_promise" | "open_solve_session" | "end_solve_session";
-            params: {
-                [key: string]: unknown;
-            };
-            /** @enum {string} */
-            status: "queued" | "running" | "succeeded" | "failed";
-            /** @description recipientCount; promiseId and approvalId; promiseId; sessionId */
-            result: {
-                [key: string]: unknown;
-            } | null;
-            error: {
-                code: string;
-                message: string;
-            } | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            completedAt: string | null;
         };
         RoomKnowledge: {
             id: string;
@@ -4244,16 +4240,16 @@ export interface components {
             body: string;
             /** @enum {string} */
             visibility: "customer" | "internal";
-            attachments: {
-                [key: string]: unknown;
-            }[];
-            poll: {
-                [key: string]: unknown;
-            } | null;
+            /** @description [] while the content is withheld from this reader */
+            attachments: components["schemas"]["RoomAttachment"][];
+            poll: components["schemas"]["RoomPoll"] | null;
             reactions: {
-                [key: string]: unknown;
+                emoji: string;
+                count: number;
+                me: boolean;
             }[];
             hidden: boolean;
+            /** @description named to the author and internal readers only */
             moderationCaseId: string | null;
             /** Format: date-time */
             editedAt: string | null;
@@ -4262,55 +4258,40 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
-        RoomPromise: {
+        RoomModerationCase: {
             id: string;
             roomId: string;
-            text: string;
-            /** Format: date-time */
-            dueAt: string;
+            messageId: string;
             /** @enum {string} */
-            state: "pending_approval" | "active" | "completed" | "missed" | "rejected";
-            approvalId: string;
+            reason: "spam" | "abuse" | "harassment" | "privacy" | "other";
+            /** @enum {string} */
+            state: "open" | "actioned" | "appealed" | "reversed" | "upheld";
+            reportCount: number;
             /** Format: date-time */
-            approvedAt: string | null;
-            /** Format: date-time */
-            completedAt: string | null;
-            /** Format: date-time */
-            missedAt: string | null;
+            createdAt: string;
+        };
+        RoomPoll: {
+            id: string;
+            roomId: string;
+            options: {
+                index: number;
+                /** @description "" while the poll's message is withheld from this reader */
+                text: string;
+                count: number;
+            }[];
+            totalResponses: number;
+            myOptionIndex: number | null;
+        };
+        RoomReactionToggle: {
+            messageId: string;
+            emoji: string;
+            /** @description true: the reaction was added; false: the caller's same reaction was removed */
+            reacted: boolean;
+            count: number;
         };
         RoomSearchHit: {
             room: components["schemas"]["Room"];
             matchedMessageIds: string[];
-        };
-        RoomSolveSession: {
-            id: string;
-            roomId: string;
-            /** @enum {string} */
-            state: "open" | "ended";
-            recordingTerms: {
-                version: string;
-                text: string;
-                sha256: string;
-            };
-            participantCount: number;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            endedAt: string | null;
-        };
-        RoomSolveSessionJoin: {
-            sessionId: string;
-            principalId: string;
-            /** Format: date-time */
-            joinedAt: string;
-            consent: {
-                id: string;
-                termsVersion: string;
-                termsSha256: string;
-                accepted: boolean;
-                /** Format: date-time */
-                acceptedAt: string;
-            };
         };
         ScoreBreakdown: {
             formula: string;
@@ -22364,17 +22345,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -22448,17 +22418,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -22525,7 +22484,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
+            /** @description RATE_LIMITED: more requests this minute than the key may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -22601,17 +22560,6 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
             404: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22714,17 +22662,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -22799,17 +22736,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -22875,17 +22801,6 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
             404: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22972,17 +22887,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -23063,17 +22967,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -23101,7 +22994,11 @@ export interface operations {
                 "application/json": {
                     body: string;
                     /** @enum {string} */
-                    kind?: "text";
+                    kind?: "text" | "poll";
+                    poll?: {
+                        options: string[];
+                    };
+                    attachmentIds?: string[];
                     /** @enum {string} */
                     visibility?: "customer" | "internal";
                 };
@@ -23158,17 +23055,6 @@ export interface operations {
             /** @description CONFLICT: the room is archived */
             409: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -23250,17 +23136,6 @@ export interface operations {
             /** @description CONFLICT: the room is archived */
             409: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -23354,17 +23229,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -23441,7 +23305,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
+            /** @description RATE_LIMITED: more requests this minute than the key may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -23720,7 +23584,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
+            /** @description RATE_LIMITED: more requests this minute than the key may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -23924,7 +23788,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
+            /** @description RATE_LIMITED: more requests this minute than the key may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -24009,7 +23873,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
+            /** @description RATE_LIMITED: more requests this minute than the key may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -24091,7 +23955,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
+            /** @description RATE_LIMITED: more requests this minute than the key may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -24182,7 +24046,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
+            /** @description RATE_LIMITED: more requests this minute than the key may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -24260,7 +24124,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
+            /** @description RATE_LIMITED: more requests this minute than the key may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -24357,17 +24221,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -24448,17 +24301,6 @@ export interface operations {
             /** @description CONFLICT: the approval is no longer pending */
             409: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -24856,213 +24698,20 @@ export interface operations {
             };
         };
     };
-    createRoomJob: {
+    toggleRoomReaction: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description a repeat replays the stored success with `idempotent-replayed: true` (24 hours) */
-                "Idempotency-Key"?: string;
-            };
+            header?: never;
             path: {
                 id: string;
+                messageId: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
                 "application/json": {
-                    /** @enum {string} */
-                    type: "send_release_receipts" | "make_promise" | "complete_promise" | "open_solve_session" | "end_solve_session";
-                    /** @description per type (ROOMS.md §8): releaseId; text, dueAt; promiseId; termsVersion, termsText; sessionId */
-                    params: {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description Accepted */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["RoomJob"];
-                    };
-                };
-            };
-            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INSUFFICIENT_SCOPE (needs service:rooms:write), ENVIRONMENT_SCOPE_MISMATCH, PRODUCT_SCOPE_REQUIRED or PRODUCT_SCOPE_UNAVAILABLE */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description CONFLICT: the promise is not active, the solve session has ended, or the room is archived */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    getRoomJob: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-                jobId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["RoomJob"];
-                    };
-                };
-            };
-            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INSUFFICIENT_SCOPE (needs service:rooms:read), ENVIRONMENT_SCOPE_MISMATCH, PRODUCT_SCOPE_REQUIRED or PRODUCT_SCOPE_UNAVAILABLE */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    joinSolveSession: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-                sessionId: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    consent: {
-                        termsVersion: string;
-                        termsSha256: string;
-                        /** @enum {boolean} */
-                        accepted: true;
-                    };
+                    emoji: string;
                 };
             };
         };
@@ -25074,7 +24723,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: components["schemas"]["RoomSolveSessionJoin"];
+                        data: components["schemas"]["RoomReactionToggle"];
                     };
                 };
             };
@@ -25096,7 +24745,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the end user has not joined the room */
+            /** @description FORBIDDEN: the caller has not joined this room */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -25114,7 +24763,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description CONSENT_INVALID: the version or hash is not the session's terms; CONFLICT: the session ended, or the room is archived */
+            /** @description CONFLICT: the message was deleted, it already has 20 distinct emoji, or the room is archived */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -25136,7 +24785,7 @@ export interface operations {
             };
         };
     };
-    getRoomHandoff: {
+    uploadRoomAttachment: {
         parameters: {
             query?: never;
             header?: never;
@@ -25147,98 +24796,6 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["RoomHandoff"] | null;
-                    };
-                };
-            };
-            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description FORBIDDEN: the end user has not joined the room */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    requestRoomHandoff: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description a repeat replays the stored success with `idempotent-replayed: true` (24 hours) */
-                "Idempotency-Key"?: string;
-            };
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": {
-                    reason?: string | null;
-                    teammateId?: string;
-                } | null;
-            };
-        };
-        responses: {
             /** @description Created */
             201: {
                 headers: {
@@ -25246,7 +24803,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: components["schemas"]["RoomHandoff"];
+                        data: components["schemas"]["RoomAttachment"];
                     };
                 };
             };
@@ -25259,7 +24816,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired */
+            /** @description The end-user token is missing, malformed, badly signed, expired or already used */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -25268,101 +24825,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: an end user named a teammate, or has not joined the room */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description CONFLICT: a handoff is already active, or the room is archived */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
-            503: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    endRoomHandoff: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description a repeat replays the stored success with `idempotent-replayed: true` (24 hours) */
-                "Idempotency-Key"?: string;
-            };
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["RoomHandoff"];
-                    };
-                };
-            };
-            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description FORBIDDEN: an end user other than the one who asked for the handoff */
+            /** @description FORBIDDEN: the caller has not joined this room */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -25389,11 +24852,360 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
-            429: {
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getRoomAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                attachmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the file, as a download */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /** @description a byte range */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "*/*": string;
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The end-user token is missing, malformed, badly signed, expired or already used */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description KEY_AUDIENCE_MISMATCH (a service key was sent) or PRODUCT_SCOPE_UNAVAILABLE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description the range is outside the file */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    respondToRoomPoll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                pollId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    optionIndex: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomPoll"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The end-user token is missing, malformed, badly signed, expired or already used */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the caller has not joined this room */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: the poll's message was deleted, or the room is archived */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    reportRoomMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    messageId: string;
+                    /** @enum {string} */
+                    reason: "spam" | "abuse" | "harassment" | "privacy" | "other";
+                    note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the caller had reported this message already; counted once */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomModerationCase"];
+                    };
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomModerationCase"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The end-user token is missing, malformed, badly signed, expired or already used */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: one's own message, or not joined */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: the message was deleted, or the room is archived */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    appealRoomModeration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                caseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    statement: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomAppeal"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The end-user token is missing, malformed, badly signed, expired or already used */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: not the message's author */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: the case is not actioned, or the room is archived */
+            409: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
