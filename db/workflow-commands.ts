@@ -22,7 +22,8 @@ export type WorkflowCommandBody =
   | { type: 'collection.transcription.start'; tenant: Tenant; sessionId: string; taskQueue: string; settings: { maxAttempts: number; retryInitialMs: number; timeoutMs: number } }
   | { type: 'proof.stream.copy'; tenant: { organizationId: string; productId: string }; mediaAssetId: string; versionId: string }
   | { type: 'room.agent_run.start'; tenant: Tenant & { productId: string }; runId: string; approvalTtlMs: number }
-  | { type: 'room.agent_run.wake'; runId: string };
+  | { type: 'room.agent_run.wake'; runId: string }
+  | { type: 'proof.health.run'; tenant: { organizationId: string; productId: string }; intervalMs: number };
 
 /** Commands to one workflow run in the order they were written; this names that workflow. */
 export function orderingKeyOf(c: WorkflowCommandBody): string {
@@ -56,6 +57,8 @@ export function orderingKeyOf(c: WorkflowCommandBody): string {
     case 'room.agent_run.start':
     case 'room.agent_run.wake':
       return `agent-run/${c.runId}`;
+    case 'proof.health.run':
+      return `proof-health/${c.tenant.productId}`;
   }
 }
 

@@ -20,6 +20,7 @@ import { cancelSignal, uploadWorkflow, uploadWorkflowId } from '../workflows/col
 import { transcriptionWorkflow, transcriptionWorkflowId } from '../workflows/ai/transcription-workflow';
 import { streamCopyWorkflow, streamCopyWorkflowId } from '../workflows/integrations/stream-copy-workflow';
 import { agentRunWorkflow, agentRunWorkflowId, wakeSignal } from '../workflows/rooms/agent-run-workflow';
+import { proofHealthWorkflow, proofHealthWorkflowId, runHealthNowSignal } from '../workflows/integrations/proof-health-workflow';
 import { RelayOptions } from './relay';
 
 const REQUEST_CLOSED_SIGNALS = {
@@ -207,6 +208,17 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
       return;
     case 'room.agent_run.wake':
       await ignoreEnded(wf.getHandle(agentRunWorkflowId(c.runId)).signal(wakeSignal));
+      return;
+    case 'proof.health.run':
+      // A running check loop is asked to run now; otherwise one starts.
+      await wf.signalWithStart(proofHealthWorkflow, {
+        workflowId: proofHealthWorkflowId(c.tenant.productId),
+        taskQueue: config.taskQueue,
+        args: [{ productId: c.tenant.productId, intervalMs: c.intervalMs }],
+        signal: runHealthNowSignal,
+        signalArgs: [],
+        ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+      });
       return;
   }
 }
