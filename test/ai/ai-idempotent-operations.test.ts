@@ -110,9 +110,12 @@ describe('ai: a retry with the same Idempotency-Key attaches to the first operat
     assert.equal(count, 2, 'the failed run and the new one');
 
     const draftKey = keyOf('body');
-    const one = await call(withKey(tenant.key, { method: 'POST', url: '/api/v1/proof/requests/draft', payload: { context: 'first' }, headers: draftKey }));
+    const draft = (context: string) => withReply(m, { json: { subject: 'Your story?', body: 'Would you tell others how onboarding went?' } },
+      () => call(withKey(tenant.key, { method: 'POST', url: '/api/v1/proof/requests/draft', payload: { context: `${context} ${m}` }, headers: draftKey })));
+    const one = await draft('first');
+    // The stored answer is gone (its 24 hours passed): the key is free for another request.
     await ctx.dataSource.query(`DELETE FROM idempotency_records WHERE idempotency_key = $1`, [draftKey['idempotency-key']]);
-    const other = await call(withKey(tenant.key, { method: 'POST', url: '/api/v1/proof/requests/draft', payload: { context: 'second' }, headers: draftKey }));
+    const other = await draft('second');
     assert.equal(one.statusCode, 200, one.body);
     assert.equal(other.statusCode, 200, other.body);
     assert.notEqual(other.json().data.operationId, one.json().data.operationId);
