@@ -23,6 +23,11 @@ export type WorkflowCommandBody =
   | { type: 'proof.stream.copy'; tenant: { organizationId: string; productId: string }; mediaAssetId: string; versionId: string }
   | { type: 'room.agent_run.start'; tenant: Tenant & { productId: string }; runId: string; approvalTtlMs: number }
   | { type: 'room.agent_run.wake'; runId: string }
+  | {
+    type: 'proof.ai_operation.start'; tenant: { organizationId: string; productId: string }; operationId: string;
+    path: 'summarize' | 'ask-draft' | 'case-study'; taskQueue: string;
+    ai: { maxAttempts: number; retryInitialMs: number; timeoutMs: number; evaluatedModels: string[] };
+  }
   | { type: 'proof.health.run'; tenant: { organizationId: string; productId: string }; intervalMs: number };
 
 /** Commands to one workflow run in the order they were written; this names that workflow. */
@@ -57,6 +62,8 @@ export function orderingKeyOf(c: WorkflowCommandBody): string {
     case 'room.agent_run.start':
     case 'room.agent_run.wake':
       return `agent-run/${c.runId}`;
+    case 'proof.ai_operation.start':
+      return `ai/${c.path}/${c.operationId}`;
     case 'proof.health.run':
       return `proof-health/${c.tenant.productId}`;
   }

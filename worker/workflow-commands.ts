@@ -17,6 +17,7 @@ import {
   proofRequestWorkflow, proofRequestWorkflowId, requestCancelledSignal, requestOptedOutSignal, requestRespondedSignal,
 } from '../workflows/collection/proof-request-workflow';
 import { cancelSignal, uploadWorkflow, uploadWorkflowId } from '../workflows/collection/upload-workflow';
+import { aiOperationWorkflow, aiOperationWorkflowId } from '../workflows/ai/ai-operation-workflow';
 import { transcriptionWorkflow, transcriptionWorkflowId } from '../workflows/ai/transcription-workflow';
 import { streamCopyWorkflow, streamCopyWorkflowId } from '../workflows/integrations/stream-copy-workflow';
 import { agentRunWorkflow, agentRunWorkflowId, wakeSignal } from '../workflows/rooms/agent-run-workflow';
@@ -208,6 +209,22 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
       return;
     case 'room.agent_run.wake':
       await ignoreEnded(wf.getHandle(agentRunWorkflowId(c.runId)).signal(wakeSignal));
+      return;
+    case 'proof.ai_operation.start':
+      // The API starts the same run at once (and waits for it); this start only makes sure an API lost
+      // after the commit leaves no operation without its run. An id that ever ran is not started again here.
+      try {
+        await wf.start(aiOperationWorkflow, {
+          workflowId: aiOperationWorkflowId(c.path, c.operationId),
+          taskQueue: c.taskQueue,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          args: [{ operationId: c.operationId, ai: c.ai }],
+          ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
       return;
     case 'proof.health.run':
       // A running check loop is asked to run now; otherwise one starts.

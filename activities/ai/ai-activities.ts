@@ -7,7 +7,7 @@ import {
 } from '../../db/rules/ai-answers';
 import { signalSummaryAllowed } from '../../db/rules/ai-validator';
 import { Config } from '../../runtime/config';
-import { AI_INVALID_OUTPUT, aiFailure, chatProvider } from './openai-chat';
+import { AI_INVALID_OUTPUT, AI_REQUEST_REFUSED, aiFailure, chatProvider } from './openai-chat';
 
 export interface AiActivityDeps {
   config: Config;
@@ -95,6 +95,8 @@ export function createAiActivities({ config, dataSource }: AiActivityDeps) {
     /** Asks the provider for an operation's answer and checks its shape (§3); malformed answers are retried. */
     async callAiProvider(operationId: string, timeoutMs: number): Promise<{ answer: unknown; resolved: string | null }> {
       const op = await db().getRepository(ProofAiOperation).findOneByOrFail({ id: operationId });
+      // A late start of an operation that already ended (its API gave up on Temporal) asks the provider nothing.
+      if (op.status !== 'running') throw aiFailure(AI_REQUEST_REFUSED, `the operation is ${op.status}, not running`, true);
       const input = op.input as unknown as OperationInput;
       const { content, resolved } = await chat(op.program, input.user, timeoutMs);
       try {

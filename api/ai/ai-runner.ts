@@ -51,21 +51,25 @@ export async function runAiOperation(
   const scope = productTenant(request);
   const { config, dataSource: ds } = deps;
   const derivedId = request.idempotency ? idempotentOperationId(scope, request.idempotency) : undefined;
-  const { id: operationId, reserved } = await startOperation(
-    ds, scope, input, subject, { type: 'service_key', id: keyPrincipal(request).id }, config.aiMonthlyAllowance, derivedId);
+  const path = PATHS[input.operation];
+  const ai = { maxAttempts: config.aiMaxAttempts, retryInitialMs: config.aiRetryInitialMs, timeoutMs: config.aiTimeoutMs, evaluatedModels: config.aiEvaluatedModels };
+  const { id: operationId, rerun } = await startOperation(
+    ds, scope, input, subject, { type: 'service_key', id: keyPrincipal(request).id }, config.aiMonthlyAllowance,
+    { path, taskQueue: config.taskQueue, ai }, derivedId);
+  const workflowId = aiOperationWorkflowId(path, operationId);
   let op = await findOperation(ds, scope, operationId);
   if (op.status === 'running') {
     let handle;
     try {
+      // A failed run that is run again: what is left of the old run ends first, so the start below makes a new one.
+      if (rerun) await endedWithin(deps.temporal.workflow.getHandle(workflowId).result(), config.aiWaitMs);
+      // The command relay may have started this run already, and a retry joins the run in progress (or
+      // starts the one a crash lost): either way one run.
       handle = await deps.temporal.workflow.start(aiOperationWorkflow, {
-        workflowId: aiOperationWorkflowId(PATHS[input.operation], operationId),
+        workflowId,
         taskQueue: config.taskQueue,
-        // A fresh reservation replaces what is left of a failed run; a retry joins the run in progress (or starts the one a crash lost).
-        workflowIdConflictPolicy: reserved ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
-        args: [{
-          operationId,
-          ai: { maxAttempts: config.aiMaxAttempts, retryInitialMs: config.aiRetryInitialMs, timeoutMs: config.aiTimeoutMs, evaluatedModels: config.aiEvaluatedModels },
-        }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        args: [{ operationId, ai }],
         ...tenantStartOptions(scope.organizationId, scope.productId),
       });
     } catch (err) {
