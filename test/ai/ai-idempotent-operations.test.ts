@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { FastifyInstance, InjectOptions } from 'fastify';
+import { startOperation } from '../../db/ai/ai-operations';
+import { sourceForModel, summarySource } from '../../db/ai/ai-sources';
 import { ProofAiOperation, ProofAsset } from '../../db/entities';
 import { aiOperationWorkflowId } from '../../workflows/ai/ai-operation-workflow';
 import { HONEST, budgetUsed, marker, storyS, withReply } from '../support/ai-fixtures';
-import { call, errorCode, withKey } from '../support/fixtures';
+import { call, errorCode, settledHandle, withKey } from '../support/fixtures';
 import { ProofTenant, approvedItem, createProofTenant } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
 import { openRoom, roomsTenant, say } from '../support/rooms';
@@ -119,6 +121,26 @@ describe('ai: a retry with the same Idempotency-Key attaches to the first operat
     assert.equal(one.statusCode, 200, one.body);
     assert.equal(other.statusCode, 200, other.body);
     assert.notEqual(other.json().data.operationId, one.json().data.operationId);
+  });
+
+  it('an API lost between the reservation and the start: the workflow command starts the run, which fills the record', async () => {
+    const scope = { organizationId: tenant.organizationId, productId: tenant.product.id };
+    const facts = await summarySource(ctx.dataSource.manager, scope, itemId, true);
+    const before = callsMentioning(m);
+    const ai = { maxAttempts: ctx.config.aiMaxAttempts, retryInitialMs: ctx.config.aiRetryInitialMs, timeoutMs: ctx.config.aiTimeoutMs, evaluatedModels: [] };
+    const off = ctx.fakeAi.when(m, { json: HONEST });
+    try {
+      // The reservation commits and nothing else happens: no route starts the workflow.
+      const { id } = await startOperation(ctx.dataSource, scope, { operation: 'summarize', user: sourceForModel(facts), facts },
+        { proofItemIds: [itemId], versionIds: [facts.version.id] }, { type: 'service_key', id: 'key_lost' }, 1000,
+        { path: 'summarize', taskQueue: ctx.config.taskQueue, ai });
+      assert.deepEqual(await (await settledHandle(aiOperationWorkflowId('summarize', id))).result(), { status: 'succeeded' });
+      const op = await ctx.dataSource.getRepository(ProofAiOperation).findOneByOrFail({ id });
+      assert.equal(op.status, 'succeeded');
+    } finally {
+      off();
+    }
+    assert.equal(callsMentioning(m) - before, 1);
   });
 
   it('another tenant reusing the key gets its own operation', async () => {
