@@ -25,7 +25,13 @@ export type WorkflowCommandBody =
   | { type: 'room.agent_run.wake'; runId: string }
   | { type: 'room.job.start'; tenant: Tenant & { productId: string }; jobId: string }
   | { type: 'room.promise.watch'; tenant: Tenant & { productId: string }; promiseId: string; dueAt: string }
-  | { type: 'room.promise.settled'; promiseId: string };
+  | { type: 'room.promise.settled'; promiseId: string }
+  | {
+    type: 'proof.ai_operation.start'; tenant: { organizationId: string; productId: string }; operationId: string;
+    path: 'summarize' | 'ask-draft' | 'case-study'; taskQueue: string;
+    ai: { maxAttempts: number; retryInitialMs: number; timeoutMs: number; evaluatedModels: string[] };
+  }
+  | { type: 'proof.health.run'; tenant: { organizationId: string; productId: string }; intervalMs: number };
 
 /** Commands to one workflow run in the order they were written; this names that workflow. */
 export function orderingKeyOf(c: WorkflowCommandBody): string {
@@ -64,6 +70,10 @@ export function orderingKeyOf(c: WorkflowCommandBody): string {
     case 'room.promise.watch':
     case 'room.promise.settled':
       return `room-promise/${c.promiseId}`;
+    case 'proof.ai_operation.start':
+      return `ai/${c.path}/${c.operationId}`;
+    case 'proof.health.run':
+      return `proof-health/${c.tenant.productId}`;
   }
 }
 

@@ -50,6 +50,7 @@ export interface Config {
   aiMaxAttempts: number;
   aiRetryInitialMs: number;
   aiTimeoutMs: number;
+  aiWaitMs: number;
   aiEvaluatedModels: string[];
   aiMonthlyAllowance: number;
   inboxHeartbeatMs: number;
@@ -220,6 +221,7 @@ export function loadConfig(env: Env = process.env): Config {
     aiMaxAttempts: int(env, 'SV_AI_MAX_ATTEMPTS', 3, 1, 20),
     aiRetryInitialMs: int(env, 'SV_AI_RETRY_INITIAL_MS', 2_000, 1, 600_000),
     aiTimeoutMs: int(env, 'SV_AI_TIMEOUT_MS', 30_000, 100, 600_000),
+    aiWaitMs: int(env, 'SV_AI_WAIT_MS', 120_000, 100, 600_000),
     aiEvaluatedModels: (text(env, 'SV_AI_EVALUATED_MODELS') ?? '').split(',').map((m) => m.trim()).filter(Boolean),
     aiMonthlyAllowance: int(env, 'SV_AI_MONTHLY_ALLOWANCE', 1_000, 0, 100_000_000),
     inboxHeartbeatMs: int(env, 'SV_INBOX_HEARTBEAT_MS', 15_000, 100, 600_000),

@@ -17,11 +17,13 @@ import {
   proofRequestWorkflow, proofRequestWorkflowId, requestCancelledSignal, requestOptedOutSignal, requestRespondedSignal,
 } from '../workflows/collection/proof-request-workflow';
 import { cancelSignal, uploadWorkflow, uploadWorkflowId } from '../workflows/collection/upload-workflow';
+import { aiOperationWorkflow, aiOperationWorkflowId } from '../workflows/ai/ai-operation-workflow';
 import { transcriptionWorkflow, transcriptionWorkflowId } from '../workflows/ai/transcription-workflow';
 import { streamCopyWorkflow, streamCopyWorkflowId } from '../workflows/integrations/stream-copy-workflow';
 import { agentRunWorkflow, agentRunWorkflowId, wakeSignal } from '../workflows/rooms/agent-run-workflow';
 import { roomJobWorkflow, roomJobWorkflowId } from '../workflows/rooms/room-job-workflow';
 import { promiseSettledSignal, roomPromiseWorkflow, roomPromiseWorkflowId } from '../workflows/rooms/room-promise-workflow';
+import { proofHealthWorkflow, proofHealthWorkflowId, runHealthNowSignal } from '../workflows/integrations/proof-health-workflow';
 import { RelayOptions } from './relay';
 
 const REQUEST_CLOSED_SIGNALS = {
@@ -225,6 +227,22 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       }
       return;
+    case 'proof.ai_operation.start':
+      // The API starts the same run at once (and waits for it); this start only makes sure an API lost
+      // after the commit leaves no operation without its run. An id that ever ran is not started again here.
+      try {
+        await wf.start(aiOperationWorkflow, {
+          workflowId: aiOperationWorkflowId(c.path, c.operationId),
+          taskQueue: c.taskQueue,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          args: [{ operationId: c.operationId, ai: c.ai }],
+          ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+      return;
     case 'room.promise.watch':
       try {
         await wf.start(roomPromiseWorkflow, {
@@ -242,6 +260,17 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
     case 'room.promise.settled':
       // A watch that already ended (the due date passed first) finds the promise settled in the database anyway.
       await ignoreEnded(wf.getHandle(roomPromiseWorkflowId(c.promiseId)).signal(promiseSettledSignal));
+      return;
+    case 'proof.health.run':
+      // A running check loop is asked to run now; otherwise one starts.
+      await wf.signalWithStart(proofHealthWorkflow, {
+        workflowId: proofHealthWorkflowId(c.tenant.productId),
+        taskQueue: config.taskQueue,
+        args: [{ productId: c.tenant.productId, intervalMs: c.intervalMs }],
+        signal: runHealthNowSignal,
+        signalArgs: [],
+        ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+      });
       return;
   }
 }

@@ -1,5 +1,3 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
-import OpenAI from 'openai';
 import { DataSource } from 'typeorm';
 import { OperationInput, completeOperation, failOperation } from '../../db/ai/ai-operations';
 import { AnalysisJob, AnalysisResult, SENTIMENTS, URGENCIES } from '../../db/customer-loop/signal-analysis';
@@ -9,18 +7,13 @@ import {
 } from '../../db/rules/ai-answers';
 import { signalSummaryAllowed } from '../../db/rules/ai-validator';
 import { Config } from '../../runtime/config';
+import { AI_INVALID_OUTPUT, AI_REQUEST_REFUSED, aiFailure, chatProvider } from './openai-chat';
 
 export interface AiActivityDeps {
   config: Config;
   dataSource?: DataSource;
 }
 
-/** Failure types of the provider activity; AI.md §1 names them as `reason`. */
-export const AI_NOT_CONFIGURED = 'not_configured';
-export const AI_INVALID_OUTPUT = 'malformed_output';
-export const AI_REQUEST_REFUSED = 'refused';
-export const AI_PROVIDER_ERROR = 'provider_error';
-export const AI_TIMEOUT = 'timeout';
 const SUMMARY_MAX = 500;
 
 const INSTRUCTIONS: Record<string, string> = {
@@ -49,17 +42,7 @@ const INSTRUCTIONS: Record<string, string> = {
   ].join('\n'),
 };
 
-const invalid = (why: string) => ApplicationFailure.create({
-  message: `the model's answer failed validation: ${why}`, type: AI_INVALID_OUTPUT, details: [attempt()],
-});
-
-function attempt(): number {
-  try {
-    return Context.current().info.attempt;
-  } catch {
-    return 1;
-  }
-}
+const invalid = (why: string) => aiFailure(AI_INVALID_OUTPUT, `the model's answer failed validation: ${why}`);
 
 /**
  * Checks the model's answer field by field. Links may only name features that were offered, so the
@@ -91,49 +74,11 @@ const PARSERS = { summarize: parseSummary, ask_draft: parseAskDraft, case_study:
 
 /** Calls to the AI provider (any OpenAI-compatible endpoint). The workflows bound the retries. */
 export function createAiActivities({ config, dataSource }: AiActivityDeps) {
-  let client: OpenAI | null = null;
-  const provider = () => {
-    if (!config.aiBaseUrl || !config.aiModel) {
-      throw ApplicationFailure.create({
-        message: 'no AI provider is configured (AI_BASE_URL, AI_MODEL)', type: AI_NOT_CONFIGURED, nonRetryable: true, details: [attempt()],
-      });
-    }
-    client ??= new OpenAI({ baseURL: config.aiBaseUrl, apiKey: config.aiApiKey ?? 'unset', timeout: config.aiTimeoutMs, maxRetries: 0 });
-    return { client, model: config.aiModel, baseUrl: config.aiBaseUrl };
-  };
+  const { configured, chat: complete } = chatProvider({ baseUrl: config.aiBaseUrl, apiKey: config.aiApiKey, model: config.aiModel, timeoutMs: config.aiTimeoutMs });
 
-  /**
-   * One chat completion (AI.md §1): temperature 0, a JSON object answer, the program on the system
-   * message's first line. Failures are typed by reason; only those a retry may cure are retryable.
-   */
-  async function chat(program: { id: string; version: string }, user: unknown, timeoutMs: number) {
-    const { client: ai, model } = provider();
-    try {
-      const completion = await ai.chat.completions.create({
-        model,
-        temperature: 0,
-        response_format: { type: 'json_object' },
-        messages: [
-          { role: 'system', content: `${systemLine(program)}\n${INSTRUCTIONS[program.id]}` },
-          { role: 'user', content: JSON.stringify(user) },
-        ],
-      }, { timeout: timeoutMs });
-      return { content: completion.choices?.[0]?.message?.content, resolved: completion.model };
-    } catch (err) {
-      if (err instanceof OpenAI.APIConnectionTimeoutError) {
-        throw ApplicationFailure.create({ message: 'the AI provider did not answer in time', type: AI_TIMEOUT, details: [attempt()] });
-      }
-      const status = err instanceof OpenAI.APIError ? err.status : undefined;
-      if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
-        throw ApplicationFailure.create({
-          message: `the AI provider refused the request (HTTP ${status})`, type: AI_REQUEST_REFUSED, nonRetryable: true, details: [attempt()],
-        });
-      }
-      throw ApplicationFailure.create({
-        message: `the AI provider failed: ${status ? `HTTP ${status}` : (err as Error).message}`, type: AI_PROVIDER_ERROR, details: [attempt()],
-      });
-    }
-  }
+  /** One chat completion (AI.md §1): a JSON object answer, the program on the system message's first line. */
+  const chat = (program: { id: string; version: string }, user: unknown, timeoutMs: number) =>
+    complete({ system: `${systemLine(program)}\n${INSTRUCTIONS[program.id]}`, user, json: true, timeoutMs });
 
   const db = () => {
     if (!dataSource) throw new Error('AI operation activities need the DataSource');
@@ -150,6 +95,8 @@ export function createAiActivities({ config, dataSource }: AiActivityDeps) {
     /** Asks the provider for an operation's answer and checks its shape (§3); malformed answers are retried. */
     async callAiProvider(operationId: string, timeoutMs: number): Promise<{ answer: unknown; resolved: string | null }> {
       const op = await db().getRepository(ProofAiOperation).findOneByOrFail({ id: operationId });
+      // A late start of an operation that already ended (its API gave up on Temporal) asks the provider nothing.
+      if (op.status !== 'running') throw aiFailure(AI_REQUEST_REFUSED, `the operation is ${op.status}, not running`, true);
       const input = op.input as unknown as OperationInput;
       const { content, resolved } = await chat(op.program, input.user, timeoutMs);
       try {
@@ -161,7 +108,7 @@ export function createAiActivities({ config, dataSource }: AiActivityDeps) {
     },
 
     async completeAiOperation(operationId: string, answer: unknown, resolved: string | null, evaluatedModels: string[]): Promise<string> {
-      const { model, baseUrl } = provider();
+      const { model, baseUrl } = configured();
       return completeOperation(db(), operationId, answer, modelInfo(baseUrl, model, resolved, evaluatedModels));
     },
 

@@ -1,4 +1,3 @@
-import { ApplicationFailure } from '@temporalio/activity';
 import OpenAI, { toFile } from 'openai';
 import { DataSource } from 'typeorm';
 import { failCaptions, recordAutomaticCaptions } from '../../db/collection/captions';
@@ -6,7 +5,7 @@ import { CollectionMedia, CollectionUpload } from '../../db/entities';
 import { automaticVttProblem } from '../../db/rules/captions';
 import { Config, transcriptionConfigured } from '../../runtime/config';
 import { mediaStoreOf, readAll } from '../../runtime/media-store';
-import { AI_INVALID_OUTPUT, AI_NOT_CONFIGURED, AI_PROVIDER_ERROR, AI_REQUEST_REFUSED, AI_TIMEOUT } from './ai-activities';
+import { AI_INVALID_OUTPUT, AI_NOT_CONFIGURED, AI_REQUEST_REFUSED, aiFailure, providerFailure } from './openai-chat';
 
 export interface TranscriptionActivityDeps {
   config: Config;
@@ -29,13 +28,13 @@ export function createTranscriptionActivities({ config, dataSource }: Transcript
   return {
     async transcribeRecording(sessionId: string): Promise<string> {
       if (!transcriptionConfigured(config)) {
-        throw ApplicationFailure.create({ message: 'transcription is off (TRANSCRIBE_BASE_URL, TRANSCRIBE_MODEL)', type: AI_NOT_CONFIGURED, nonRetryable: true });
+        throw aiFailure(AI_NOT_CONFIGURED, 'transcription is off (TRANSCRIBE_BASE_URL, TRANSCRIBE_MODEL)', true);
       }
       client ??= new OpenAI({ baseURL: config.transcribeBaseUrl, apiKey: config.transcribeApiKey ?? 'unset', timeout: config.aiTimeoutMs, maxRetries: 0 });
       const upload = await dataSource.getRepository(CollectionUpload).findOneBy({ id: sessionId });
       const media = upload?.assetId ? await dataSource.getRepository(CollectionMedia).findOneBy({ id: upload.assetId }) : null;
       if (!media || media.erasedAt) {
-        throw ApplicationFailure.create({ message: 'the recording is gone', type: AI_REQUEST_REFUSED, nonRetryable: true });
+        throw aiFailure(AI_REQUEST_REFUSED, 'the recording is gone', true);
       }
       const bytes = await readAll(await store.read(media.storageKey));
       let vtt: unknown;
@@ -46,17 +45,10 @@ export function createTranscriptionActivities({ config, dataSource }: Transcript
           response_format: 'vtt',
         });
       } catch (err) {
-        if (err instanceof OpenAI.APIConnectionTimeoutError) {
-          throw ApplicationFailure.create({ message: 'the transcription provider did not answer in time', type: AI_TIMEOUT });
-        }
-        const status = err instanceof OpenAI.APIError ? err.status : undefined;
-        if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
-          throw ApplicationFailure.create({ message: `the transcription provider refused the request (HTTP ${status})`, type: AI_REQUEST_REFUSED, nonRetryable: true });
-        }
-        throw ApplicationFailure.create({ message: `the transcription provider failed: ${status ? `HTTP ${status}` : (err as Error).message}`, type: AI_PROVIDER_ERROR });
+        throw providerFailure(err, 'transcription provider');
       }
       const problem = automaticVttProblem(vtt);
-      if (problem) throw ApplicationFailure.create({ message: `the transcription was malformed: ${problem}`, type: AI_INVALID_OUTPUT });
+      if (problem) throw aiFailure(AI_INVALID_OUTPUT, `the transcription was malformed: ${problem}`);
       return (vtt as string).replace(/^\uFEFF/, '');
     },
     async recordCaptionTrack(sessionId: string, vtt: string): Promise<void> {

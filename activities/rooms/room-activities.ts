@@ -1,5 +1,3 @@
-import { ApplicationFailure } from '@temporalio/activity';
-import OpenAI from 'openai';
 import { DataSource } from 'typeorm';
 import { agentContext, beginRun, executeEffect, failRun, proposeEffect } from '../../db/rooms/agent-runs';
 import { agentOutputFits, parseCompiled } from '../../db/rules/room-rules';
@@ -8,7 +6,7 @@ import { beginJob, runJob } from '../../db/rooms/jobs';
 import { missPromise } from '../../db/rooms/promises';
 import { systemLine } from '../../db/rules/ai-answers';
 import { Config } from '../../runtime/config';
-import { AI_INVALID_OUTPUT, AI_NOT_CONFIGURED, AI_PROVIDER_ERROR, AI_REQUEST_REFUSED, AI_TIMEOUT } from '../ai/ai-activities';
+import { AI_INVALID_OUTPUT, aiFailure, chatProvider } from '../ai/openai-chat';
 
 export interface RoomActivityDeps {
   dataSource: DataSource;
@@ -33,35 +31,8 @@ const INSTRUCTIONS = {
 
 /** The steps of `agent-run/<runId>`, `room-job/<jobId>` and `room-promise/<promiseId>`; database steps are idempotent, the model call is bounded by the workflow. */
 export function createRoomActivities({ dataSource: ds, config }: RoomActivityDeps) {
-  let client: OpenAI | null = null;
-  const provider = () => {
-    if (!config.aiBaseUrl || !config.aiModel) {
-      throw ApplicationFailure.create({ message: 'no AI provider is configured (AI_BASE_URL, AI_MODEL)', type: AI_NOT_CONFIGURED, nonRetryable: true });
-    }
-    client ??= new OpenAI({ baseURL: config.aiBaseUrl, apiKey: config.aiApiKey ?? 'unset', timeout: config.aiTimeoutMs, maxRetries: 0 });
-    return { ai: client, model: config.aiModel };
-  };
-
-  /** One chat completion at temperature 0; failures typed by reason, only those a retry may cure retryable. */
-  async function chat(system: string, user: unknown, json: boolean): Promise<string | null | undefined> {
-    const { ai, model } = provider();
-    try {
-      const completion = await ai.chat.completions.create({
-        model,
-        temperature: 0,
-        ...(json ? { response_format: { type: 'json_object' as const } } : {}),
-        messages: [{ role: 'system', content: system }, { role: 'user', content: JSON.stringify(user) }],
-      });
-      return completion.choices?.[0]?.message?.content;
-    } catch (err) {
-      if (err instanceof OpenAI.APIConnectionTimeoutError) throw ApplicationFailure.create({ message: 'the AI provider did not answer in time', type: AI_TIMEOUT });
-      const status = err instanceof OpenAI.APIError ? err.status : undefined;
-      if (status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429) {
-        throw ApplicationFailure.create({ message: `the AI provider refused the request (HTTP ${status})`, type: AI_REQUEST_REFUSED, nonRetryable: true });
-      }
-      throw ApplicationFailure.create({ message: `the AI provider failed: ${status ? `HTTP ${status}` : (err as Error).message}`, type: AI_PROVIDER_ERROR });
-    }
-  }
+  const provider = chatProvider({ baseUrl: config.aiBaseUrl, apiKey: config.aiApiKey, model: config.aiModel, timeoutMs: config.aiTimeoutMs });
+  const chat = async (system: string, user: unknown, json: boolean) => (await provider.chat({ system, user, json })).content;
 
   return {
     /** The compile's model call: the evidence with ids; an answer that is not the JSON asked for is retried. */
@@ -69,7 +40,7 @@ export function createRoomActivities({ dataSource: ds, config }: RoomActivityDep
       const input = await compileInput(ds, documentId);
       const content = await chat(`${systemLine(COMPILE_PROGRAM)}\n${COMPILE_INSTRUCTIONS}`,
         { title: input.title, maxStatements: input.maxStatements, evidence: input.evidence }, true);
-      if (!parseCompiled(content)) throw ApplicationFailure.create({ message: 'the model\'s answer is not the document JSON', type: AI_INVALID_OUTPUT });
+      if (!parseCompiled(content)) throw aiFailure(AI_INVALID_OUTPUT, 'the model\'s answer is not the document JSON');
       return content!;
     },
 
@@ -96,7 +67,7 @@ export function createRoomActivities({ dataSource: ds, config }: RoomActivityDep
         { request: context.input, messages: context.messages, canvas: context.canvas.content }, false);
       const output = (content ?? '').trim();
       if (!agentOutputFits(context.alias, output)) {
-        throw ApplicationFailure.create({ message: `the model's answer does not fit the ${context.alias}'s action`, type: AI_INVALID_OUTPUT });
+        throw aiFailure(AI_INVALID_OUTPUT, `the model's answer does not fit the ${context.alias}'s action`);
       }
       return { output, canvasVersion: context.canvas.version };
     },

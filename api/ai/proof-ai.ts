@@ -154,6 +154,7 @@ export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promis
       summary: 'AI summary of one story, validated so it never states what the story does not; 503 AI_UNAVAILABLE, 429 AI_BUDGET_EXCEEDED',
     },
   }, async (request) => {
+    assertAiConfigured(deps);
     const facts = await summarySource(ds.manager, productTenant(request), request.params.id, canReadPrivate(request));
     const data = await runAiOperation(deps, request, { operation: 'summarize', user: sourceForModel(facts), facts },
       { proofItemIds: [request.params.id], versionIds: [facts.version.id] });
@@ -170,6 +171,7 @@ export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promis
       summary: 'AI draft of a story request; never sent; a draft failing the ask policy is discarded with 422 ASK_POLICY_FAILED',
     },
   }, async (request) => {
+    assertAiConfigured(deps);
     const body = request.body ?? {};
     const source = body.proofItemId ? await askSource(ds.manager, productTenant(request), body.proofItemId, canReadPrivate(request)) : null;
     const facts = { recipientName: body.recipientName, context: body.context, incentiveDisclosure: body.incentiveDisclosure, version: source?.version ?? null };
@@ -200,8 +202,8 @@ export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promis
     if (new Set(body.proofItemIds).size !== body.proofItemIds.length) {
       throw validationFailed([{ path: 'proofItemIds', message: 'must not repeat an id' }]);
     }
-    const sources = await caseStudySources(ds.manager, productTenant(request), body.proofItemIds);
     assertAiConfigured(deps);
+    const sources = await caseStudySources(ds.manager, productTenant(request), body.proofItemIds);
     const length = body.length ?? 'standard';
     const template = body.template ?? 'challenge_solution_results';
     const data = await runAiOperation(deps, request, {

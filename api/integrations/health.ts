@@ -1,13 +1,12 @@
 import { FastifyInstance } from 'fastify';
 import { object, string } from 'yup';
-import { HEALTH_CHECKS, openFindings } from '../../db/integrations/health';
+import { HEALTH_CHECKS, openFindings, requestHealthRun } from '../../db/integrations/health';
 import { assertOwnProduct } from '../../db/collection/scope';
 import { PageRequest } from '../../db/pagination';
 import type { AppDeps } from '../app';
 import { sessionPrincipal } from '../plugins/auth';
 import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
 import { openObject, pageQuery, strictObject } from '../plugins/validation';
-import { runHealthNow } from './integration-workflows';
 
 const findingSchema = object({
   id: string().required(),
@@ -33,7 +32,7 @@ export async function healthCheckRoutes(app: FastifyInstance, deps: AppDeps): Pr
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     await assertOwnProduct(ds, s.organizationId, request.body.productId);
-    const workflowId = await runHealthNow(deps.temporal, deps.config, { organizationId: s.organizationId, productId: request.body.productId });
+    const workflowId = await requestHealthRun(ds, { organizationId: s.organizationId, productId: request.body.productId }, deps.config.proofHealthIntervalMs);
     return reply.code(202).send({ data: { workflowId, productId: request.body.productId } });
   });
 

@@ -64,7 +64,7 @@ export function registerIdempotency(app: FastifyInstance, ds: DataSource): void 
     const claim = await claimIdempotencyKey(ds, credentialId, header, hash);
     switch (claim.kind) {
       case 'claimed':
-        request.idempotency = { credentialId, key: header, token: claim.token };
+        request.idempotency = { credentialId, key: header, token: claim.token, requestHash: hash };
         return;
       case 'replay':
         return reply.code(claim.statusCode).header('idempotent-replayed', 'true')

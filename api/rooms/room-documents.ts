@@ -1,10 +1,10 @@
 import { FastifyInstance } from 'fastify';
 import { array, number, object, string } from 'yup';
 import { PromoteInput, compiledDocument, failCompile, promote, startCompile } from '../../db/rooms/documents';
-import { validationFailed } from '../../runtime/service-error';
+import { ServiceError, validationFailed } from '../../runtime/service-error';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { roomCompileWorkflow, roomCompileWorkflowId } from '../../workflows/rooms/room-compile-workflow';
-import { assertAiConfigured } from '../ai/ai-runner';
+import { assertAiConfigured, endedWithin } from '../ai/ai-runner';
 import type { AppDeps } from '../app';
 import { idParams } from '../plugins/path-params';
 import { dataOf, errorOf, named, timestamp } from '../plugins/responses';
@@ -71,6 +71,7 @@ export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): P
     assertAiConfigured(deps);
     const caller = keyOnly(request);
     const documentId = await startCompile(ds, caller, request.params.id, { title: request.body.title, maxStatements: request.body.maxStatements ?? 20 });
+    let ended = true;
     try {
       const handle = await deps.temporal.workflow.start(roomCompileWorkflow, {
         workflowId: roomCompileWorkflowId(documentId),
@@ -78,11 +79,15 @@ export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): P
         args: [{ documentId, ai: { maxAttempts: config.aiMaxAttempts, retryInitialMs: config.aiRetryInitialMs, timeoutMs: config.aiTimeoutMs } }],
         ...tenantStartOptions(caller.organizationId, caller.productId),
       });
-      // The record tells the outcome; a failed run has already written it there.
-      await handle.result().catch(() => undefined);
+      // The record tells the outcome; a failed run has already written it there. The wait is bounded: the
+      // run goes on past it and fills the record.
+      ended = await endedWithin(handle.result(), config.aiWaitMs);
     } catch (err) {
       request.log.error({ err }, 'could not start the compile workflow');
       await failCompile(ds, documentId);
+    }
+    if (!ended) {
+      throw new ServiceError('AI_UNAVAILABLE', 503, 'the compile is still running; the document records its outcome', { documentId, reason: 'still_running' }, { 'retry-after': '30' });
     }
     return reply.code(201).send({ data: await compiledDocument(ds, documentId) });
   });

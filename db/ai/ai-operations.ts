@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { ServiceError, notFound } from '../../runtime/service-error';
 import { ProofAiOperation, ProofAsset, ProofItem } from '../entities';
@@ -9,9 +10,13 @@ import { AI_PROGRAMS, ModelInfo } from '../rules/ai-answers';
 import {
   AskFacts, CaseStudyAnswer, DISCARDING_CHECKS, SourceFacts, SummaryAnswer, askPolicyChecks, validateCaseStudy, validateSummary,
 } from '../rules/ai-validator';
-import { newId } from '../rules/ids';
+import { base32, newId } from '../rules/ids';
+import { WorkflowCommandBody, enqueueWorkflowCommand } from '../workflow-commands';
 
 type Scope = { organizationId: string; productId: string };
+
+/** What the run of an operation needs besides its id: the workflow path, the task queue, the provider settings. */
+export type AiRunCommand = Omit<Extract<WorkflowCommandBody, { type: 'proof.ai_operation.start' }>, 'type' | 'tenant' | 'operationId'>;
 
 /** What the API hands the workflow's completion step, kept on the record (never answered). */
 export type OperationInput =
@@ -29,15 +34,35 @@ export const aiUnavailable = (operationId: string | null, reason: string, attemp
   new ServiceError('AI_UNAVAILABLE', 503, 'the AI provider could not produce an answer; nothing was generated in its place', { operationId, reason, attempts });
 
 /**
+ * The operation id of an idempotent request: the same tenant, credential, Idempotency-Key and request
+ * always name the same operation (and so the same workflow), so a retry whose answer was lost finds the
+ * run it started instead of paying for a second one.
+ */
+export function idempotentOperationId(scope: Scope, claim: { credentialId: string; key: string; requestHash: string }): string {
+  return `aiop_${base32(createHash('sha256').update(JSON.stringify([scope.organizationId, scope.productId, claim.credentialId, claim.key, claim.requestHash])).digest().subarray(0, 26))}`;
+}
+
+/**
  * Reserves one unit of the organization's monthly AI allowance under the month counter's row lock and
  * records the running operation in the same transaction. Used up: 429 AI_BUDGET_EXCEEDED, no record.
+ * With a derived `id` already on record (a retry) nothing is reserved unless that run failed, which
+ * a retry may run again (a failure gave its unit back, `rerun`); `reserved` tells whether a run is to start.
+ * A reservation writes the workflow command that starts its run, so an API lost after the commit leaves
+ * no operation without one (the API starts the same run at once and waits for it).
  */
 export async function startOperation(
   ds: DataSource, scope: Scope, input: OperationInput, subject: { proofItemIds: string[]; versionIds: string[] },
-  createdBy: Actor, defaultAllowance: number, now = new Date(),
-): Promise<string> {
+  createdBy: Actor, defaultAllowance: number, run: AiRunCommand, derivedId?: string, now = new Date(),
+): Promise<{ id: string; reserved: boolean; rerun: boolean }> {
   const { period, resetsAt } = budgetMonth(now);
   return ds.transaction(async (em) => {
+    let previous: { status: string } | undefined;
+    if (derivedId) {
+      // Two retries of one key at once: the second waits here and then sees the first's record.
+      await em.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [derivedId]);
+      [previous] = await em.query(`SELECT status FROM proof_ai_operations WHERE id = $1`, [derivedId]);
+      if (previous && previous.status !== 'failed') return { id: derivedId, reserved: false, rerun: false };
+    }
     const [limit]: Array<{ allowance: number }> = await em.query(
       `SELECT COALESCE((SELECT ai_monthly_allowance FROM intake_limits WHERE organization_id = $1), $2)::int AS allowance`,
       [scope.organizationId, defaultAllowance],
@@ -55,13 +80,19 @@ export async function startOperation(
       throw new ServiceError('AI_BUDGET_EXCEEDED', 429, 'the monthly AI allowance of this workspace is used up',
         { allowance: limit.allowance, used: row?.count ?? 0, resetsAt: resetsAt.toISOString() }, { 'retry-after': String(retryAfter) });
     }
-    const id = newId('aiop');
-    await em.getRepository(ProofAiOperation).insert({
-      id, organizationId: scope.organizationId, productId: scope.productId, operation: input.operation, status: 'running',
-      program: AI_PROGRAMS[input.operation], model: null, subject, input,
-      result: null, failure: null, budgetPeriod: period, createdBy, updatedAt: now, completedAt: null,
-    });
-    return id;
+    const id = derivedId ?? newId('aiop');
+    const record = {
+      status: 'running', model: null, subject, input, result: null, failure: null, budgetPeriod: period, createdBy, updatedAt: now, completedAt: null,
+    } as const;
+    if (previous) {
+      await em.getRepository(ProofAiOperation).update(id, record);
+    } else {
+      await em.getRepository(ProofAiOperation).insert({
+        id, organizationId: scope.organizationId, productId: scope.productId, operation: input.operation, program: AI_PROGRAMS[input.operation], ...record,
+      });
+    }
+    await enqueueWorkflowCommand(em, { type: 'proof.ai_operation.start', tenant: scope, operationId: id, ...run });
+    return { id, reserved: true, rerun: previous !== undefined };
   });
 }
 

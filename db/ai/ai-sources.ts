@@ -1,4 +1,4 @@
-import { EntityManager } from 'typeorm';
+import { EntityManager, In } from 'typeorm';
 import { ServiceError } from '../../runtime/service-error';
 import { ConsentGrant, ProofItem, ProofRevocation, ProofVersion } from '../entities';
 import { assertChangeable, findItem, grantsOf } from '../proof/proof-items';
@@ -104,18 +104,23 @@ export async function caseStudySources(em: EntityManager, scope: Scope, itemIds:
   const items = await em.getRepository(ProofItem).findBy(itemIds.map((id) => ({ id, organizationId: scope.organizationId, productId: scope.productId })));
   const unknown = itemIds.filter((id) => !items.some((i) => i.id === id));
   if (unknown.length > 0) throw new ServiceError('NOT_FOUND', 404, 'proof item not found', { proofItemIds: unknown });
+  // One read each of versions, grants and revocations for all items, not three per item.
+  const versionIds = items.map((i) => i.approvedPublicVersionId).filter((v): v is string => v !== null);
+  const versions = versionIds.length ? await em.getRepository(ProofVersion).findBy({ id: In(versionIds) }) : [];
+  const allGrants = await em.getRepository(ConsentGrant).find({ where: { proofItemId: In(itemIds) }, order: { createdAt: 'DESC', id: 'DESC' } });
+  const allRevocations = await em.getRepository(ProofRevocation).findBy({ proofItemId: In(itemIds) });
   const now = new Date();
   const out: SourceFacts[] = [];
   const refused: Array<{ proofItemId: string; reasons: string[] }> = [];
   for (const id of itemIds) {
     const item = items.find((i) => i.id === id)!;
-    const version = item.approvedPublicVersionId ? await em.getRepository(ProofVersion).findOneBy({ id: item.approvedPublicVersionId }) : null;
-    const grants = await grantsOf(em, item.id);
+    const version = versions.find((v) => v.id === item.approvedPublicVersionId) ?? null;
+    const grants = allGrants.filter((g) => g.proofItemId === id);
     const decision = decideEligibility({
       item,
       version: version && { id: version.id, approvalState: version.approvalState, locale: version.locale, originalLocale: version.locale, rating: version.content.rating ?? null },
       grants,
-      revocations: await em.getRepository(ProofRevocation).findBy({ proofItemId: item.id }),
+      revocations: allRevocations.filter((r) => r.proofItemId === id),
     }, { channel: 'case_study', placementType: 'case_study', media: 'text', productId: scope.productId, now });
     if (!decision.eligible || !version) refused.push({ proofItemId: id, reasons: decision.reasons.length ? decision.reasons : ['not_approved'] });
     else out.push(sourceFacts(item, version, grants));

@@ -4,6 +4,7 @@ import { Page, PageRequest, pageOf } from '../pagination';
 import { SYSTEM_ACTOR, appendProofEvent } from '../proof/proof-ledger';
 import { publishPlacement } from '../proof/proof-placements';
 import { newId } from '../rules/ids';
+import { enqueueWorkflowCommand } from '../workflow-commands';
 
 export const HEALTH_CHECKS = ['consent_expiring', 'placement_excluded_items', 'stream_failed'] as const;
 export type HealthCheck = (typeof HEALTH_CHECKS)[number];
@@ -14,6 +15,15 @@ interface Finding {
   proofItemId: string | null;
   placementId: string | null;
   properties: Record<string, unknown>;
+}
+
+/**
+ * Asks `proof-health/<productId>` to run its checks now (starting it when it is not running), through the
+ * workflow_commands outbox: a Temporal outage delays the run, never drops it. Answers the workflow id.
+ */
+export async function requestHealthRun(ds: DataSource, tenant: { organizationId: string; productId: string }, intervalMs: number): Promise<string> {
+  await ds.transaction((em) => enqueueWorkflowCommand(em, { type: 'proof.health.run', tenant, intervalMs }));
+  return `proof-health/${tenant.productId}`;
 }
 
 /**

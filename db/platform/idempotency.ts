@@ -51,6 +51,8 @@ export interface IdempotencyClaimRef {
   credentialId: string;
   key: string;
   token: string;
+  /** What the key was claimed for (method, path, canonical body), so work derived from the key can tell requests apart. */
+  requestHash: string;
 }
 
 /**
@@ -58,7 +60,7 @@ export interface IdempotencyClaimRef {
  * process that dies before answering leaves a record a retry replays, not a second write.
  */
 export async function completeIdempotencyKey(
-  db: DataSource | EntityManager, claim: IdempotencyClaimRef, statusCode: number, body: string,
+  db: DataSource | EntityManager, claim: Omit<IdempotencyClaimRef, 'requestHash'>, statusCode: number, body: string,
 ): Promise<void> {
   await db.query(
     `UPDATE idempotency_records SET state = 'completed', status_code = $4, response_body = $5
@@ -83,7 +85,7 @@ export function transactionWith<T>(ds: DataSource, work: (em: EntityManager) => 
 }
 
 /** After an error the key is released, so a corrected retry may use it (spec, Idempotency rule 2). */
-export async function releaseIdempotencyKey(ds: DataSource, claim: IdempotencyClaimRef): Promise<void> {
+export async function releaseIdempotencyKey(ds: DataSource, claim: Omit<IdempotencyClaimRef, 'requestHash'>): Promise<void> {
   await ds.query(
     `DELETE FROM idempotency_records
       WHERE credential_id = $1 AND idempotency_key = $2 AND claim_token = $3 AND state = 'in_progress'`,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-function base32(bytes: Buffer): string {
+export function base32(bytes: Buffer): string {
   let out = '';
   for (const byte of bytes) out += ALPHABET[byte & 31];
   return out;

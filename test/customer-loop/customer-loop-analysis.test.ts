@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { WorkflowFailedError } from '@temporalio/client';
-import { AI_NOT_CONFIGURED, createAiActivities, validateAnalysis } from '../../activities/ai/ai-activities';
+import { createAiActivities, validateAnalysis } from '../../activities/ai/ai-activities';
+import { AI_NOT_CONFIGURED } from '../../activities/ai/openai-chat';
 import { IntakeLimit, Signal } from '../../db/entities';
 import { AnalysisJob } from '../../db/customer-loop/signal-analysis';
 import { signalAnalysisWorkflowId } from '../../workflows/customer-loop/signal-analysis-workflow';

@@ -27,6 +27,9 @@ describe('integrations: health workflow and the video host webhook', () => {
     const run = await call({ method: 'POST', url: '/api/workspace/proof/health/run', payload: { productId: tenant.product.id }, headers: { cookie: tenant.owner.cookie, 'x-csrf-token': tenant.owner.csrfToken } }, app);
     assert.equal(run.statusCode, 202, run.body);
     assert.equal(run.json().data.workflowId, `proof-health/${tenant.product.id}`);
+    // The route only writes the command; the outbox relay signals (or starts) the workflow.
+    const commands = await ctx.dataSource.query(`SELECT command FROM workflow_commands WHERE ordering_key = $1`, [`proof-health/${tenant.product.id}`]);
+    assert.deepEqual(commands.map((c: { command: { type: string; intervalMs: number } }) => [c.command.type, c.command.intervalMs]), [['proof.health.run', 200]]);
 
     const found = await eventually(async () => {
       const w = await warnings(tenant.product.id);

@@ -1,6 +1,7 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { createAiActivities } from '../../activities/ai/ai-activities';
 import type { createCustomerLoopActivities } from '../../activities/customer-loop/customer-loop-activities';
+import { AiCallSettings, aiCallOptions, aiFailureOf } from '../ai/ai-call';
 import { DATABASE_RETRY, recordedStep } from '../platform/database-retry';
 
 const db = proxyActivities<ReturnType<typeof createCustomerLoopActivities>>({
@@ -12,7 +13,7 @@ export const signalAnalysisWorkflowId = (signalId: string) => `ai/signal-analysi
 
 export interface SignalAnalysisInput {
   signalId: string;
-  ai: { maxAttempts: number; retryInitialMs: number; timeoutMs: number };
+  ai: AiCallSettings;
 }
 
 /**
@@ -21,21 +22,14 @@ export interface SignalAnalysisInput {
  * workflow fails with AI_UNAVAILABLE; no text is ever made up in its place.
  */
 export async function signalAnalysisWorkflow(input: SignalAnalysisInput): Promise<'done' | 'skipped'> {
-  const { analyzeSignal } = proxyActivities<ReturnType<typeof createAiActivities>>({
-    startToCloseTimeout: input.ai.timeoutMs + 5_000,
-    retry: {
-      maximumAttempts: input.ai.maxAttempts,
-      initialInterval: input.ai.retryInitialMs,
-      backoffCoefficient: 2,
-    },
-  });
+  const { analyzeSignal } = proxyActivities<ReturnType<typeof createAiActivities>>(aiCallOptions(input.ai));
   const job = await recordedStep('beginSignalAnalysis', () => db.beginSignalAnalysis(input.signalId));
   if (!job) return 'skipped';
   let result;
   try {
     result = await analyzeSignal(job);
   } catch (err) {
-    const reason = err instanceof ActivityFailure && err.cause ? err.cause.message : String((err as Error).message);
+    const reason = aiFailureOf(err, input.ai.maxAttempts).message;
     await recordedStep('failSignalAnalysis', () => db.failSignalAnalysis(input.signalId, reason));
     throw ApplicationFailure.nonRetryable(reason, 'AI_UNAVAILABLE');
   }

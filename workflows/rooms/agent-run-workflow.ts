@@ -1,5 +1,6 @@
-import { ActivityFailure, ApplicationFailure, condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { createRoomActivities } from '../../activities/rooms/room-activities';
+import { AiCallSettings, aiCallOptions, aiFailureOf } from '../ai/ai-call';
 import { DATABASE_RETRY } from '../platform/database-retry';
 
 export const agentRunWorkflowId = (runId: string) => `agent-run/${runId}`;
@@ -10,7 +11,7 @@ export const wakeSignal = defineSignal('wake');
 export interface AgentRunInput {
   runId: string;
   approvalTtlMs: number;
-  ai: { maxAttempts: number; retryInitialMs: number; timeoutMs: number };
+  ai: AiCallSettings;
 }
 
 const { beginAgentRun, failAgentRun, proposeAgentEffect, executeAgentEffect } = proxyActivities<ReturnType<typeof createRoomActivities>>({
@@ -29,19 +30,15 @@ export async function agentRunWorkflow(input: AgentRunInput): Promise<string> {
   setHandler(wakeSignal, () => {
     woken = true;
   });
-  const { callAgentModel } = proxyActivities<ReturnType<typeof createRoomActivities>>({
-    startToCloseTimeout: input.ai.timeoutMs + 5_000,
-    retry: { maximumAttempts: input.ai.maxAttempts, initialInterval: input.ai.retryInitialMs, backoffCoefficient: 2, nonRetryableErrorTypes: ['not_configured', 'refused'] },
-  });
+  const { callAgentModel } = proxyActivities<ReturnType<typeof createRoomActivities>>(aiCallOptions(input.ai));
   if (!(await beginAgentRun(input.runId))) return 'cancelled';
   let answer;
   try {
     answer = await callAgentModel(input.runId);
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
-    const cause = err.cause;
-    const invalid = cause instanceof ApplicationFailure && cause.type === 'malformed_output';
-    await failAgentRun(input.runId, invalid ? 'AI_INVALID_OUTPUT' : 'AI_UNAVAILABLE', cause?.message ?? 'the AI provider failed');
+    const { reason, message } = aiFailureOf(err, input.ai.maxAttempts);
+    await failAgentRun(input.runId, reason === 'malformed_output' ? 'AI_INVALID_OUTPUT' : 'AI_UNAVAILABLE', message);
     return 'failed';
   }
   const proposal = await proposeAgentEffect(input.runId, answer.output, answer.canvasVersion, input.approvalTtlMs);

@@ -1,12 +1,13 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { createRoomActivities } from '../../activities/rooms/room-activities';
+import { AiCallSettings, aiCallOptions, aiFailureOf } from '../ai/ai-call';
 import { DATABASE_RETRY } from '../platform/database-retry';
 
 export const roomCompileWorkflowId = (documentId: string) => `room-compile/${documentId}`;
 
 export interface RoomCompileInput {
   documentId: string;
-  ai: { maxAttempts: number; retryInitialMs: number; timeoutMs: number };
+  ai: AiCallSettings;
 }
 
 const { finishRoomCompile, failRoomCompile } = proxyActivities<ReturnType<typeof createRoomActivities>>({
@@ -19,17 +20,14 @@ const { finishRoomCompile, failRoomCompile } = proxyActivities<ReturnType<typeof
  * record. A provider that keeps failing, or answers no usable JSON, fails the record; nothing is made up.
  */
 export async function roomCompileWorkflow(input: RoomCompileInput): Promise<string> {
-  const { callCompileModel } = proxyActivities<ReturnType<typeof createRoomActivities>>({
-    startToCloseTimeout: input.ai.timeoutMs + 5_000,
-    retry: { maximumAttempts: input.ai.maxAttempts, initialInterval: input.ai.retryInitialMs, backoffCoefficient: 2, nonRetryableErrorTypes: ['not_configured', 'refused'] },
-  });
+  const { callCompileModel } = proxyActivities<ReturnType<typeof createRoomActivities>>(aiCallOptions(input.ai));
   let content: string;
   try {
     content = await callCompileModel(input.documentId);
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
     await failRoomCompile(input.documentId);
-    throw ApplicationFailure.nonRetryable(err.cause?.message ?? 'the AI provider failed', 'AI_UNAVAILABLE');
+    throw ApplicationFailure.nonRetryable(aiFailureOf(err, input.ai.maxAttempts).message, 'AI_UNAVAILABLE');
   }
   return finishRoomCompile(input.documentId, content);
 }
