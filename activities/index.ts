@@ -33,5 +33,3 @@ export function createActivities(deps: ActivityDeps) {
     ...createRoomActivities(deps),
   };
 }
-
-export type Activities = ReturnType<typeof createActivities>;

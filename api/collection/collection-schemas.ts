@@ -1,4 +1,4 @@
-import { array, boolean, mixed, number, object, string } from 'yup';
+import { array, boolean, number, object, string } from 'yup';
 import { QUESTION_KINDS } from '../../db/entities/collection-question-version';
 import { REQUEST_CHANNELS } from '../../db/entities/proof-request';
 import { FOLLOW_UPS, IDENTITY_FIELDS, MEDIA_KINDS, RATING_SCALES } from '../../db/rules/collection-flow';
@@ -188,5 +188,3 @@ export const domainSchema = object({
   lastError: string().nullable().defined().meta({ description: 'what the last DNS check missed; null once verified or before any check' }),
   createdAt: timestamp().required(),
 });
-
-export const anyValue = () => mixed();

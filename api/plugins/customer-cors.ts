@@ -21,7 +21,7 @@ const EXPOSED_HEADERS = [
  * flows or their `allowedOrigins` takes effect within `ttlMs` plus one query (docs/collection.md).
  * Requests during a load share it; a failed load is not kept.
  */
-export function cachedCustomerOrigins(ds: DataSource, ttlMs: number): () => Promise<CustomerOrigins> {
+function cachedCustomerOrigins(ds: DataSource, ttlMs: number): () => Promise<CustomerOrigins> {
   let entry: { loadedFrom: number; origins: Promise<CustomerOrigins> } | null = null;
   return () => {
     const now = Date.now();

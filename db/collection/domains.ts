@@ -107,11 +107,6 @@ export async function removeDomain(ds: DataSource, organizationId: string, flowI
   if (!result.affected) throw notFound('domain');
 }
 
-/** A verified domain of a flow, for the QR code's `domain=` and the customer routes' CORS origins. */
-export async function verifiedDomain(ds: DataSource, flowId: string, hostname: string) {
-  return ds.getRepository(CollectionDomain).findOneBy({ flowId, hostname: hostname.toLowerCase(), status: 'verified' });
-}
-
 export interface CustomerOrigins {
   /** `https://<hostname>` of every verified domain, lower case. */
   domains: Set<string>;
