@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { ServiceKey } from '../entities';
 import { sha256Hex } from '../rules/secrets';
+import { shardQuotasSql } from './rate-windows';
 
 export interface RateLimitState {
   limit: number;
@@ -50,12 +51,7 @@ function tryCheckServiceKey(ds: DataSource, secret: string, limit: number): Prom
         WHERE k.digest = $1
      ), win AS (
        SELECT q.shard, coalesce(w.count, 0) AS count, q.quota
-         FROM k, LATERAL (
-           SELECT CASE WHEN g = 0 THEN k.id ELSE k.id || '#' || g END AS shard,
-                  CASE WHEN g < least($3::int, $2::int)
-                       THEN $2::int / least($3::int, $2::int) + CASE WHEN g < $2::int % least($3::int, $2::int) THEN 1 ELSE 0 END
-                       ELSE 0 END AS quota
-             FROM generate_series(0, $3::int - 1) AS g) AS q
+         FROM k, LATERAL (${shardQuotasSql('shard', 'k.id', '$2::int', '$3::int')}) AS q
          LEFT JOIN rate_limit_windows w ON w.key_id = q.shard AND w.window_start = date_trunc('minute', now())
         WHERE k.revoked_at IS NULL AND k.expires_at > now()
      ), pick AS (

@@ -21,3 +21,18 @@ export async function countInWindow(ds: DataSource, bucket: string): Promise<Cou
                ceil(extract(epoch FROM w.window_start + interval '1 minute' - now()) * 1000)::int AS ttl`, [bucket]);
   return { count: row.count, reset: Number(row.reset), ttlMs: Math.max(1, row.ttl) };
 }
+
+/**
+ * SQL rows of one sharded counter: `<base>`, `<base>#1`, ... (`shards` rows, named `name`) with quotas
+ * that add up to `total`; rows past `total` get 0. A counter spread so, with each row moving only under
+ * its quota, holds its total exactly while concurrent writers mostly lock different rows. The arguments
+ * are SQL expressions (parameters or columns) of the caller's query.
+ */
+export function shardQuotasSql(name: string, base: string, total: string, shards: string): string {
+  const spread = `greatest(1, least(${shards}, ${total}))`;
+  return `SELECT CASE WHEN g = 0 THEN ${base} ELSE ${base} || '#' || g END AS ${name},
+                  CASE WHEN g < least(${shards}, ${total})
+                       THEN ${total} / ${spread} + CASE WHEN g < ${total} % ${spread} THEN 1 ELSE 0 END
+                       ELSE 0 END AS quota
+             FROM generate_series(0, ${shards} - 1) AS g`;
+}
