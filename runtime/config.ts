@@ -58,6 +58,8 @@ export interface Config {
   draftTtlDays: number;
   uploadTtlMs: number;
   assembleWaitMs: number;
+  /** How long an API process keeps the customer routes' allowed CORS origins: the bound on a change taking effect. */
+  customerOriginsCacheMs: number;
   controlLinkTtlDays: number;
   dailySubmissionCeiling: number;
   transcribeBaseUrl: string | undefined;
@@ -229,6 +231,7 @@ export function loadConfig(env: Env = process.env): Config {
     draftTtlDays: int(env, 'PROOF_DRAFT_TTL_DAYS', 30, 1, 3650),
     uploadTtlMs: int(env, 'PROOF_UPLOAD_TTL_MS', 86_400_000, 100, 30 * 86_400_000),
     assembleWaitMs: int(env, 'PROOF_ASSEMBLE_WAIT_MS', 10_000, 0, 600_000),
+    customerOriginsCacheMs: int(env, 'PROOF_CORS_CACHE_MS', 30_000, 0, 600_000),
     controlLinkTtlDays: int(env, 'PROOF_CONTROL_LINK_TTL_DAYS', 365, 1, 3650),
     dailySubmissionCeiling: int(env, 'PROOF_DAILY_SUBMISSION_CEILING', 10_000, 1, 1_000_000_000),
     transcribeBaseUrl: text(env, 'TRANSCRIBE_BASE_URL'),

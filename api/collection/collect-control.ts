@@ -13,41 +13,36 @@ import { ReviewDecision, decideReview, reviewQueue } from '../../db/collection/r
 
 const id = () => string().required().max(100);
 
-const controlBody = object({
-  action: string().required().oneOf(['approve_wording', 'decline_wording', 'request_correction', 'pause', 'resume', 'withdraw']),
-}).test('fields', 'unexpected or missing fields for this action', function check(v: Record<string, unknown> | undefined) {
-  if (!v) return true;
-  const shapes: Record<string, ReturnType<typeof strictObject>> = {
-    approve_wording: strictObject({ action: string(), proofItemId: id(), versionId: id(), contentHash: string().required().max(200) }),
-    decline_wording: strictObject({ action: string(), proofItemId: id(), versionId: id(), reason: string().max(2000) }),
-    request_correction: strictObject({ action: string(), proofItemId: id(), message: string().required().min(3).max(2000), versionId: string().max(100) }),
-    pause: strictObject({ action: string(), proofItemId: id() }),
-    resume: strictObject({ action: string(), proofItemId: id() }),
-    withdraw: strictObject({ action: string(), proofItemId: id(), confirm: boolean().required().oneOf([true], 'confirm must be true') }),
-  };
-  const shape = shapes[String(v.action)];
-  if (!shape) return true;
-  try {
-    shape.validateSync(v, { strict: true, abortEarly: false });
-    return true;
-  } catch (err) {
-    return this.createError({ message: (err as Error).message });
-  }
-}).required();
+type Shape = ReturnType<typeof strictObject>;
 
-const passportBody = object({ action: string().required().oneOf(['remove_use', 'limit_channels']) })
-  .test('fields', 'unexpected or missing fields for this action', function check(v: Record<string, unknown> | undefined) {
-    if (!v) return true;
-    const shape = v.action === 'remove_use'
-      ? strictObject({ action: string(), proofItemId: id(), placementId: id() })
-      : strictObject({ action: string(), proofItemId: id(), channels: array(string().required().oneOf([...PROOF_CHANNELS])).required().min(1) });
-    try {
-      shape.validateSync(v, { strict: true, abortEarly: false });
-      return true;
-    } catch (err) {
-      return this.createError({ message: (err as Error).message });
-    }
-  }).required();
+/** A body whose `action` picks the strict shape of its other fields. */
+function actionBody(shapes: Record<string, Shape>) {
+  return object({ action: string().required().oneOf(Object.keys(shapes)) })
+    .test('fields', 'unexpected or missing fields for this action', function check(v: Record<string, unknown> | undefined) {
+      const shape = v ? shapes[String(v.action)] : undefined;
+      if (!shape) return true;
+      try {
+        shape.validateSync(v, { strict: true, abortEarly: false });
+        return true;
+      } catch (err) {
+        return this.createError({ message: (err as Error).message });
+      }
+    }).required();
+}
+
+const controlBody = actionBody({
+  approve_wording: strictObject({ action: string(), proofItemId: id(), versionId: id(), contentHash: string().required().max(200) }),
+  decline_wording: strictObject({ action: string(), proofItemId: id(), versionId: id(), reason: string().max(2000) }),
+  request_correction: strictObject({ action: string(), proofItemId: id(), message: string().required().min(3).max(2000), versionId: string().max(100) }),
+  pause: strictObject({ action: string(), proofItemId: id() }),
+  resume: strictObject({ action: string(), proofItemId: id() }),
+  withdraw: strictObject({ action: string(), proofItemId: id(), confirm: boolean().required().oneOf([true], 'confirm must be true') }),
+});
+
+const passportBody = actionBody({
+  remove_use: strictObject({ action: string(), proofItemId: id(), placementId: id() }),
+  limit_channels: strictObject({ action: string(), proofItemId: id(), channels: array(string().required().oneOf([...PROOF_CHANNELS])).required().min(1) }),
+});
 
 const storySchema = object({
   proofItemId: string().required(), type: string().required(), status: string().required(), paused: boolean().required(),

@@ -74,29 +74,50 @@ async function previewTokenValid(ds: DataSource, sessionId: string, token: strin
 }
 
 /** Talking to `upload/<sessionId>` (started through the outbox at open); the assemble call starts it too if it comes first. */
-export function uploadWorkflows(temporal: Client, config: Config) {
+export function uploadWorkflows(ds: DataSource, temporal: Client, config: Config) {
   const startOptions = (u: CollectionUpload) => ({
     workflowId: uploadWorkflowId(u.id),
     taskQueue: config.taskQueue,
     args: [{ sessionId: u.id, expiresAt: u.expiresAt.toISOString() }] as [{ sessionId: string; expiresAt: string }],
     ...tenantStartOptions(u.organizationId, u.productId),
   });
+  /** The update's outcome, or null when it did not end within `waitMs` (the assembly goes on). */
+  async function assemble(u: CollectionUpload, waitMs: number) {
+    const handle = await temporal.workflow.startUpdateWithStart(assembleUpdate, {
+      waitForStage: 'ACCEPTED',
+      startWorkflowOperation: new WithStartWorkflowOperation(uploadWorkflow, { ...startOptions(u), workflowIdConflictPolicy: 'USE_EXISTING' }),
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), waitMs);
+    });
+    try {
+      return await Promise.race([handle.result(), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
   return {
-    /** The update's outcome, or null when it did not end within `waitMs` (the assembly goes on). */
-    async assemble(u: CollectionUpload, waitMs: number) {
-      const handle = await temporal.workflow.startUpdateWithStart(assembleUpdate, {
-        waitForStage: 'ACCEPTED',
-        startWorkflowOperation: new WithStartWorkflowOperation(uploadWorkflow, { ...startOptions(u), workflowIdConflictPolicy: 'USE_EXISTING' }),
-      });
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<null>((resolve) => {
-        timer = setTimeout(() => resolve(null), waitMs);
-      });
-      try {
-        return await Promise.race([handle.result(), timeout]);
-      } finally {
-        clearTimeout(timer);
+    /**
+     * The assemble step both upload routes share: assemble unless already complete, waiting up to `assembleWaitMs`,
+     * then the upload as it is now; a cancelled upload is 409, a failed check its typed error.
+     */
+    async assembleOrThrow(u: CollectionUpload): Promise<CollectionUpload> {
+      await checkAssemblable(ds, u);
+      let outcome: Awaited<ReturnType<typeof assemble>> = null;
+      if (u.status !== 'complete') {
+        try {
+          outcome = await assemble(u, config.assembleWaitMs);
+        } catch (err) {
+          if (err instanceof WorkflowUpdateFailedError) throw conflict('this upload was cancelled');
+          throw err;
+        }
       }
+      if (outcome?.lastError === 'CHECKSUM_MISMATCH') {
+        throw new ServiceError('CHECKSUM_MISMATCH', 422, 'the assembled file does not match the sha256 given when the upload opened; the parts are kept');
+      }
+      if (outcome?.lastError === 'UNSUPPORTED_MEDIA_TYPE') throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, `the file is not an accepted ${u.kind} type`);
+      return findUpload(ds, u.draftId, u.id);
     },
   };
 }
@@ -108,7 +129,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   app.removeContentTypeParser('text/plain');
   const cfg = deps.config;
   const store = mediaStoreOf(cfg);
-  const workflows = uploadWorkflows(deps.temporal, cfg);
+  const workflows = uploadWorkflows(ds, deps.temporal, cfg);
   const draftAuth = customerAuth(ds, cfg, 'draft_session', { draftParam: 'id' });
   const uploadAuth = customerAuth(ds, cfg, 'upload', { draftParam: 'id', uploadParam: 'sessionId' });
   const transcriptionOff = () => new ServiceError('UNAVAILABLE', 503, 'captions are not available: transcription is off');
@@ -171,24 +192,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     onRequest: uploadAuth,
     config: { operationId: 'assembleUpload', summary: 'Assemble the immutable original: 200 complete within the wait, else 202 assembling; idempotent' },
   }, async (request, reply) => {
-    let upload = await findUpload(ds, request.params.id, request.params.sessionId);
-    await checkAssemblable(ds, upload);
-    let outcome: Awaited<ReturnType<typeof workflows.assemble>> = null;
-    if (upload.status !== 'complete') {
-      try {
-        outcome = await workflows.assemble(upload, cfg.assembleWaitMs);
-      } catch (err) {
-        if (err instanceof WorkflowUpdateFailedError) throw conflict('this upload was cancelled');
-        throw err;
-      }
-    }
-    upload = await findUpload(ds, request.params.id, request.params.sessionId);
-    if (outcome?.lastError === 'CHECKSUM_MISMATCH') {
-      throw new ServiceError('CHECKSUM_MISMATCH', 422, 'the assembled file does not match the sha256 given at open; the parts are kept');
-    }
-    if (outcome?.lastError === 'UNSUPPORTED_MEDIA_TYPE') {
-      throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, `the file is not an accepted ${upload.kind} type`);
-    }
+    const upload = await workflows.assembleOrThrow(await findUpload(ds, request.params.id, request.params.sessionId));
     return reply.code(upload.status === 'complete' ? 200 : 202).send({ data: { upload: await withState(upload) } });
   });
 

@@ -11,7 +11,7 @@ import { ROUTING_STATES, RoutingState } from '../../db/entities/proof-routing';
 import { mailTransport, mailerUnavailable } from '../../runtime/mailer';
 import { conflict } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
-import { sessionPrincipal } from '../plugins/auth';
+import { HUMAN_DECISION, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { PageRequest } from '../../db/pagination';
 import { dataOf, pageOf, errorOf } from '../plugins/responses';
@@ -130,7 +130,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
         201: dataOf(object({ candidate: candidateSchema.required(), request: requestSchema.required(), linkToken: string().required(), linkUrl: string().required() })),
       },
     },
-    config: { ...writers, keyRefusal: 'HUMAN_APPROVAL_REQUIRED', operationId: 'decideAskCandidate', summary: 'Accept a candidate into a draft request (nothing sent) or dismiss it' },
+    config: { ...HUMAN_DECISION, operationId: 'decideAskCandidate', summary: 'Accept a candidate into a draft request (nothing sent) or dismiss it' },
   }, async (request, reply) => {
     const { candidate, made } = await decideOpportunity(ds, creator(request), request.body);
     if (!made) return { data: { candidate } };

@@ -1,13 +1,14 @@
-import { array, boolean, mixed, number, object, string } from 'yup';
+import { array, boolean, number, object, string } from 'yup';
 import { QUESTION_KINDS } from '../../db/entities/collection-question-version';
 import { REQUEST_CHANNELS } from '../../db/entities/proof-request';
 import { FOLLOW_UPS, IDENTITY_FIELDS, MEDIA_KINDS, RATING_SCALES } from '../../db/rules/collection-flow';
 import { openObject, strictObject } from '../plugins/validation';
 import { timestamp } from '../plugins/responses';
+import { OWNERS_AND_ADMINS } from '../plugins/auth';
 
 /** Who may do what in the setup routes: every teammate reads, owners and admins write. */
 export const readers = { auth: 'session' as const };
-export const writers = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
+export const writers = OWNERS_AND_ADMINS;
 
 const httpsOrigin = string().max(200).matches(/^https:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/, 'must be an https origin such as https://app.example.com');
 
@@ -187,5 +188,3 @@ export const domainSchema = object({
   lastError: string().nullable().defined().meta({ description: 'what the last DNS check missed; null once verified or before any check' }),
   createdAt: timestamp().required(),
 });
-
-export const anyValue = () => mixed();

@@ -1,7 +1,6 @@
-import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { number, object, string } from 'yup';
-import { checkAssemblable, findUpload, partsOf, putPart, viewUpload, effectiveStatus } from '../../db/collection/uploads';
+import { findUpload, partsOf, putPart, viewUpload, effectiveStatus } from '../../db/collection/uploads';
 import {
   attachWelcomeVideo, findWelcomeVideo, listWelcomeVideos, removeWelcomeVideos, reviewWelcomeVideo, startWelcomeUpload, viewWelcomeVideo,
 } from '../../db/collection/welcome-videos';
@@ -72,7 +71,7 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
   const ds = deps.dataSource;
   const cfg = deps.config;
   const store = mediaStoreOf(cfg);
-  const workflows = uploadWorkflows(deps.temporal, cfg);
+  const workflows = uploadWorkflows(ds, deps.temporal, cfg);
   const who = (request: Parameters<typeof sessionPrincipal>[0]) => {
     const s = sessionPrincipal(request);
     return { organizationId: s.organizationId, teammateId: s.teammateId };
@@ -176,22 +175,7 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
   }, async (request, reply) => {
     const video = await findWelcomeVideo(ds.manager, who(request).organizationId, request.params.id, request.params.videoId);
     if (video.state === 'removed' || !video.uploadSessionId) throw conflict('the video was removed');
-    let upload = await findUpload(ds, null, video.uploadSessionId);
-    await checkAssemblable(ds, upload);
-    let outcome: Awaited<ReturnType<typeof workflows.assemble>> = null;
-    if (upload.status !== 'complete') {
-      try {
-        outcome = await workflows.assemble(upload, cfg.assembleWaitMs);
-      } catch (err) {
-        if (err instanceof WorkflowUpdateFailedError) throw conflict('this upload was cancelled');
-        throw err;
-      }
-    }
-    if (outcome?.lastError === 'CHECKSUM_MISMATCH') {
-      throw new ServiceError('CHECKSUM_MISMATCH', 422, 'the assembled file does not match the sha256 given at the start; the parts are kept');
-    }
-    if (outcome?.lastError === 'UNSUPPORTED_MEDIA_TYPE') throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, 'the file is not an accepted video type');
-    upload = await findUpload(ds, null, video.uploadSessionId);
+    const upload = await workflows.assembleOrThrow(await findUpload(ds, null, video.uploadSessionId));
     const current = await ds.getRepository(CollectionWelcomeVideo).findOneByOrFail({ id: video.id });
     if (upload.status === 'complete') await attachWelcomeVideo(ds, current);
     return reply.code(upload.status === 'complete' ? 200 : 202).send({ data: await withUpload(current) });

@@ -1,6 +1,7 @@
 import { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { DataSource } from 'typeorm';
 import { SECRET_PREFIX, SecretKind, SecretRow, findSecret, secretPattern, ANY_CUSTOMER_SECRET } from '../../db/collection/secrets';
+import { countInWindow } from '../../db/platform/rate-windows';
 import { sha256Hex } from '../../db/rules/secrets';
 import { Config } from '../../runtime/config';
 import { ServiceError } from '../../runtime/service-error';
@@ -52,15 +53,11 @@ export function headerSecret(request: FastifyRequest, header: string, prefix: st
  * credential, or the client address on public routes, and always sends the x-ratelimit-* headers.
  */
 export async function countRequest(ds: DataSource, reply: FastifyReply, bucket: string, limit: number): Promise<void> {
-  const [row]: Array<{ count: number; reset: string }> = await ds.query(
-    `INSERT INTO rate_limit_windows AS w (key_id, window_start, count) VALUES ($1, date_trunc('minute', now()), 1)
-     ON CONFLICT (key_id, window_start) DO UPDATE SET count = w.count + 1
-     RETURNING w.count, extract(epoch FROM w.window_start)::bigint + 60 AS reset`, [bucket]);
-  const reset = Number(row.reset);
+  const { count, reset } = await countInWindow(ds, bucket);
   reply.header('x-ratelimit-limit', String(limit));
-  reply.header('x-ratelimit-remaining', String(Math.max(0, limit - row.count)));
+  reply.header('x-ratelimit-remaining', String(Math.max(0, limit - count)));
   reply.header('x-ratelimit-reset', String(reset));
-  if (row.count > limit) {
+  if (count > limit) {
     throw new ServiceError('RATE_LIMITED', 429, `more than ${limit} requests this minute`, null, {
       'retry-after': String(Math.max(1, reset - Math.floor(Date.now() / 1000))),
     });

@@ -1,14 +1,13 @@
 import { FastifyInstance } from 'fastify';
 import { array, boolean, string } from 'yup';
 import { publishRelease, recordReceipt } from '../../db/customer-loop/releases';
-import { sessionPrincipal } from '../plugins/auth';
+import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';
 import { endUserOf } from '../plugins/product-tenant';
 import { idParams } from '../plugins/path-params';
 import { strictObject } from '../plugins/validation';
 import { dataOf, errorOf } from '../plugins/responses';
 import { releaseReceiptSchema, releaseSchema } from './schemas';
-import { MANAGERS } from './workspace-features';
 
 const releaseBody = strictObject({
   productId: string().required().max(100),
@@ -27,7 +26,7 @@ export async function releaseRoutes(app: FastifyInstance, deps: AppDeps): Promis
 
   app.post<{ Body: { productId: string; title: string; featureIds: string[] } }>('/api/workspace/releases', {
     schema: { body: releaseBody, response: { 201: dataOf(releaseSchema), 404: errorOf('NOT_FOUND: no such product, or a feature is not of it') } },
-    config: { ...MANAGERS, operationId: 'publishRelease', summary: 'Publish a release; voters and followers hear of it in their inbox' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'publishRelease', summary: 'Publish a release; voters and followers hear of it in their inbox' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     return reply.code(201).send({ data: await publishRelease(ds, { ...request.body, organizationId: s.organizationId, teammateId: s.teammateId }) });

@@ -3,7 +3,7 @@ import { boolean, string } from 'yup';
 import { FEATURE_STATES } from '../../db/entities/feature';
 import { FeatureInput, createFeature, linkSignal, unlinkSignal, updateFeature } from '../../db/customer-loop/features';
 import { validationFailed } from '../../runtime/service-error';
-import { sessionPrincipal } from '../plugins/auth';
+import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';
 import { idParams, pathParams } from '../plugins/path-params';
 import { strictObject } from '../plugins/validation';
@@ -26,7 +26,6 @@ const patchBody = strictObject({ title, problem, state, publicBoard: boolean() }
 const linkBody = strictObject({ signalId: string().required().max(100) }).required();
 const linkParams = pathParams('id', 'signalId');
 
-export const MANAGERS = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
 
 /** Teammates shape the feature board: features and the signals that are their evidence. */
 export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -34,7 +33,7 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
 
   app.post<{ Body: FeatureInput & { productId: string } }>('/api/workspace/features', {
     schema: { body: createBody, response: { 201: dataOf(featureSchema), 404: errorOf('NOT_FOUND: no such product in the workspace') } },
-    config: { ...MANAGERS, operationId: 'createFeature', summary: 'Create a feature candidate' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'createFeature', summary: 'Create a feature candidate' },
   }, async (request, reply) => {
     const { productId, ...input } = request.body;
     return reply.code(201).send({ data: await createFeature(ds, sessionPrincipal(request).organizationId, productId, input) });
@@ -42,7 +41,7 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
 
   app.patch<{ Params: { id: string }; Body: Partial<FeatureInput> }>('/api/workspace/features/:id', {
     schema: { params: idParams, body: patchBody, response: { 200: dataOf(featureSchema) } },
-    config: { ...MANAGERS, operationId: 'updateFeature', summary: 'Edit a feature or move its state' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'updateFeature', summary: 'Edit a feature or move its state' },
   }, async (request) => {
     if (Object.keys(request.body).length === 0) throw validationFailed([{ path: '', message: 'send at least one property' }]);
     return { data: await updateFeature(ds, sessionPrincipal(request).organizationId, request.params.id, request.body) };
@@ -50,7 +49,7 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
 
   app.post<{ Params: { id: string }; Body: { signalId: string } }>('/api/workspace/features/:id/signals', {
     schema: { params: idParams, body: linkBody, response: { 200: dataOf(featureSchema) } },
-    config: { ...MANAGERS, operationId: 'linkFeatureSignal', summary: 'Link a signal as evidence; the score is recomputed' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'linkFeatureSignal', summary: 'Link a signal as evidence; the score is recomputed' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await linkSignal(ds, s.organizationId, request.params.id, request.body.signalId, s.teammateId) };
@@ -58,7 +57,7 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
 
   app.delete<{ Params: { id: string; signalId: string } }>('/api/workspace/features/:id/signals/:signalId', {
     schema: { params: linkParams, response: { 200: dataOf(featureSchema) } },
-    config: { ...MANAGERS, operationId: 'unlinkFeatureSignal', summary: 'Unlink a signal; the score is recomputed' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'unlinkFeatureSignal', summary: 'Unlink a signal; the score is recomputed' },
   }, async (request) => ({
     data: await unlinkSignal(ds, sessionPrincipal(request).organizationId, request.params.id, request.params.signalId),
   }));

@@ -3,7 +3,7 @@ import { string } from 'yup';
 import { MESSAGE_VISIBILITIES, MessageVisibility } from '../../db/entities/thread-message';
 import { addTeammateMessage, setNextUpdate, viewThread } from '../../db/customer-loop/threads';
 import { validationFailed } from '../../runtime/service-error';
-import { sessionPrincipal } from '../plugins/auth';
+import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';
 import { idParams } from '../plugins/path-params';
 import { strictObject } from '../plugins/validation';
@@ -36,7 +36,7 @@ export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps)
 
   app.patch<{ Params: { id: string }; Body: { nextUpdateAt: string | null } }>('/api/workspace/threads/:id', {
     schema: { params: idParams, body: promiseBody, response: { 200: dataOf(threadSchema) } },
-    config: { auth: 'session', roles: ['owner', 'admin'], operationId: 'promiseThreadUpdate', summary: 'Promise the next update (or withdraw the promise)' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'promiseThreadUpdate', summary: 'Promise the next update (or withdraw the promise)' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const raw = request.body.nextUpdateAt;

@@ -4,7 +4,7 @@ import { HEALTH_CHECKS, openFindings, requestHealthRun } from '../../db/integrat
 import { assertOwnProduct } from '../../db/collection/scope';
 import { PageRequest } from '../../db/pagination';
 import type { AppDeps } from '../app';
-import { sessionPrincipal } from '../plugins/auth';
+import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
 import { openObject, pageQuery, strictObject } from '../plugins/validation';
 
@@ -24,11 +24,10 @@ const listQuery = strictObject({ ...pageQuery, productId: string().max(100) });
 /** The health checks a person can read and run now; the workflow `proof-health/<productId>` runs them on its interval. */
 export async function healthCheckRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
-  const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
 
   app.post<{ Body: { productId: string } }>('/api/workspace/proof/health/run', {
     schema: { body: runBody, response: { 404: errorOf('NOT_FOUND: productId is not a product of this workspace'), 202: dataOf(object({ workflowId: string().required(), productId: string().required() })) } },
-    config: { ...people, operationId: 'runProofHealth', summary: 'Run the product\'s health checks now' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'runProofHealth', summary: 'Run the product\'s health checks now' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     await assertOwnProduct(ds, s.organizationId, request.body.productId);
@@ -38,7 +37,7 @@ export async function healthCheckRoutes(app: FastifyInstance, deps: AppDeps): Pr
 
   app.get<{ Querystring: PageRequest & { productId?: string } }>('/api/workspace/proof/health', {
     schema: { querystring: listQuery, response: { 200: pageOf(findingSchema) } },
-    config: { ...people, operationId: 'listProofHealthFindings', summary: 'Open health findings, newest first' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'listProofHealthFindings', summary: 'Open health findings, newest first' },
   }, async (request) => {
     const { limit, cursor, productId } = request.query;
     return openFindings(ds, sessionPrincipal(request).organizationId, { limit, cursor }, productId);

@@ -8,7 +8,7 @@ import { recordValueEvent } from '../../db/integrations/value-events';
 import { ValueEventInput } from '../../db/rules/value-events';
 import { ServiceError, notFound } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
-import { sessionPrincipal } from '../plugins/auth';
+import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
@@ -67,11 +67,10 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     return reply.code(replayed ? 200 : 202).send({ data: { eventId: event.eventId, valueEventId: event.id, replayed } });
   });
 
-  const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
 
   app.post<{ Body: { productId: string; name: string; source: string } }>('/api/workspace/proof/hooks', {
     schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: productId is not a product of this workspace'), 201: dataOf(issuedHook) } },
-    config: { ...people, operationId: 'createHook', summary: 'Create a value-event hook; its token is shown once' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'createHook', summary: 'Create a value-event hook; its token is shown once' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const { hook, token } = await createHook(ds, s.organizationId, s.teammateId, request.body);
@@ -80,12 +79,12 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
 
   app.get<{ Querystring: PageRequest }>('/api/workspace/proof/hooks', {
     schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(hookSchema) } },
-    config: { ...people, operationId: 'listHooks', summary: 'The workspace\'s hooks, never their tokens' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'listHooks', summary: 'The workspace\'s hooks, never their tokens' },
   }, async (request) => listHooks(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/hooks/:id/rotate', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no hook with this id in the workspace'), 409: errorOf('CONFLICT: the hook is disabled; a disabled hook is not rotated'), 200: dataOf(issuedHook) } },
-    config: { ...people, operationId: 'rotateHook', summary: 'A new token, shown once; the old one stops at once' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'rotateHook', summary: 'A new token, shown once; the old one stops at once' },
   }, async (request) => {
     const { hook, token } = await rotateHook(ds, sessionPrincipal(request).organizationId, request.params.id);
     return { data: { hook, url: hookUrl(token), token } };
@@ -93,6 +92,6 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
 
   app.delete<{ Params: { id: string } }>('/api/workspace/proof/hooks/:id', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no hook with this id in the workspace'), 200: dataOf(hookSchema) } },
-    config: { ...people, operationId: 'disableHook', summary: 'Disable a hook; its history is kept' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'disableHook', summary: 'Disable a hook; its history is kept' },
   }, async (request) => ({ data: await disableHook(ds, sessionPrincipal(request).organizationId, request.params.id) }));
 }

@@ -6,7 +6,7 @@ import {
   listRewards,
 } from '../../db/integrations/rewards';
 import type { AppDeps } from '../app';
-import { keyPrincipal, sessionPrincipal } from '../plugins/auth';
+import { HUMAN_DECISION, OWNERS_AND_ADMINS, keyPrincipal, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
@@ -43,8 +43,6 @@ const listQuery = strictObject({ ...pageQuery, state: string().oneOf([...REWARD_
 /** Participation rewards: people create, approve and cancel; the product confirms a feature unlock with a key. */
 export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
-  const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
-  const decision = { ...people, keyRefusal: 'HUMAN_APPROVAL_REQUIRED' as const };
 
   app.post<{ Params: { id: string } }>('/api/v1/proof/rewards/:id/confirm', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'), 409: errorOf('CONFLICT: the reward is not a feature unlock waiting for confirmation (another kind, pending, issued or cancelled)'), 200: dataOf(rewardSchema) } },
@@ -56,7 +54,7 @@ export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
   app.get<{ Querystring: PageRequest & RewardFilter }>('/api/workspace/proof/rewards', {
     schema: { querystring: listQuery, response: { 200: pageOf(rewardSchema) } },
-    config: { ...people, operationId: 'listRewards', summary: 'Rewards of the workspace, newest first' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'listRewards', summary: 'Rewards of the workspace, newest first' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listRewards(ds, sessionPrincipal(request).organizationId, filter, { limit, cursor });
@@ -64,12 +62,12 @@ export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
   app.post<{ Body: NewReward }>('/api/workspace/proof/rewards', {
     schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: productId or proofItemId is not one of this workspace'), 201: dataOf(rewardSchema) } },
-    config: { ...people, operationId: 'createReward', summary: 'A pending participation reward; never conditioned on rating or sentiment' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'createReward', summary: 'A pending participation reward; never conditioned on rating or sentiment' },
   }, async (request, reply) => reply.code(201).send({ data: await createReward(ds, sessionPrincipal(request).organizationId, request.body) }));
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/rewards/:id/approve', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'), 409: errorOf('CONFLICT: the reward is not pending (already issued, unlock pending, fulfilled or cancelled)'), 200: dataOf(rewardSchema) } },
-    config: { ...decision, operationId: 'approveReward', summary: 'A person approves the participation: issued, or unlock pending' },
+    config: { ...HUMAN_DECISION, operationId: 'approveReward', summary: 'A person approves the participation: issued, or unlock pending' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await approveReward(ds, s.organizationId, request.params.id, s.teammateId) };
@@ -77,7 +75,7 @@ export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/rewards/:id/cancel', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'), 409: errorOf('CONFLICT: the reward is already issued, fulfilled or cancelled'), 200: dataOf(rewardSchema) } },
-    config: { ...decision, operationId: 'cancelReward', summary: 'Cancel a pending reward' },
+    config: { ...HUMAN_DECISION, operationId: 'cancelReward', summary: 'Cancel a pending reward' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await cancelReward(ds, s.organizationId, request.params.id, s.teammateId) };

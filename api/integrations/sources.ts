@@ -4,7 +4,7 @@ import { PageRequest } from '../../db/pagination';
 import { MENTION_PLATFORMS, NewMention, createMention, importMention, listMentions } from '../../db/integrations/brand-mentions';
 import { SOURCE_KINDS, SOURCE_SYSTEMS, SourceFilter, getSource, listSources } from '../../db/integrations/sources';
 import type { AppDeps } from '../app';
-import { keyPrincipal, sessionPrincipal } from '../plugins/auth';
+import { OWNERS_AND_ADMINS, keyPrincipal, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
@@ -101,11 +101,10 @@ export async function sourceRoutes(app: FastifyInstance, deps: AppDeps): Promise
     data: await getSource(ds, productTenant(request).productId, request.params.id, canReadPrivate(keyPrincipal(request).scopes)),
   }));
 
-  const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
 
   app.post<{ Body: NewMention }>('/api/workspace/proof/brand-mentions', {
     schema: { body: mentionBody, response: { 404: errorOf('NOT_FOUND: productId is not a product of this workspace'), 200: dataOf(mentionSchema), 201: dataOf(mentionSchema) } },
-    config: { ...people, operationId: 'createBrandMention', summary: 'Record a brand mention; the same URL answers the existing one' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'createBrandMention', summary: 'Record a brand mention; the same URL answers the existing one' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const { mention, created } = await createMention(ds, s.organizationId, request.body, { type: 'teammate', id: s.teammateId });
@@ -114,12 +113,12 @@ export async function sourceRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
   app.get<{ Querystring: PageRequest }>('/api/workspace/proof/brand-mentions', {
     schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(mentionSchema) } },
-    config: { ...people, operationId: 'listBrandMentions', summary: 'Brand mentions, newest first' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'listBrandMentions', summary: 'Brand mentions, newest first' },
   }, async (request) => listMentions(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/brand-mentions/:id/import', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no brand mention with this id in the workspace'), 409: errorOf('CONFLICT: the mention was already imported'), 422: errorOf('SOURCE_POLICY_BLOCKED: the mention\'s reuse is blocked (details.reasons)'), 201: dataOf(imported) } },
-    config: { ...people, operationId: 'importBrandMention', summary: 'Import a mention as a review item that renders nowhere until consented' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'importBrandMention', summary: 'Import a mention as a review item that renders nowhere until consented' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     return reply.code(201).send({ data: await importMention(ds, s.organizationId, request.params.id, s.teammateId) });

@@ -1,8 +1,7 @@
-import { createHmac } from 'node:crypto';
 import { FastifyInstance } from 'fastify';
 import { boolean, object, string } from 'yup';
 import { StreamNotice, readStreamSourceToken, recordStreamNotice, streamableMedia } from '../../db/integrations/stream-copies';
-import { safeEqual } from '../../db/rules/secrets';
+import { timestampedHmacProblem } from '../../db/rules/timestamped-hmac';
 import { mediaStoreOf } from '../../runtime/media-store';
 import { notFound, validationFailed } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
@@ -22,10 +21,9 @@ export function streamSignatureProblem(header: string | undefined, raw: Buffer, 
   const time = parts.get('time');
   const sig = parts.get('sig1');
   if (!time || !/^\d{1,12}$/.test(time) || !sig) return 'the header needs time=<unix> and sig1=<hex>';
-  const expected = createHmac('sha256', secret).update(Buffer.concat([Buffer.from(`${time}.`), raw])).digest('hex');
-  if (!safeEqual(sig, expected)) return 'the signature does not match';
-  if (Math.abs(nowSeconds - Number(time)) > TOLERANCE_SECONDS) return 'the timestamp is outside the tolerance';
-  return null;
+  const problem = timestampedHmacProblem({ secret, timestamp: Number(time), payload: raw, signatures: [sig], nowSeconds, toleranceSeconds: TOLERANCE_SECONDS });
+  if (problem === 'mismatch') return 'the signature does not match';
+  return problem ? 'the timestamp is outside the tolerance' : null;
 }
 
 const sourceParams = strictObject({ token: string().required().max(400) });

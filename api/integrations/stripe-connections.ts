@@ -8,7 +8,7 @@ import {
 import { isStripeEvent, stripeSignatureProblem } from '../../db/rules/stripe-events';
 import { notFound, validationFailed } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
-import { sessionPrincipal } from '../plugins/auth';
+import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
@@ -98,11 +98,10 @@ export async function stripeConnectionRoutes(app: FastifyInstance, deps: AppDeps
     });
   });
 
-  const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
 
   app.post<{ Body: { productId: string; name: string; signingSecret?: string } }>('/api/workspace/proof/stripe-connections', {
     schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: productId is not a product of this workspace'), 201: dataOf(issuedConnection) } },
-    config: { ...people, operationId: 'createStripeConnection', summary: 'Connect a payment processor; the URL token is shown once' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'createStripeConnection', summary: 'Connect a payment processor; the URL token is shown once' },
   }, async (request, reply) => {
     const { connection, token } = await createConnection(ds, sessionPrincipal(request).organizationId, request.body);
     return reply.code(201).send({ data: { connection, url: connectorUrl(token), token } });
@@ -110,17 +109,17 @@ export async function stripeConnectionRoutes(app: FastifyInstance, deps: AppDeps
 
   app.get<{ Querystring: PageRequest }>('/api/workspace/proof/stripe-connections', {
     schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(connectionSchema) } },
-    config: { ...people, operationId: 'listStripeConnections', summary: 'Payment connections; never the signing secret' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'listStripeConnections', summary: 'Payment connections; never the signing secret' },
   }, async (request) => listConnections(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.patch<{ Params: { id: string }; Body: ConnectionChange }>('/api/workspace/proof/stripe-connections/:id', {
     schema: { params: idParams, body: patchBody, response: { 404: errorOf('NOT_FOUND: no connection with this id in the workspace'), 200: dataOf(connectionSchema) } },
-    config: { ...people, operationId: 'updateStripeConnection', summary: 'Rename, set the signing secret, disable, or set invoice milestones' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'updateStripeConnection', summary: 'Rename, set the signing secret, disable, or set invoice milestones' },
   }, async (request) => ({ data: await updateConnection(ds, sessionPrincipal(request).organizationId, request.params.id, request.body) }));
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/stripe-connections/:id/rotate', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no connection with this id in the workspace'), 409: errorOf('CONFLICT: the connection is disabled; a disabled connection is not rotated'), 200: dataOf(issuedConnection) } },
-    config: { ...people, operationId: 'rotateStripeConnection', summary: 'A new URL token, shown once; the old URL stops at once' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'rotateStripeConnection', summary: 'A new URL token, shown once; the old URL stops at once' },
   }, async (request) => {
     const { connection, token } = await rotateConnection(ds, sessionPrincipal(request).organizationId, request.params.id);
     return { data: { connection, url: connectorUrl(token), token } };

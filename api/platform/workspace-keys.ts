@@ -5,7 +5,7 @@ import {
   DEFAULT_KEY_DAYS, KEY_SCOPES, MAX_KEY_DAYS, MAX_SCOPES, createServiceKey, listServiceKeys,
   revokeServiceKey, rotateServiceKey,
 } from '../../db/platform/service-keys';
-import { sessionPrincipal } from '../plugins/auth';
+import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';
 import { idParams } from '../plugins/path-params';
 import { pageQuery, strictObject } from '../plugins/validation';
@@ -28,7 +28,7 @@ export async function workspaceKeyRoutes(app: FastifyInstance, deps: AppDeps): P
 
   app.get<{ Querystring: PageRequest }>('/api/workspace/keys', {
     schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(serviceKeySchema) } },
-    config: { auth: 'session', roles: ['owner', 'admin'], operationId: 'listKeys', summary: 'Service keys of the workspace, newest first' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'listKeys', summary: 'Service keys of the workspace, newest first' },
   }, async (request) => listServiceKeys(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post<{ Body: CreateKeyBody }>('/api/workspace/keys', {

@@ -48,6 +48,11 @@ declare module 'fastify' {
   }
 }
 
+/** Route options of workspace routes only owners and admins may call, with a session (never a key). */
+export const OWNERS_AND_ADMINS = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
+/** The same for decisions a person must take: a service key hears HUMAN_APPROVAL_REQUIRED. */
+export const HUMAN_DECISION = { ...OWNERS_AND_ADMINS, keyRefusal: 'HUMAN_APPROVAL_REQUIRED' as const };
+
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 function bearer(request: FastifyRequest): string | null {

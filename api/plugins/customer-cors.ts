@@ -1,7 +1,7 @@
 import fastifyCors, { FastifyCorsOptions } from '@fastify/cors';
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import { DataSource } from 'typeorm';
-import { customerOriginAllowed } from '../../db/collection/domains';
+import { CustomerOrigins, customerOriginAllowed, customerOrigins } from '../../db/collection/domains';
 import { Config } from '../../runtime/config';
 import { ServiceError } from '../../runtime/service-error';
 import { isCustomerPath } from './errors';
@@ -16,6 +16,27 @@ const EXPOSED_HEADERS = [
 ];
 
 /**
+ * The allowed origins, read at most once per `ttlMs` by this process (0: on every request). A load that
+ * starts after a change sees it, and the one in use started at most `ttlMs` ago, so a change to domains,
+ * flows or their `allowedOrigins` takes effect within `ttlMs` plus one query (docs/collection.md).
+ * Requests during a load share it; a failed load is not kept.
+ */
+function cachedCustomerOrigins(ds: DataSource, ttlMs: number): () => Promise<CustomerOrigins> {
+  let entry: { loadedFrom: number; origins: Promise<CustomerOrigins> } | null = null;
+  return () => {
+    const now = Date.now();
+    if (!entry || now - entry.loadedFrom >= ttlMs) {
+      const loading = { loadedFrom: now, origins: customerOrigins(ds) };
+      entry = loading;
+      loading.origins.catch(() => {
+        if (entry === loading) entry = null;
+      });
+    }
+    return entry.origins;
+  };
+}
+
+/**
  * CORS for the customer routes only (`/api/proof/*`, COLLECTION.md §1), through @fastify/cors: the
  * collection page's origin, verified domains and live flows' `allowedOrigins` get the headers; other
  * routes never send them. A preflight from any other origin is 403 FORBIDDEN, so a browser sends no
@@ -24,6 +45,7 @@ const EXPOSED_HEADERS = [
  */
 export async function registerCustomerCors(app: FastifyInstance, ds: DataSource, config: Config): Promise<void> {
   const pageOrigin = new URL(config.collectPageUrl).origin;
+  const origins = cachedCustomerOrigins(ds, config.customerOriginsCacheMs);
   const allowed = (origin: string): FastifyCorsOptions => ({
     origin, credentials: false, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowedHeaders: ALLOWED_HEADERS, exposedHeaders: EXPOSED_HEADERS, maxAge: 600, strictPreflight: false,
@@ -33,8 +55,8 @@ export async function registerCustomerCors(app: FastifyInstance, ds: DataSource,
     const origin = request.headers.origin;
     if (!isCustomerPath(request.url) || typeof origin !== 'string') return done(null, { origin: false });
     if (origin === pageOrigin) return done(null, allowed(origin));
-    customerOriginAllowed(ds, origin).then((ok) => {
-      if (ok) return done(null, allowed(origin));
+    origins().then((known) => {
+      if (customerOriginAllowed(known, origin)) return done(null, allowed(origin));
       if (request.method === 'OPTIONS') return done(new ServiceError('FORBIDDEN', 403, `the origin ${origin.slice(0, 200)} may not call this route`), { origin: false });
       done(null, { origin: false });
     }, (err: Error) => done(err, { origin: false }));

@@ -1,6 +1,7 @@
 import fastifyRateLimit from '@fastify/rate-limit';
 import { FastifyInstance } from 'fastify';
 import { DataSource } from 'typeorm';
+import { countInWindow } from '../../db/platform/rate-windows';
 import { sha256Hex } from '../../db/rules/secrets';
 import { Config } from '../../runtime/config';
 import { ServiceError } from '../../runtime/service-error';
@@ -16,13 +17,8 @@ interface Counted { current: number; ttl: number }
 function postgresStore(ds: DataSource) {
   return class PostgresRateLimitStore {
     incr(key: string, done: (err: Error | null, counted?: Counted) => void): void {
-      ds.query(
-        `INSERT INTO rate_limit_windows AS w (key_id, window_start, count) VALUES ($1, date_trunc('minute', now()), 1)
-         ON CONFLICT (key_id, window_start) DO UPDATE SET count = w.count + 1
-         RETURNING w.count, ceil(extract(epoch FROM w.window_start + interval '1 minute' - now()) * 1000)::int AS ttl`,
-        [key],
-      ).then(
-        ([row]: Array<{ count: number; ttl: number }>) => done(null, { current: row.count, ttl: Math.max(1, row.ttl) }),
+      countInWindow(ds, key).then(
+        (counted) => done(null, { current: counted.count, ttl: counted.ttlMs }),
         (err: Error) => done(err),
       );
     }

@@ -8,7 +8,7 @@ import { exportRaw } from '../../db/proof/proof-exports';
 import { placementScope, publishPlacement } from '../../db/proof/proof-placements';
 import { ConsentTerms, grantConsent } from '../../db/proof/proof-items';
 import { completeRevocation } from '../../db/proof/proof-revocations';
-import { sessionPrincipal } from '../plugins/auth';
+import { HUMAN_DECISION, OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
 import {
@@ -35,17 +35,15 @@ const rawExportBody = strictObject({ productId: string().required().max(100) }).
  */
 export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
-  const people = { auth: 'session' as const, roles: ['owner' as const, 'admin' as const] };
-  const decision = { ...people, keyRefusal: 'HUMAN_APPROVAL_REQUIRED' as const };
 
   app.get<{ Querystring: PageRequest }>('/api/workspace/proof/review-queue', {
     schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(reviewRequestSchema) } },
-    config: { ...people, operationId: 'listReviewQueue', summary: 'Versions awaiting a person, oldest request first' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'listReviewQueue', summary: 'Versions awaiting a person, oldest request first' },
   }, async (request) => reviewQueue(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post<{ Params: { id: string }; Body: { versionId: string } }>('/api/workspace/proof/items/:id/approve', {
     schema: { params: idParams, body: approveBody, response: { 200: dataOf(itemAndVersionSchema), 409: NOT_PENDING } },
-    config: { ...decision, operationId: 'approveProofItem', summary: 'Approve the queued version; it becomes the public version' },
+    config: { ...HUMAN_DECISION, operationId: 'approveProofItem', summary: 'Approve the queued version; it becomes the public version' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const decided = await decideApproval(ds, s.organizationId, request.params.id, { kind: 'approve', versionId: request.body.versionId }, s.teammateId);
@@ -54,7 +52,7 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.post<{ Params: { id: string }; Body: { reason: string; versionId?: string } }>('/api/workspace/proof/items/:id/reject', {
     schema: { params: idParams, body: rejectBody, response: { 200: dataOf(itemAndVersionSchema), 409: NOT_PENDING } },
-    config: { ...decision, operationId: 'rejectProofItem', summary: 'Reject the queued version with a reason' },
+    config: { ...HUMAN_DECISION, operationId: 'rejectProofItem', summary: 'Reject the queued version with a reason' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const decided = await decideApproval(ds, s.organizationId, request.params.id, { kind: 'reject', reason: request.body.reason, versionId: request.body.versionId }, s.teammateId);
@@ -63,7 +61,7 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/placements/:id/publish', {
     schema: { params: idParams, response: { 200: dataOf(publishResultSchema), 409: errorOf('CONFLICT: the placement is archived') } },
-    config: { ...decision, operationId: 'publishPlacementAsPerson', summary: 'Publish a placement as a person: the only way to make paid use live' },
+    config: { ...HUMAN_DECISION, operationId: 'publishPlacementAsPerson', summary: 'Publish a placement as a person: the only way to make paid use live' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const scope = await placementScope(ds, s.organizationId, request.params.id);
@@ -72,7 +70,7 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.post<{ Params: { id: string }; Body: { versionId: string; consent: ConsentTerms } }>('/api/workspace/proof/items/:id/consents', {
     schema: { params: idParams, body: consentBody, response: { 201: dataOf(consentGrantSchema), 409: errorOf('CONFLICT: the item is revoked'), 410: GONE } },
-    config: { ...people, operationId: 'grantConsent', summary: 'Record the customer\'s consent for an exact version; it supersedes the item\'s active grants' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'grantConsent', summary: 'Record the customer\'s consent for an exact version; it supersedes the item\'s active grants' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     return reply.code(201).send({ data: await grantConsent(ds, s.organizationId, request.params.id, request.body, s.teammateId) });
@@ -80,7 +78,7 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/assets/:id/approve', {
     schema: { params: idParams, response: { 200: dataOf(assetSchema), 409: errorOf('CONFLICT: the asset is not a draft, or its source is no longer eligible') } },
-    config: { ...decision, operationId: 'approveAsset', summary: 'Approve a generated asset; only approved assets are served as public media' },
+    config: { ...HUMAN_DECISION, operationId: 'approveAsset', summary: 'Approve a generated asset; only approved assets are served as public media' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await approveAsset(ds, s.organizationId, request.params.id, { type: 'teammate', id: s.teammateId }) };
@@ -88,7 +86,7 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/revocations/:id/complete', {
     schema: { params: idParams, response: { 200: dataOf(revocationFiledSchema), 409: errorOf('CONFLICT: the revocation is already completed') } },
-    config: { ...decision, operationId: 'completeRevocation', summary: 'Complete a filed revocation; final for the item' },
+    config: { ...HUMAN_DECISION, operationId: 'completeRevocation', summary: 'Complete a filed revocation; final for the item' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const done = await completeRevocation(ds, s.organizationId, request.params.id, s.teammateId);
@@ -97,7 +95,7 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.delete<{ Params: { id: string } }>('/api/workspace/proof/items/:id', {
     schema: { params: idParams, response: { 200: dataOf(deletedItemSchema), 410: GONE } },
-    config: { ...people, operationId: 'deleteProofItem', summary: 'Delete an item; it may be restored inside the recovery window' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'deleteProofItem', summary: 'Delete an item; it may be restored inside the recovery window' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await deleteItem(ds, s.organizationId, request.params.id, s.teammateId, deps.config.proofDeletionRecoveryMs) };
@@ -105,7 +103,7 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/items/:id/restore', {
     schema: { params: idParams, response: { 200: dataOf(deletedItemSchema), 409: errorOf('CONFLICT: the item is not deleted'), 410: errorOf('GONE: the recovery window has closed') } },
-    config: { ...people, operationId: 'restoreProofItem', summary: 'Restore a deleted item inside its recovery window' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'restoreProofItem', summary: 'Restore a deleted item inside its recovery window' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await restoreItem(ds, s.organizationId, request.params.id, s.teammateId) };

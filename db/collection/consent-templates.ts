@@ -1,5 +1,4 @@
-import { DataSource, EntityManager } from 'typeorm';
-import { notFound } from '../../runtime/service-error';
+import { DataSource } from 'typeorm';
 import { ConsentTemplate, ConsentTemplateVersion } from '../entities';
 import { ConsentTemplateTerms } from '../entities/consent-template-version';
 import { newId } from '../rules/ids';
@@ -71,11 +70,4 @@ export async function publishTemplateVersion(ds: DataSource, who: Teammate, body
 export async function listTemplateVersions(ds: DataSource, organizationId: string, query: PageRequest & { productId?: string }) {
   const page = await pageRows(ds, ConsentTemplateVersion, organizationId, { product_id: query.productId }, query);
   return { data: page.data.map(viewTemplateVersion), nextCursor: page.nextCursor };
-}
-
-/** A template version of the workspace (any product), or 404. */
-export async function findTemplateVersion(em: EntityManager, organizationId: string, id: string): Promise<ConsentTemplateVersion> {
-  const found = await em.getRepository(ConsentTemplateVersion).findOneBy({ id, organizationId });
-  if (!found) throw notFound('consent template version');
-  return found;
 }

@@ -107,20 +107,31 @@ export async function removeDomain(ds: DataSource, organizationId: string, flowI
   if (!result.affected) throw notFound('domain');
 }
 
-/** A verified domain of a flow, for the QR code's `domain=` and the customer routes' CORS origins. */
-export async function verifiedDomain(ds: DataSource, flowId: string, hostname: string) {
-  return ds.getRepository(CollectionDomain).findOneBy({ flowId, hostname: hostname.toLowerCase(), status: 'verified' });
+export interface CustomerOrigins {
+  /** `https://<hostname>` of every verified domain, lower case. */
+  domains: Set<string>;
+  /** Every `allowedOrigins` entry of a live flow's live version, as written. */
+  flowOrigins: Set<string>;
 }
 
 /**
- * Whether a browser origin may call the customer routes (COLLECTION.md §1): a verified domain of a flow,
- * or an `allowedOrigins` entry of a live flow's live version. The collection page's own origin is the
- * caller's to add.
+ * The browser origins that may call the customer routes (COLLECTION.md §1): verified domains of flows
+ * and `allowedOrigins` of live flows' live versions, all products at once (a customer route's origin
+ * check does not depend on its product). The collection page's own origin is the caller's to add.
  */
-export async function customerOriginAllowed(ds: DataSource, origin: string): Promise<boolean> {
-  const [row]: Array<{ allowed: boolean }> = await ds.query(
-    `SELECT EXISTS (SELECT 1 FROM collection_domains WHERE status = 'verified' AND 'https://' || hostname = lower($1))
-         OR EXISTS (SELECT 1 FROM collection_flows f JOIN collection_flow_versions v ON v.id = f.live_version_id
-                     WHERE f.state = 'live' AND v.definition -> 'allowedOrigins' ? $1) AS allowed`, [origin]);
-  return row.allowed;
+export async function customerOrigins(ds: DataSource): Promise<CustomerOrigins> {
+  const rows: Array<{ kind: 'domain' | 'flow'; origin: string }> = await ds.query(
+    `SELECT 'domain' AS kind, 'https://' || hostname AS origin FROM collection_domains WHERE status = 'verified'
+     UNION
+     SELECT 'flow', o.origin FROM collection_flows f JOIN collection_flow_versions v ON v.id = f.live_version_id
+       CROSS JOIN LATERAL jsonb_array_elements_text(v.definition -> 'allowedOrigins') AS o(origin)
+      WHERE f.state = 'live' AND jsonb_typeof(v.definition -> 'allowedOrigins') = 'array'`);
+  const origins: CustomerOrigins = { domains: new Set(), flowOrigins: new Set() };
+  for (const row of rows) (row.kind === 'domain' ? origins.domains : origins.flowOrigins).add(row.origin);
+  return origins;
+}
+
+/** A verified domain matches whatever the case of the origin; a flow's entry matches exactly. */
+export function customerOriginAllowed(origins: CustomerOrigins, origin: string): boolean {
+  return origins.domains.has(origin.toLowerCase()) || origins.flowOrigins.has(origin);
 }

@@ -6,7 +6,7 @@ import { newId } from '../rules/ids';
 import {
   DefinitionIssue, FlowDefinition, Incentive, completeDefinition, flowContentHash, routingIssues,
 } from '../rules/collection-flow';
-import { viewQuestionVersion, pinnedVersions } from './questions';
+import { pinnedVersions } from './questions';
 import { PageRequest } from '../pagination';
 import { Teammate, assertOwnProduct, pageRows } from './scope';
 
@@ -232,41 +232,4 @@ export async function servedFlow(em: EntityManager, publicId: string): Promise<{
   if (!flow) throw notFound('flow');
   if (flow.state !== 'live' || !flow.liveVersionId) throw conflict('the flow is not live');
   return { flow, version: await em.getRepository(CollectionFlowVersion).findOneByOrFail({ id: flow.liveVersionId }) };
-}
-
-/**
- * The public view of one published version (§3.1 `flow`): its questions as pinned, the consent
- * wording and its hash, the rating and the media kinds. What a customer sees; nothing internal.
- */
-export async function publicFlowView(em: EntityManager, flowVersionId: string) {
-  const v = await em.getRepository(CollectionFlowVersion).findOneByOrFail({ id: flowVersionId });
-  const flow = await em.getRepository(CollectionFlow).findOneByOrFail({ id: v.flowId });
-  const d = v.definition;
-  const pinned = await pinnedVersions(em, v.organizationId, d.questions);
-  const template = d.consentTemplateVersionId
-    ? await em.getRepository(ConsentTemplateVersion).findOneBy({ id: d.consentTemplateVersionId })
-    : null;
-  return {
-    id: flow.publicId,
-    flowVersionId: v.id,
-    versionNumber: v.versionNumber,
-    title: d.title,
-    intro: d.intro,
-    questions: d.questions.map((q) => {
-      const qv = pinned.get(`${q.questionId}@${q.version}`)!;
-      const { id: _ignored, createdAt: _at, ...rest } = viewQuestionVersion(qv);
-      return { ...rest, required: q.required };
-    }),
-    rating: d.rating,
-    mediaKinds: d.mediaKinds,
-    identityFields: d.identityFields,
-    maxVideoSeconds: d.maxVideoSeconds,
-    welcomeVideoId: d.welcomeVideoId,
-    thankYou: d.thankYou,
-    consentTemplateVersionId: template?.id ?? null,
-    wording: template?.wording ?? null,
-    wordingHash: template?.wordingHash ?? null,
-    terms: template?.terms ?? null,
-    incentive: v.incentive,
-  };
 }

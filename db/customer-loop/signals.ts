@@ -4,6 +4,7 @@ import { Feature, Signal } from '../entities';
 import { SignalCategory } from '../entities/signal';
 import { newId } from '../rules/ids';
 import { OUTBOX_INSERT } from '../outbox';
+import { shardQuotasSql } from '../platform/rate-windows';
 import { Page, PageRequest, pageOf } from '../pagination';
 
 export interface ProductTenant {
@@ -140,13 +141,7 @@ async function tryCreateSignal(
        SELECT 1 FROM lim WHERE NOT EXISTS (SELECT 1 FROM signals WHERE product_id = $3 AND idempotency_key = $10)
      ), day AS (
        SELECT q.period, coalesce(c.count, 0) AS count, q.quota, lim.ceiling
-         FROM lim, LATERAL (
-           SELECT CASE WHEN g = 0 THEN $15 ELSE $15 || '#' || g END AS period,
-                  CASE WHEN g < least($21::int, lim.ceiling)
-                       THEN lim.ceiling / greatest(1, least($21::int, lim.ceiling))
-                            + CASE WHEN g < lim.ceiling % greatest(1, least($21::int, lim.ceiling)) THEN 1 ELSE 0 END
-                       ELSE 0 END AS quota
-             FROM generate_series(0, $21::int - 1) AS g) AS q
+         FROM lim, LATERAL (${shardQuotasSql('period', '$15', 'lim.ceiling', '$21::int')}) AS q
          LEFT JOIN intake_counters c ON c.organization_id = $2 AND c.period = q.period
      ), pick AS (
        SELECT period, quota FROM day, fresh
@@ -160,13 +155,7 @@ async function tryCreateSignal(
        RETURNING count
      ), mon AS (
        SELECT q.period, coalesce(c.count, 0) AS count, q.quota
-         FROM lim, LATERAL (
-           SELECT CASE WHEN g = 0 THEN $16 ELSE $16 || '#' || g END AS period,
-                  CASE WHEN g < least($21::int, lim.allowance)
-                       THEN lim.allowance / greatest(1, least($21::int, lim.allowance))
-                            + CASE WHEN g < lim.allowance % greatest(1, least($21::int, lim.allowance)) THEN 1 ELSE 0 END
-                       ELSE 0 END AS quota
-             FROM generate_series(0, $21::int - 1) AS g) AS q
+         FROM lim, LATERAL (${shardQuotasSql('period', '$16', 'lim.allowance', '$21::int')}) AS q
          LEFT JOIN intake_counters c ON c.organization_id = $2 AND c.period = q.period
      ), mpick AS (
        SELECT period, quota FROM mon ORDER BY (count < quota) DESC, random() LIMIT 1

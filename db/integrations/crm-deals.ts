@@ -1,15 +1,53 @@
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { newId } from '../rules/ids';
 import { DealFormat, normaliseDeals } from '../rules/crm-deals';
 import type { ProductTenant } from '../customer-loop/signals';
 import { validationFailed } from '../../runtime/service-error';
 import { recordSource } from './sources';
 
-const COMPARED = ['name', 'stage', 'status', 'amount', 'currency', 'close_date', 'account_name', 'account_domain', 'contacts', 'proof_item_ids', 'external_updated_at'];
+type DealOutcome = 'created' | 'updated' | 'unchanged' | 'stale';
+
+// Every stored field the push sets; an upsert changes a deal only when one of them differs.
+const FIELDS = ['name', 'stage', 'status', 'amount', 'currency', 'close_date', 'account_name', 'account_domain', 'contacts', 'proof_item_ids', 'external_updated_at'];
+const list = (prefix: string) => FIELDS.map((f) => `${prefix}${f}`).join(', ');
+
+/**
+ * Writes one round of deals with distinct external ids in two statements: an upsert that inserts the
+ * new ones and updates those that are neither stale (older by their CRM's update time than the stored
+ * one) nor the same, then a read of the rest (locked by the upsert) to tell stale from unchanged.
+ */
+async function upsertRound(em: EntityManager, tenant: ProductTenant, format: DealFormat, rows: Array<Record<string, unknown>>) {
+  const written: Array<{ id: string; external_id: string }> = await em.query(
+    `INSERT INTO proof_crm_deals AS d (id, organization_id, product_id, format, external_id, ${list('')})
+     SELECT id, $1, $2, $3, external_id, ${list('')}
+       FROM jsonb_to_recordset($4::jsonb) AS x(id text, external_id text, name text, stage text, status text, amount numeric, currency text,
+              close_date date, account_name text, account_domain text, contacts jsonb, proof_item_ids text[], external_updated_at timestamptz)
+     ON CONFLICT (product_id, format, external_id) DO UPDATE SET ${FIELDS.map((f) => `${f} = EXCLUDED.${f}`).join(', ')}, updated_at = now()
+      WHERE NOT coalesce(EXCLUDED.external_updated_at < d.external_updated_at, false)
+        AND (${list('d.')}) IS DISTINCT FROM (${list('EXCLUDED.')})
+     RETURNING d.id, d.external_id`,
+    [tenant.organizationId, tenant.productId, format, JSON.stringify(rows)],
+  );
+  const outcomes = new Map<string, { dealId: string; outcome: DealOutcome }>();
+  const generated = new Map(rows.map((r) => [r.external_id as string, r.id as string]));
+  for (const w of written) outcomes.set(w.external_id, { dealId: w.id, outcome: generated.get(w.external_id) === w.id ? 'created' : 'updated' });
+  const rest = rows.filter((r) => !outcomes.has(r.external_id as string));
+  if (rest.length > 0) {
+    const kept: Array<{ id: string; external_id: string; stale: boolean }> = await em.query(
+      `SELECT d.id, d.external_id, coalesce(x.external_updated_at < d.external_updated_at, false) AS stale
+         FROM jsonb_to_recordset($3::jsonb) AS x(external_id text, external_updated_at timestamptz)
+         JOIN proof_crm_deals d ON d.product_id = $1 AND d.format = $2 AND d.external_id = x.external_id`,
+      [tenant.productId, format, JSON.stringify(rest.map((r) => ({ external_id: r.external_id, external_updated_at: r.external_updated_at })))],
+    );
+    for (const k of kept) outcomes.set(k.external_id, { dealId: k.id, outcome: k.stale ? 'stale' : 'unchanged' });
+  }
+  return outcomes;
+}
 
 /**
  * Upserts deals per (product, format, external id). A deal older than the stored one (by its CRM's
  * update time) is skipped as stale; the same content is unchanged. Only known proof items are kept.
+ * A push that names one external id twice is written in rounds, so the later entry meets the earlier.
  */
 export async function pushDeals(ds: DataSource, tenant: ProductTenant, format: DealFormat, raw: unknown[], keyId: string) {
   const { deals, issues } = normaliseDeals(format, raw);
@@ -18,49 +56,29 @@ export async function pushDeals(ds: DataSource, tenant: ProductTenant, format: D
     const named = [...new Set(deals.flatMap((d) => d.proofItemIds))];
     const known = new Set<string>(named.length === 0 ? [] : (await em.query(
       `SELECT id FROM proof_items WHERE product_id = $1 AND id = ANY($2)`, [tenant.productId, named])).map((r: { id: string }) => r.id));
+    const rounds: Array<Array<{ index: number; row: Record<string, unknown> }>> = [];
+    const occurrences = new Map<string, number>();
+    deals.forEach((deal, index) => {
+      const round = occurrences.get(deal.externalId) ?? 0;
+      occurrences.set(deal.externalId, round + 1);
+      (rounds[round] ??= []).push({
+        index,
+        row: {
+          id: newId('deal'), external_id: deal.externalId, name: deal.name, stage: deal.stage, status: deal.status, amount: deal.amount,
+          currency: deal.currency, close_date: deal.closeDate, account_name: deal.accountName, account_domain: deal.accountDomain,
+          contacts: deal.contacts, proof_item_ids: deal.proofItemIds.filter((id) => known.has(id)), external_updated_at: deal.updatedAt,
+        },
+      });
+    });
+    const settled: Array<{ dealId: string; outcome: DealOutcome }> = [];
+    for (const round of rounds) {
+      const outcomes = await upsertRound(em, tenant, format, round.map((r) => r.row));
+      for (const { index, row } of round) settled[index] = outcomes.get(row.external_id as string)!;
+    }
     const counts = { received: deals.length, created: 0, updated: 0, unchanged: 0, stale: 0 };
     const results: Array<{ externalId: string; dealId: string; status: string; unknownProofItemIds: string[] }> = [];
-    for (const deal of deals) {
-      const itemIds = deal.proofItemIds.filter((id) => known.has(id));
-      const values = [deal.name, deal.stage, deal.status, deal.amount, deal.currency, deal.closeDate, deal.accountName, deal.accountDomain,
-        JSON.stringify(deal.contacts), itemIds, deal.updatedAt];
-      const id = newId('deal');
-      const [created] = await em.query(
-        `INSERT INTO proof_crm_deals (id, organization_id, product_id, format, external_id, name, stage, status, amount, currency, close_date,
-           account_name, account_domain, contacts, proof_item_ids, external_updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-         ON CONFLICT (product_id, format, external_id) DO NOTHING RETURNING id`,
-        [id, tenant.organizationId, tenant.productId, format, deal.externalId, ...values],
-      );
-      let outcome: 'created' | 'updated' | 'unchanged' | 'stale';
-      let dealId: string;
-      if (created) {
-        outcome = 'created';
-        dealId = id;
-      } else {
-        const [stored] = await em.query(
-          `SELECT id, ${COMPARED.join(', ')} FROM proof_crm_deals WHERE product_id = $1 AND format = $2 AND external_id = $3 FOR UPDATE`,
-          [tenant.productId, format, deal.externalId],
-        );
-        dealId = stored.id;
-        const [same] = await em.query(
-          `SELECT ($1::text IS NOT DISTINCT FROM $12::text AND $2::text IS NOT DISTINCT FROM $13::text AND $3::text = $14::text
-             AND $4::numeric IS NOT DISTINCT FROM $15::numeric AND $5::text IS NOT DISTINCT FROM $16::text AND $6::date IS NOT DISTINCT FROM $17::date
-             AND $7::text IS NOT DISTINCT FROM $18::text AND $8::text IS NOT DISTINCT FROM $19::text AND $9::jsonb = $20::jsonb
-             AND $10::text[] = $21::text[] AND $11::timestamptz IS NOT DISTINCT FROM $22::timestamptz) AS same`,
-          [...values, ...COMPARED.map((c) => (c === 'contacts' ? JSON.stringify(stored[c]) : stored[c]))],
-        );
-        if (deal.updatedAt && stored.external_updated_at && deal.updatedAt < stored.external_updated_at) outcome = 'stale';
-        else if (same.same) outcome = 'unchanged';
-        else {
-          await em.query(
-            `UPDATE proof_crm_deals SET name = $2, stage = $3, status = $4, amount = $5, currency = $6, close_date = $7, account_name = $8,
-               account_domain = $9, contacts = $10, proof_item_ids = $11, external_updated_at = $12, updated_at = now() WHERE id = $1`,
-            [dealId, ...values],
-          );
-          outcome = 'updated';
-        }
-      }
+    for (const [index, deal] of deals.entries()) {
+      const { dealId, outcome } = settled[index];
       counts[outcome] += 1;
       if (outcome === 'created' || outcome === 'updated') {
         await recordSource(em, {

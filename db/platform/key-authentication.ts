@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { ServiceKey } from '../entities';
 import { sha256Hex } from '../rules/secrets';
+import { shardQuotasSql } from './rate-windows';
 
 export interface RateLimitState {
   limit: number;
@@ -34,12 +35,7 @@ export const RATE_LIMIT_SHARDS = 32;
  */
 const WINDOW_CTES = `win AS (
        SELECT q.shard, coalesce(w.count, 0) AS count, q.quota
-         FROM subject, LATERAL (
-           SELECT CASE WHEN g = 0 THEN subject.id ELSE subject.id || '#' || g END AS shard,
-                  CASE WHEN g < least($3::int, $2::int)
-                       THEN $2::int / least($3::int, $2::int) + CASE WHEN g < $2::int % least($3::int, $2::int) THEN 1 ELSE 0 END
-                       ELSE 0 END AS quota
-             FROM generate_series(0, $3::int - 1) AS g) AS q
+         FROM subject, LATERAL (${shardQuotasSql('shard', 'subject.id', '$2::int', '$3::int')}) AS q
          LEFT JOIN rate_limit_windows w ON w.key_id = q.shard AND w.window_start = date_trunc('minute', now())
      ), pick AS (
        SELECT shard, quota FROM win WHERE count < quota ORDER BY random() LIMIT 1

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timestampedHmacProblem } from './timestamped-hmac';
 import type { ValueEventInput } from './value-events';
 
 /** The processor's tolerance; a timestamp this far in the future is refused as well. */
@@ -24,15 +24,10 @@ export function stripeSignatureProblem(header: string | undefined, rawBody: Buff
     if (key === 'v1') signatures.push(value);
   }
   if (timestamp === null || signatures.length === 0) return 'unable to extract a timestamp and v1 signatures from the header';
-  const expected = Buffer.from(
-    createHmac('sha256', secret).update(Buffer.concat([Buffer.from(`${timestamp}.`, 'utf8'), rawBody])).digest('hex'), 'utf8');
-  const matched = signatures.some((sig) => {
-    const given = Buffer.from(sig, 'utf8');
-    return given.length === expected.length && timingSafeEqual(given, expected);
-  });
-  if (!matched) return 'no signature matches the expected signature for the payload';
-  if (nowSeconds - timestamp > SIGNATURE_TOLERANCE_SECONDS) return 'the timestamp is outside the tolerance zone';
-  if (timestamp - nowSeconds > SIGNATURE_TOLERANCE_SECONDS) return 'the timestamp is too far in the future';
+  const problem = timestampedHmacProblem({ secret, timestamp, payload: rawBody, signatures, nowSeconds, toleranceSeconds: SIGNATURE_TOLERANCE_SECONDS });
+  if (problem === 'mismatch') return 'no signature matches the expected signature for the payload';
+  if (problem === 'stale') return 'the timestamp is outside the tolerance zone';
+  if (problem === 'future') return 'the timestamp is too far in the future';
   return null;
 }
 

@@ -1,11 +1,22 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { FastifyInstance } from 'fastify';
+import { eventually } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
 import { CollectionTenant, asDraft, createCollectionTenant, customerCall, startDraft } from '../support/collection';
 
-const preflight = (url: string, origin: string, method = 'PATCH', headers = 'content-type,x-draft-session') => customerCall({
+const preflight = (url: string, origin: string, method = 'PATCH', headers = 'content-type,x-draft-session', app?: FastifyInstance) => customerCall({
   method: 'OPTIONS', url, headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers },
-});
+}, app);
+
+/**
+ * A preflight's answer once it is `status`: a change to the allowed origins must show within the cache's
+ * bound (PROOF_CORS_CACHE_MS) plus one query, given 2 s here for a loaded machine.
+ */
+const settles = (url: string, origin: string, status: number) => eventually(async () => {
+  const res = await preflight(url, origin);
+  return res.statusCode === status ? res : null;
+}, ctx.config.customerOriginsCacheMs + 2_000);
 
 describe('collection: CORS on the customer routes only', () => {
   let t: CollectionTenant;
@@ -51,8 +62,7 @@ describe('collection: CORS on the customer routes only', () => {
     await ctx.dataSource.query(
       `UPDATE collection_flow_versions SET definition = definition || jsonb_build_object('allowedOrigins', jsonb_build_array($2::text)) WHERE id = $1`,
       [t.flowVersionId, flowOrigin]);
-    const allowed = await preflight(url, flowOrigin);
-    assert.equal(allowed.statusCode, 204, allowed.body);
+    const allowed = await settles(url, flowOrigin, 204);
     assert.equal(allowed.headers['access-control-allow-origin'], flowOrigin);
 
     assert.equal((await preflight(url, `https://${host}`)).statusCode, 403, 'a pending domain is not allowed');
@@ -61,17 +71,34 @@ describe('collection: CORS on the customer routes only', () => {
       [`dom_${randomBytes(8).toString('hex')}`, t.organizationId, t.flowId, host]);
     assert.equal((await preflight(url, `https://${host}`)).statusCode, 403, 'a pending domain is not allowed');
     await ctx.dataSource.query(`UPDATE collection_domains SET status = 'verified', verified_at = now() WHERE hostname = $1`, [host]);
-    const verified = await preflight(url, `https://${host}`);
-    assert.equal(verified.statusCode, 204, verified.body);
+    const verified = await settles(url, `https://${host}`, 204);
     assert.equal(verified.headers['access-control-allow-origin'], `https://${host}`);
 
     // A paused flow's origins lose their pass.
     await ctx.dataSource.query(`UPDATE collection_flows SET state = 'paused' WHERE id = $1`, [t.flowId]);
     try {
-      assert.equal((await preflight(url, flowOrigin)).statusCode, 403);
+      await settles(url, flowOrigin, 403);
     } finally {
       await ctx.dataSource.query(`UPDATE collection_flows SET state = 'live' WHERE id = $1`, [t.flowId]);
     }
+  });
+
+  it('keeps the allowed origins per process for the configured time, so a change shows within that bound and not before', async () => {
+    const d = await startDraft(t);
+    const url = `/api/proof/collect/drafts/${d.id}`;
+    const host = `cached-${randomBytes(4).toString('hex')}.example.org`;
+    const domainId = `dom_${randomBytes(8).toString('hex')}`;
+    await ctx.dataSource.query(
+      `INSERT INTO collection_domains (id, organization_id, flow_id, hostname, status, verification_token, verified_at) VALUES ($1, $2, $3, $4, 'verified', 'tok', now())`,
+      [domainId, t.organizationId, t.flowId, host]);
+    // Closed by the suite's teardown, like every app it builds.
+    const slow = await ctx.buildApp({ customerOriginsCacheMs: 600_000 });
+    assert.equal((await preflight(url, `https://${host}`, 'PATCH', 'content-type', slow)).statusCode, 204);
+    await ctx.dataSource.query(`DELETE FROM collection_domains WHERE id = $1`, [domainId]);
+    // The process that read the domain keeps it for its bound; it asks the database no more per request.
+    assert.equal((await preflight(url, `https://${host}`, 'PATCH', 'content-type', slow)).statusCode, 204);
+    assert.equal((await preflight(url, `https://${host.toUpperCase()}`, 'PATCH', 'content-type', slow)).statusCode, 204, 'a domain matches in any case');
+    await settles(url, `https://${host}`, 403);
   });
 
   it('sends no CORS headers outside the customer routes', async () => {

@@ -76,6 +76,24 @@ describe('integrations: CRM deals and influence', () => {
     assert.equal(missingId.json().error.details[0].path, 'deals[0].Id');
   });
 
+  it('writes a batch in input order, the same id twice meeting its earlier entry, and nulls a field a later push leaves out', async () => {
+    const id = uniqueId('deal');
+    const fresh = uniqueId('deal');
+    const first = (await push({ format: 'generic', deals: [
+      { id, stage: 'a', updatedAt: '2026-02-01T00:00:00Z' },
+      { id: fresh },
+      { id, stage: 'b', updatedAt: '2026-02-02T00:00:00Z' },
+      { id, stage: 'old', updatedAt: '2026-01-01T00:00:00Z' },
+      { id, stage: 'b', updatedAt: '2026-02-02T00:00:00Z' },
+    ] })).json().data;
+    assert.deepEqual(first.deals.map((d: { status: string }) => d.status), ['created', 'created', 'updated', 'stale', 'unchanged']);
+    assert.deepEqual({ ...first, deals: undefined }, { received: 5, created: 2, updated: 1, unchanged: 1, stale: 1, deals: undefined });
+    assert.equal(new Set(first.deals.map((d: { dealId: string }) => d.dealId)).size, 2);
+    const cleared = (await push({ format: 'generic', deals: [{ id, updatedAt: '2026-02-02T00:00:00Z' }] })).json().data;
+    assert.equal(cleared.deals[0].status, 'updated', 'a stage left out is a change to null');
+    assert.equal(cleared.deals[0].dealId, first.deals[0].dealId);
+  });
+
   it('leaves revoked items out of the influence report', async () => {
     const item = (await approvedItem(tenant)).proofItemId;
     await push({ format: 'generic', deals: [{ id: uniqueId('deal'), status: 'won', amount: 100, currency: 'GBP', proofItemIds: [item] }] });

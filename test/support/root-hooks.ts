@@ -81,6 +81,8 @@ export const mochaHooks = {
       taskQueue: `test-${randomBytes(4).toString('hex')}`,
       rateLimitPerMinute: 100_000,
       publicRateLimitPerMinute: 100_000,
+      // Short, so that a test sees an allowed-origin change quickly (and waits for it, never sleeps).
+      customerOriginsCacheMs: 200,
       // Receivers in tests listen on 127.0.0.1, and retries must fit in a test.
       webhookAllowPrivateTargets: true,
       webhookTimeoutMs: 1_000,
