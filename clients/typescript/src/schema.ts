@@ -3359,6 +3359,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/rooms/{id}/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a room job (queued; `room-job/<jobId>` starts through the outbox)
+         * @description Service key scope: `service:rooms:write`.
+         */
+        post: operations["createRoomJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rooms/{id}/jobs/{jobId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One room job, with its result or error
+         * @description Service key scope: `service:rooms:read`.
+         */
+        get: operations["getRoomJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rooms/{id}/solve-sessions/{sessionId}/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Join a recorded solve session, consenting to its recording terms (a repeat answers the same) */
+        post: operations["joinSolveSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rooms/{id}/handoff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The active handoff, or the latest, or null
+         * @description Service key scope: `service:rooms:read`.
+         */
+        get: operations["getRoomHandoff"];
+        put?: never;
+        /**
+         * Hand the room to a person; a named teammate (key only) becomes a member
+         * @description Service key scope: `service:rooms:write`.
+         */
+        post: operations["requestRoomHandoff"];
+        /**
+         * End the active handoff (404 when none is active)
+         * @description Service key scope: `service:rooms:write`.
+         */
+        delete: operations["endRoomHandoff"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/rooms/{id}/messages/{messageId}/reactions": {
         parameters: {
             query?: never;
@@ -3655,7 +3740,7 @@ export interface components {
         IdentityMerge: {
             anonymousId: string;
             endUserId: string;
-            /** @description rows moved onto the signed end user, per table (signals, threads, inbox_items, feature_votes, ...) */
+            /** @description rows moved onto the signed end user, per table (signals, threads, inbox_items, feature_votes, ..., room_members, room_messages, room_agent_runs) */
             moved: {
                 [key: string]: number;
             };
@@ -3664,6 +3749,8 @@ export interface components {
             id: string;
             threadId: string | null;
             releaseId: string | null;
+            /** @description the room of a release receipt */
+            roomId: string | null;
             subject: string;
             preview: string;
             /** Format: date-time */
@@ -4112,9 +4199,8 @@ export interface components {
             unreadCount: number;
             messages: components["schemas"]["RoomMessage"][];
             limited: boolean;
-            promises: {
-                [key: string]: unknown;
-            }[];
+            /** @description changed after the read marker */
+            promises: components["schemas"]["RoomPromise"][];
             runs: components["schemas"]["AgentRun"][];
         };
         RoomDocument: {
@@ -4174,24 +4260,65 @@ export interface components {
                 canvas: {
                     version: number;
                 };
-                handoff: {
-                    [key: string]: unknown;
-                } | null;
-                promises: {
-                    [key: string]: unknown;
-                }[];
-                solveSessions: {
-                    [key: string]: unknown;
-                }[];
+                /** @description the active handoff, or the latest */
+                handoff: components["schemas"]["RoomHandoff"] | null;
+                /** @description active, completed and missed */
+                promises: components["schemas"]["RoomPromise"][];
+                /** @description open ones */
+                solveSessions: components["schemas"]["RoomSolveSession"][];
             } | null;
             /** @description the last seq scanned: the next `after` */
             seq: number;
             headSeq: number;
             hasMore: boolean;
         };
+        RoomHandoff: {
+            id: string;
+            roomId: string;
+            /** @enum {string} */
+            state: "active" | "ended";
+            /** @description a key (its id) or an end user (its principalId) */
+            requestedBy: {
+                type: string;
+                id: string;
+            };
+            reason: string | null;
+            teammateId: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            endedAt: string | null;
+            endedBy: {
+                type: string;
+                id: string;
+            } | null;
+        };
         RoomInvitation: {
             invited: components["schemas"]["RoomMember"][];
             alreadyMembers: string[];
+        };
+        RoomJob: {
+            id: string;
+            roomId: string;
+            /** @enum {string} */
+            type: "send_release_receipts" | "make_promise" | "complete_promise" | "open_solve_session" | "end_solve_session";
+            params: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed";
+            /** @description recipientCount; promiseId and approvalId; promiseId; sessionId */
+            result: {
+                [key: string]: unknown;
+            } | null;
+            error: {
+                code: string;
+                message: string;
+            } | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            completedAt: string | null;
         };
         RoomKnowledge: {
             id: string;
@@ -4282,6 +4409,22 @@ export interface components {
             totalResponses: number;
             myOptionIndex: number | null;
         };
+        RoomPromise: {
+            id: string;
+            roomId: string;
+            text: string;
+            /** Format: date-time */
+            dueAt: string;
+            /** @enum {string} */
+            state: "pending_approval" | "active" | "completed" | "missed" | "rejected";
+            approvalId: string;
+            /** Format: date-time */
+            approvedAt: string | null;
+            /** Format: date-time */
+            completedAt: string | null;
+            /** Format: date-time */
+            missedAt: string | null;
+        };
         RoomReactionToggle: {
             messageId: string;
             emoji: string;
@@ -4292,6 +4435,36 @@ export interface components {
         RoomSearchHit: {
             room: components["schemas"]["Room"];
             matchedMessageIds: string[];
+        };
+        RoomSolveSession: {
+            id: string;
+            roomId: string;
+            /** @enum {string} */
+            state: "open" | "ended";
+            recordingTerms: {
+                version: string;
+                text: string;
+                sha256: string;
+            };
+            participantCount: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            endedAt: string | null;
+        };
+        RoomSolveSessionJoin: {
+            sessionId: string;
+            principalId: string;
+            /** Format: date-time */
+            joinedAt: string;
+            consent: {
+                id: string;
+                termsVersion: string;
+                termsSha256: string;
+                accepted: boolean;
+                /** Format: date-time */
+                acceptedAt: string;
+            };
         };
         ScoreBreakdown: {
             formula: string;
@@ -22345,6 +22518,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -22418,6 +22602,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -22484,7 +22679,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -22560,6 +22755,17 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22662,6 +22868,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -22736,6 +22953,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -22801,6 +23029,17 @@ export interface operations {
             /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -22887,6 +23126,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -22961,6 +23211,17 @@ export interface operations {
             /** @description CONFLICT: the owner cannot leave */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -23061,6 +23322,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -23136,6 +23408,17 @@ export interface operations {
             /** @description CONFLICT: the room is archived */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -23229,6 +23512,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -23305,7 +23599,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -23584,7 +23878,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -23788,7 +24082,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -23873,7 +24167,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -23955,7 +24249,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -24046,7 +24340,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -24124,7 +24418,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -24221,6 +24515,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -24301,6 +24606,17 @@ export interface operations {
             /** @description CONFLICT: the approval is no longer pending */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -24698,6 +25014,574 @@ export interface operations {
             };
         };
     };
+    createRoomJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a repeat replays the stored success with `idempotent-replayed: true` (24 hours) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    type: "send_release_receipts" | "make_promise" | "complete_promise" | "open_solve_session" | "end_solve_session";
+                    /** @description per type (ROOMS.md §8): releaseId; text, dueAt; promiseId; termsVersion, termsText; sessionId */
+                    params: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomJob"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INSUFFICIENT_SCOPE (needs service:rooms:write), ENVIRONMENT_SCOPE_MISMATCH, PRODUCT_SCOPE_REQUIRED or PRODUCT_SCOPE_UNAVAILABLE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: the promise is not active, the solve session has ended, or the room is archived */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getRoomJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomJob"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INSUFFICIENT_SCOPE (needs service:rooms:read), ENVIRONMENT_SCOPE_MISMATCH, PRODUCT_SCOPE_REQUIRED or PRODUCT_SCOPE_UNAVAILABLE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    joinSolveSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    consent: {
+                        termsVersion: string;
+                        termsSha256: string;
+                        /** @enum {boolean} */
+                        accepted: true;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomSolveSessionJoin"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The end-user token is missing, malformed, badly signed, expired or already used */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the end user has not joined the room */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONSENT_INVALID: the version or hash is not the session's terms; CONFLICT: the session ended, or the room is archived */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getRoomHandoff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomHandoff"] | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the end user has not joined the room */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    requestRoomHandoff: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a repeat replays the stored success with `idempotent-replayed: true` (24 hours) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    reason?: string | null;
+                    teammateId?: string;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomHandoff"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: an end user named a teammate, or has not joined the room */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: a handoff is already active, or the room is archived */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    endRoomHandoff: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a repeat replays the stored success with `idempotent-replayed: true` (24 hours) */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomHandoff"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: an end user other than the one who asked for the handoff */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description CONFLICT: the room is archived */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     toggleRoomReaction: {
         parameters: {
             query?: never;
@@ -24766,6 +25650,17 @@ export interface operations {
             /** @description CONFLICT: the message was deleted, it already has 20 distinct emoji, or the room is archived */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -24846,6 +25741,17 @@ export interface operations {
             /** @description CONFLICT: the room is archived */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -24938,6 +25844,17 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -25019,6 +25936,17 @@ export interface operations {
             /** @description CONFLICT: the poll's message was deleted, or the room is archived */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -25125,6 +26053,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -25206,6 +26145,17 @@ export interface operations {
             /** @description CONFLICT: the case is not actioned, or the room is archived */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
