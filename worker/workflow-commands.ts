@@ -1,6 +1,8 @@
 import {
-  Client, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError,
+  Client, WorkflowClient, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError,
+  WorkflowStartOptions,
 } from '@temporalio/client';
+import { Workflow } from '@temporalio/common';
 import { DataSource } from 'typeorm';
 import {
   claimWorkflowCommands, completeWorkflowCommand, retryWorkflowCommandLater, WorkflowCommandBody,
@@ -31,6 +33,15 @@ const REQUEST_CLOSED_SIGNALS = {
 } as const;
 
 /** A signal to a workflow that already ended has nothing left to change: the database decided first. */
+/** Starts a run that a repeated command must never start twice: an id that runs, or ever ran, is left alone. */
+async function startOnce<T extends Workflow>(wf: WorkflowClient, workflow: T, options: WorkflowStartOptions<T>): Promise<void> {
+  try {
+    await wf.start(workflow, { ...options, workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
 async function ignoreEnded(send: Promise<void>): Promise<void> {
   try {
     await send;
@@ -62,19 +73,12 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
         .signal(approvalOutcomeSignal, { requestId: c.ref.requestId, outcome: c.outcome }));
       return;
     case 'proof.revocation.start':
-      try {
-        await wf.start(proofRevocationWorkflow, {
-          workflowId: revocationWorkflowId(c.revocationId),
-          taskQueue: config.taskQueue,
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          // A completed revocation's run is never started again.
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          args: [{ revocationId: c.revocationId, slaDeadlineAt: c.slaDeadlineAt }],
-          ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
+      await startOnce(wf, proofRevocationWorkflow, {
+        workflowId: revocationWorkflowId(c.revocationId),
+        taskQueue: config.taskQueue,
+        args: [{ revocationId: c.revocationId, slaDeadlineAt: c.slaDeadlineAt }],
+        ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+      });
       return;
     case 'proof.revocation.completed':
       await ignoreEnded(wf.getHandle(revocationWorkflowId(c.revocationId)).signal(revocationCompletedSignal));
@@ -124,18 +128,12 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
       await ignoreEnded(wf.getHandle(proofRequestWorkflowId(c.requestId)).signal(REQUEST_CLOSED_SIGNALS[c.outcome]));
       return;
     case 'collection.approval_link.deliver':
-      try {
-        await wf.start(approvalLinkWorkflow, {
-          workflowId: approvalLinkWorkflowId(c.proofItemId, c.deliveryId),
-          taskQueue: config.taskQueue,
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          args: [{ proofItemId: c.proofItemId, channel: c.channel }],
-          ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
-        });
-      } catch (err) {
-        // Started by an earlier attempt of this command: one delivery per deliveryId.
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
+      await startOnce(wf, approvalLinkWorkflow, {
+        workflowId: approvalLinkWorkflowId(c.proofItemId, c.deliveryId),
+        taskQueue: config.taskQueue,
+        args: [{ proofItemId: c.proofItemId, channel: c.channel }],
+        ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+      });
       return;
     case 'collection.domain.check':
       // A running check is asked to look now; otherwise (new, or failed before) a run starts.
@@ -149,17 +147,13 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
       return;
     case 'collection.upload.start':
       // The assemble call starts the same run when it comes first (update-with-start), so either order is fine.
-      await wf.start(uploadWorkflow, {
+      // A run that already ended (cancelled, expired) is not started again.
+      await startOnce(wf, uploadWorkflow, {
         workflowId: uploadWorkflowId(c.sessionId),
         // The queue of the API that opened it: its assemble call (update-with-start) names the same one.
         taskQueue: c.taskQueue,
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         args: [{ sessionId: c.sessionId, expiresAt: c.expiresAt }],
         ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
-      }).catch((err: unknown) => {
-        // A run that already ended (cancelled, expired) is not started again.
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       });
       return;
     case 'collection.transcription.start':
@@ -178,84 +172,54 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
     case 'proof.stream.copy':
       // Without a video host configured, approved videos stay with the service only.
       if (!config.proofStreamApiUrl) return;
-      try {
-        await wf.start(streamCopyWorkflow, {
-          workflowId: streamCopyWorkflowId(c.mediaAssetId),
-          taskQueue: config.taskQueue,
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          args: [{ organizationId: c.tenant.organizationId, productId: c.tenant.productId, mediaAssetId: c.mediaAssetId, versionId: c.versionId }],
-          ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
+      await wf.start(streamCopyWorkflow, {
+        workflowId: streamCopyWorkflowId(c.mediaAssetId),
+        taskQueue: config.taskQueue,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        args: [{ organizationId: c.tenant.organizationId, productId: c.tenant.productId, mediaAssetId: c.mediaAssetId, versionId: c.versionId }],
+        ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+      });
       return;
     case 'room.agent_run.start':
-      try {
-        await wf.start(agentRunWorkflow, {
-          workflowId: agentRunWorkflowId(c.runId),
-          taskQueue: config.taskQueue,
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          // A finished run is never started again by a repeated command.
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          args: [{
-            runId: c.runId,
-            approvalTtlMs: c.approvalTtlMs,
-            ai: { maxAttempts: config.aiMaxAttempts, retryInitialMs: config.aiRetryInitialMs, timeoutMs: config.aiTimeoutMs },
-          }],
-          ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
+      await startOnce(wf, agentRunWorkflow, {
+        workflowId: agentRunWorkflowId(c.runId),
+        taskQueue: config.taskQueue,
+        args: [{
+          runId: c.runId,
+          approvalTtlMs: c.approvalTtlMs,
+          ai: { maxAttempts: config.aiMaxAttempts, retryInitialMs: config.aiRetryInitialMs, timeoutMs: config.aiTimeoutMs },
+        }],
+        ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+      });
       return;
     case 'room.agent_run.wake':
       await ignoreEnded(wf.getHandle(agentRunWorkflowId(c.runId)).signal(wakeSignal));
       return;
     case 'room.job.start':
-      try {
-        await wf.start(roomJobWorkflow, {
-          workflowId: roomJobWorkflowId(c.jobId),
-          taskQueue: config.taskQueue,
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          // A finished job is never run again by a repeated command.
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          args: [{ jobId: c.jobId }],
-          ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
+      await startOnce(wf, roomJobWorkflow, {
+        workflowId: roomJobWorkflowId(c.jobId),
+        taskQueue: config.taskQueue,
+        args: [{ jobId: c.jobId }],
+        ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+      });
       return;
     case 'proof.ai_operation.start':
       // The API starts the same run at once (and waits for it); this start only makes sure an API lost
       // after the commit leaves no operation without its run. An id that ever ran is not started again here.
-      try {
-        await wf.start(aiOperationWorkflow, {
-          workflowId: aiOperationWorkflowId(c.path, c.operationId),
-          taskQueue: c.taskQueue,
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          args: [{ operationId: c.operationId, ai: c.ai }],
-          ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
+      await startOnce(wf, aiOperationWorkflow, {
+        workflowId: aiOperationWorkflowId(c.path, c.operationId),
+        taskQueue: c.taskQueue,
+        args: [{ operationId: c.operationId, ai: c.ai }],
+        ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+      });
       return;
     case 'room.promise.watch':
-      try {
-        await wf.start(roomPromiseWorkflow, {
-          workflowId: roomPromiseWorkflowId(c.promiseId),
-          taskQueue: config.taskQueue,
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          args: [{ promiseId: c.promiseId, dueAt: c.dueAt }],
-          ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
+      await startOnce(wf, roomPromiseWorkflow, {
+        workflowId: roomPromiseWorkflowId(c.promiseId),
+        taskQueue: config.taskQueue,
+        args: [{ promiseId: c.promiseId, dueAt: c.dueAt }],
+        ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+      });
       return;
     case 'room.promise.settled':
       // A watch that already ended (the due date passed first) finds the promise settled in the database anyway.
