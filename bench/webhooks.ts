@@ -1,6 +1,6 @@
 import http from 'node:http';
+import os from 'node:os';
 import { AddressInfo } from 'node:net';
-import { buildApp } from '../api/app';
 import { createServiceKey } from '../db/platform/service-keys';
 import { loadConfig } from '../runtime/config';
 import { openDatabase } from '../runtime/services';
@@ -9,13 +9,15 @@ import { createOrganization, createProduct } from '../db/platform/tenancy';
 import { createEndpoint } from '../db/webhooks/webhooks';
 import { enqueueEvent } from '../db/outbox';
 import { Worker } from '@temporalio/worker';
-import { startWorker } from '../worker/main';
 import { quantile } from './stats';
-import { Cleanup, startScratchDatabase, startScratchTemporal } from '../test/support/servers';
+import { startRole } from './roles';
+import { Cleanup, freePort, startScratchDatabase, startScratchTemporal } from '../test/support/servers';
 
 /**
- * Webhook delivery, with every role running (API, worker with its relays, Temporal) and the worker on
- * the default settings:
+ * Webhook delivery, with every role running as `npm run api` and `npm run worker` run them: the API and
+ * the worker (with its relays) each in a Node process of its own, on the default settings, beside
+ * Temporal and PostgreSQL. This process holds only the receiver and the load generator, so that the
+ * offered load is what it says and the service's roles do not share its event loop:
  *
  * - burst: fans N events out through the service (outbox → relay → batch workflow → signed HTTP) to a
  *   local receiver, beside N plain HTTP POSTs made directly from this process to the same receiver, in
@@ -77,20 +79,20 @@ async function main(): Promise<void> {
 
   try {
     const [databaseUrl, temporal] = await Promise.all([startScratchDatabase(cleanup, 'sv_bench'), startScratchTemporal(cleanup)]);
+    // Migrated here, once, before the roles start.
     const ds = await openDatabase(databaseUrl, 20);
     cleanup.push(() => ds.destroy());
     // Default settings, but for a receiver on 127.0.0.1 and a rate limit above the steady rate.
-    const config = {
-      ...loadConfig(), databaseUrl, webhookAllowPrivateTargets: true, rateLimitPerMinute: 1_000_000_000, taskQueue: 'bench-webhooks',
+    const roleEnv = {
+      DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address, SV_TASK_QUEUE: 'bench-webhooks',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', RATE_LIMIT_PER_MINUTE: '1000000', HOST: '127.0.0.1', PORT: String(await freePort()),
     };
-    const workerDs = await openDatabase(databaseUrl, 10);
-    cleanup.push(() => workerDs.destroy());
-    const worker = await startWorker(config, workerDs, temporal);
-    cleanup.push(worker.stop);
-    const app = await buildApp({ dataSource: ds, temporal: temporal.client, config });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    cleanup.push(() => app.close());
-    const api = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const config = loadConfig({ ...process.env, ...roleEnv });
+    const [apiRole, workerRole] = await Promise.all([
+      startRole(cleanup, 'api', 'api/server.ts', roleEnv, /API listening on/),
+      startRole(cleanup, 'worker', 'worker/main.ts', roleEnv, /worker polling task queue/),
+    ]);
+    const api = `http://127.0.0.1:${roleEnv.PORT}`;
     const org = await createOrganization(ds, { name: 'Bench', sponsored: true });
     const product = await createProduct(ds, { organizationId: org.id, name: 'Bench' });
     await createEndpoint(ds, org.id, { url, subscriptions: ['bench.*', 'signal.created'] });
@@ -158,6 +160,7 @@ async function main(): Promise<void> {
       const intake: number[] = [];
       let refused = 0;
       const total = RATE * SECONDS;
+      const cpuBefore = { api: apiRole.cpuSeconds(), worker: workerRole.cpuSeconds(), bench: process.cpuUsage() };
       const start = performance.now();
       const body = 'Exports take minutes for big projects; please make them faster.';
       await Promise.all(Array.from({ length: total }, async (_, i) => {
@@ -181,6 +184,13 @@ async function main(): Promise<void> {
         }
       }));
       const last = performance.now();
+      const cpu = (before: number | null, now: number | null) => (before === null || now === null ? NaN : (now - before) / ((last - start) / 1000));
+      const benchCpu = process.cpuUsage(cpuBefore.bench);
+      const busy = {
+        api: cpu(cpuBefore.api, apiRole.cpuSeconds()),
+        worker: cpu(cpuBefore.worker, workerRole.cpuSeconds()),
+        bench: (benchCpu.user + benchCpu.system) / 1000 / (last - start),
+      };
       const ids = [...answered.keys()];
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
@@ -198,8 +208,13 @@ async function main(): Promise<void> {
       const delivered = ids.filter((id) => signalArrivals.has(id));
       const latencies = delivered.map((id) => signalArrivals.get(id)! - answered.get(id)!).sort((a, b) => a - b);
       const sortedIntake = [...intake].sort((a, b) => a - b);
+      const [batches]: Array<{ batches: number; first: number }> = await ds.query(
+        `SELECT count(DISTINCT first_attempt_batch)::int AS batches, count(*) FILTER (WHERE first_attempt_batch IS NOT NULL)::int AS first
+           FROM webhook_deliveries WHERE event_type = 'signal.created'`);
       return {
-        sent: total, refused, rate: (total / (last - start)) * 1000, undelivered: ids.length - delivered.length,
+        sent: total, refused, rate: (total / (last - start)) * 1000, accepted: (ids.length / (last - start)) * 1000,
+        undelivered: ids.length - delivered.length, busy, batches: batches.batches, perBatch: batches.first / Math.max(1, batches.batches),
+        seconds: (last - start) / 1000,
         p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), max: latencies[latencies.length - 1],
         intakeP50: quantile(sortedIntake, 0.5), intakeP99: quantile(sortedIntake, 0.99),
       };
@@ -224,14 +239,25 @@ async function main(): Promise<void> {
       console.log(`ratio (service / direct): throughput ${(mean((x) => x.service.perSecond) / mean((x) => x.baseline.perSecond)).toFixed(3)} (aim >= 0.25), `
         + `p50 ${(mean((x) => x.service.p50) / mean((x) => x.baseline.p50)).toFixed(1)}x, p99 ${(mean((x) => x.service.p99) / mean((x) => x.baseline.p99)).toFixed(1)}x`);
     }
-    emptyWorker.shutdown();
-    await emptyRunning;
     if (MODE === 'steady' || MODE === 'both') {
+      // The dev server's own ceiling just before the steady run, beside which the service's figure stands.
+      const emptyPerSecond = await ceiling();
+      emptyWorker.shutdown();
+      await emptyRunning;
+      const load = os.loadavg()[0];
       const r = await steady();
-      console.log(`bench:webhooks steady  ${r.sent} signals at ${RATE}/s for ${SECONDS} s (achieved ${r.rate.toFixed(1)}/s), ${r.refused} refused or dropped by intake`);
+      console.log(`bench:webhooks steady  ${r.sent} signals offered at ${RATE}/s for ${SECONDS} s (sent at ${r.rate.toFixed(1)}/s), `
+        + `${(r.sent - r.refused)} taken (${r.accepted.toFixed(1)}/s), ${r.refused} refused or dropped by intake`);
       console.log(`intake 201: p50 ${r.intakeP50.toFixed(1)} ms  p99 ${r.intakeP99.toFixed(1)} ms`);
       console.log(`event (201) → first attempt: p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms (aim <= 1000)  max ${r.max.toFixed(1)} ms`);
       console.log(`not delivered ${SETTLE_MS / 1000} s after the last signal: ${r.undelivered}`);
+      console.log(`batch workflows: ${r.batches} (${(r.batches / r.seconds).toFixed(1)}/s, ${r.perBatch.toFixed(1)} deliveries each); `
+        + `empty workflows just before: ${emptyPerSecond.toFixed(1)}/s (the dev server's own ceiling)`);
+      console.log(`CPU cores busy during the run: api ${r.busy.api.toFixed(2)}, worker ${r.busy.worker.toFixed(2)}, `
+        + `bench (receiver + load) ${r.busy.bench.toFixed(2)}; load average ${load.toFixed(1)} before, ${os.loadavg()[0].toFixed(1)} after`);
+    } else {
+      emptyWorker.shutdown();
+      await emptyRunning;
     }
   } finally {
     receiver.close();
