@@ -28,7 +28,9 @@ function cpuSecondsOf(pid: number): number | null {
  * the role prints `ready` on stdout; SIGTERM on cleanup (its own graceful shutdown), SIGKILL after 15 s.
  */
 export async function startRole(cleanup: Cleanup, name: string, file: string, env: Record<string, string>, ready: RegExp): Promise<RoleProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, file)], {
+  // BENCH_ROLE_NODE_ARGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, profiles the roles.
+  const nodeArgs = (process.env.BENCH_ROLE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, file)], {
     cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
