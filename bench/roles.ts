@@ -27,12 +27,15 @@ function cpuSecondsOf(pid: number): number | null {
  * `npm run api` / `npm run worker` do, with `env` on top of this process's environment. Resolves once
  * the role prints `ready` on stdout; SIGTERM on cleanup (its own graceful shutdown), SIGKILL after 15 s.
  */
-export async function startRole(cleanup: Cleanup, name: string, file: string, env: Record<string, string>, ready: RegExp): Promise<RoleProcess> {
+export async function startRole(
+  cleanup: Cleanup, name: string, file: string, env: Record<string, string>, ready: RegExp, onMessage?: (message: unknown) => void,
+): Promise<RoleProcess & { output: () => string }> {
   // BENCH_ROLE_NODE_ARGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, profiles the roles.
   const nodeArgs = (process.env.BENCH_ROLE_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, file)], {
-    cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe', ...(onMessage ? ['ipc' as const] : [])],
   });
+  if (onMessage) child.on('message', onMessage);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   cleanup.push(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
@@ -42,8 +45,8 @@ export async function startRole(cleanup: Cleanup, name: string, file: string, en
     clearTimeout(timer);
   });
   child.stderr!.on('data', (chunk: Buffer) => process.stderr.write(`[${name}] ${chunk.toString('utf8')}`));
+  let out = '';
   await new Promise<void>((resolve, reject) => {
-    let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString('utf8');
       if (ready.test(out)) resolve();
@@ -51,5 +54,5 @@ export async function startRole(cleanup: Cleanup, name: string, file: string, en
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code} before it was ready`)));
   });
   const pid = child.pid!;
-  return { pid, cpuSeconds: () => cpuSecondsOf(pid) };
+  return { pid, cpuSeconds: () => cpuSecondsOf(pid), output: () => out };
 }

@@ -1,6 +1,5 @@
 import http from 'node:http';
 import os from 'node:os';
-import { AddressInfo } from 'node:net';
 import { createServiceKey } from '../db/platform/service-keys';
 import { loadConfig } from '../runtime/config';
 import { openDatabase } from '../runtime/services';
@@ -10,14 +9,17 @@ import { createEndpoint } from '../db/webhooks/webhooks';
 import { enqueueEvent } from '../db/outbox';
 import { Worker } from '@temporalio/worker';
 import { quantile } from './stats';
+import { Arrival } from './receiver';
 import { startRole } from './roles';
 import { Cleanup, freePort, startScratchDatabase, startScratchTemporal } from '../test/support/servers';
 
 /**
  * Webhook delivery, with every role running as `npm run api` and `npm run worker` run them: the API and
  * the worker (with its relays) each in a Node process of its own, on the default settings, beside
- * Temporal and PostgreSQL. This process holds only the receiver and the load generator, so that the
- * offered load is what it says and the service's roles do not share its event loop:
+ * Temporal and PostgreSQL; the receiver (a third party) runs in a process of its own too, reporting
+ * arrivals over IPC. This process holds only the load generator, so that the offered load is what it
+ * says and no role shares another's event loop. `BENCH_ROLE_NODE_ARGS` passes Node flags to the roles
+ * (`--cpu-prof --cpu-prof-dir=/tmp/prof` profiles them):
  *
  * - burst: fans N events out through the service (outbox → relay → batch workflow → signed HTTP) to a
  *   local receiver, beside N plain HTTP POSTs made directly from this process to the same receiver, in
@@ -53,23 +55,13 @@ async function main(): Promise<void> {
   // Steady mode: the first arrival of each signal's delivery, by signal id.
   const signalArrivals = new Map<string, number>();
   let onArrival: (() => void) | null = null;
-  const receiver = http.createServer((req, res) => {
-    const id = req.headers['service-event-id'] ?? req.headers['x-bench-id'];
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const at = performance.now();
-      if (typeof id === 'string' && !arrivals.has(id)) arrivals.set(id, at);
-      if (req.headers['service-event-type'] === 'signal.created') {
-        const signalId = JSON.parse(Buffer.concat(chunks).toString('utf8')).data.signalId as string;
-        if (!signalArrivals.has(signalId)) signalArrivals.set(signalId, at);
-      }
-      res.writeHead(204).end();
-      onArrival?.();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  const arrived = (message: unknown) => {
+    const { id, signalId, at: wallAt } = message as Arrival;
+    const at = wallAt - performance.timeOrigin;
+    if (id !== null && !arrivals.has(id)) arrivals.set(id, at);
+    if (signalId !== null && !signalArrivals.has(signalId)) signalArrivals.set(signalId, at);
+    onArrival?.();
+  };
   const waitForAll = (ids: string[]) => new Promise<void>((resolve) => {
     onArrival = () => {
       if (ids.every((id) => arrivals.has(id))) resolve();
@@ -78,6 +70,8 @@ async function main(): Promise<void> {
   });
 
   try {
+    const receiver = await startRole(cleanup, 'receiver', 'bench/receiver.ts', {}, /port \d+/, arrived);
+    const url = `http://127.0.0.1:${/port (\d+)/.exec(receiver.output())![1]}/hook`;
     const [databaseUrl, temporal] = await Promise.all([startScratchDatabase(cleanup, 'sv_bench'), startScratchTemporal(cleanup)]);
     // Migrated here, once, before the roles start.
     const ds = await openDatabase(databaseUrl, 20);
@@ -161,7 +155,7 @@ async function main(): Promise<void> {
       let refused = 0;
       const total = RATE * SECONDS;
       let lastSent = 0;
-      const cpuBefore = { api: apiRole.cpuSeconds(), worker: workerRole.cpuSeconds(), bench: process.cpuUsage() };
+      const cpuBefore = { api: apiRole.cpuSeconds(), worker: workerRole.cpuSeconds(), receiver: receiver.cpuSeconds(), bench: process.cpuUsage() };
       const start = performance.now();
       const body = 'Exports take minutes for big projects; please make them faster.';
       await Promise.all(Array.from({ length: total }, async (_, i) => {
@@ -191,6 +185,7 @@ async function main(): Promise<void> {
       const busy = {
         api: cpu(cpuBefore.api, apiRole.cpuSeconds()),
         worker: cpu(cpuBefore.worker, workerRole.cpuSeconds()),
+        receiver: cpu(cpuBefore.receiver, receiver.cpuSeconds()),
         bench: (benchCpu.user + benchCpu.system) / 1000 / (last - start),
       };
       const ids = [...answered.keys()];
@@ -291,13 +286,12 @@ async function main(): Promise<void> {
       console.log(`batch workflows: ${r.batches} (${(r.batches / r.seconds).toFixed(1)}/s, ${r.perBatch.toFixed(1)} deliveries each); `
         + `empty workflows just before: ${emptyPerSecond.toFixed(1)}/s (the dev server's own ceiling)`);
       console.log(`CPU cores busy during the run: api ${r.busy.api.toFixed(2)}, worker ${r.busy.worker.toFixed(2)}, `
-        + `bench (receiver + load) ${r.busy.bench.toFixed(2)}; load average ${load.toFixed(1)} before, ${os.loadavg()[0].toFixed(1)} after`);
+        + `receiver ${r.busy.receiver.toFixed(2)}, load generator ${r.busy.bench.toFixed(2)}; load average ${load.toFixed(1)} before, ${os.loadavg()[0].toFixed(1)} after`);
     } else {
       emptyWorker.shutdown();
       await emptyRunning;
     }
   } finally {
-    receiver.close();
     for (const step of cleanup.reverse()) await step().catch(() => undefined);
   }
 }
