@@ -1,6 +1,5 @@
 import http from 'node:http';
-import { AddressInfo } from 'node:net';
-import { buildApp } from '../api/app';
+import os from 'node:os';
 import { createServiceKey } from '../db/platform/service-keys';
 import { loadConfig } from '../runtime/config';
 import { openDatabase } from '../runtime/services';
@@ -9,13 +8,18 @@ import { createOrganization, createProduct } from '../db/platform/tenancy';
 import { createEndpoint } from '../db/webhooks/webhooks';
 import { enqueueEvent } from '../db/outbox';
 import { Worker } from '@temporalio/worker';
-import { startWorker } from '../worker/main';
 import { quantile } from './stats';
-import { Cleanup, startScratchDatabase, startScratchTemporal } from '../test/support/servers';
+import { Arrival } from './receiver';
+import { startRole } from './roles';
+import { Cleanup, freePort, startScratchDatabase, startScratchTemporal } from '../test/support/servers';
 
 /**
- * Webhook delivery, with every role running (API, worker with its relays, Temporal) and the worker on
- * the default settings:
+ * Webhook delivery, with every role running as `npm run api` and `npm run worker` run them: the API and
+ * the worker (with its relays) each in a Node process of its own, on the default settings, beside
+ * Temporal and PostgreSQL; the receiver (a third party) runs in a process of its own too, reporting
+ * arrivals over IPC. This process holds only the load generator, so that the offered load is what it
+ * says and no role shares another's event loop. `BENCH_ROLE_NODE_ARGS` passes Node flags to the roles
+ * (`--cpu-prof --cpu-prof-dir=/tmp/prof` profiles them):
  *
  * - burst: fans N events out through the service (outbox → relay → batch workflow → signed HTTP) to a
  *   local receiver, beside N plain HTTP POSTs made directly from this process to the same receiver, in
@@ -51,23 +55,13 @@ async function main(): Promise<void> {
   // Steady mode: the first arrival of each signal's delivery, by signal id.
   const signalArrivals = new Map<string, number>();
   let onArrival: (() => void) | null = null;
-  const receiver = http.createServer((req, res) => {
-    const id = req.headers['service-event-id'] ?? req.headers['x-bench-id'];
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const at = performance.now();
-      if (typeof id === 'string' && !arrivals.has(id)) arrivals.set(id, at);
-      if (req.headers['service-event-type'] === 'signal.created') {
-        const signalId = JSON.parse(Buffer.concat(chunks).toString('utf8')).data.signalId as string;
-        if (!signalArrivals.has(signalId)) signalArrivals.set(signalId, at);
-      }
-      res.writeHead(204).end();
-      onArrival?.();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  const arrived = (message: unknown) => {
+    const { id, signalId, at: wallAt } = message as Arrival;
+    const at = wallAt - performance.timeOrigin;
+    if (id !== null && !arrivals.has(id)) arrivals.set(id, at);
+    if (signalId !== null && !signalArrivals.has(signalId)) signalArrivals.set(signalId, at);
+    onArrival?.();
+  };
   const waitForAll = (ids: string[]) => new Promise<void>((resolve) => {
     onArrival = () => {
       if (ids.every((id) => arrivals.has(id))) resolve();
@@ -76,21 +70,23 @@ async function main(): Promise<void> {
   });
 
   try {
+    const receiver = await startRole(cleanup, 'receiver', 'bench/receiver.ts', {}, /port \d+/, arrived);
+    const url = `http://127.0.0.1:${/port (\d+)/.exec(receiver.output())![1]}/hook`;
     const [databaseUrl, temporal] = await Promise.all([startScratchDatabase(cleanup, 'sv_bench'), startScratchTemporal(cleanup)]);
+    // Migrated here, once, before the roles start.
     const ds = await openDatabase(databaseUrl, 20);
     cleanup.push(() => ds.destroy());
     // Default settings, but for a receiver on 127.0.0.1 and a rate limit above the steady rate.
-    const config = {
-      ...loadConfig(), databaseUrl, webhookAllowPrivateTargets: true, rateLimitPerMinute: 1_000_000_000, taskQueue: 'bench-webhooks',
+    const roleEnv = {
+      DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address, SV_TASK_QUEUE: 'bench-webhooks',
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', RATE_LIMIT_PER_MINUTE: '1000000', HOST: '127.0.0.1', PORT: String(await freePort()),
     };
-    const workerDs = await openDatabase(databaseUrl, 10);
-    cleanup.push(() => workerDs.destroy());
-    const worker = await startWorker(config, workerDs, temporal);
-    cleanup.push(worker.stop);
-    const app = await buildApp({ dataSource: ds, temporal: temporal.client, config });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    cleanup.push(() => app.close());
-    const api = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const config = loadConfig({ ...process.env, ...roleEnv });
+    const [apiRole, workerRole] = await Promise.all([
+      startRole(cleanup, 'api', 'api/server.ts', roleEnv, /API listening on/),
+      startRole(cleanup, 'worker', 'worker/main.ts', roleEnv, /worker polling task queue/),
+    ]);
+    const api = `http://127.0.0.1:${roleEnv.PORT}`;
     const org = await createOrganization(ds, { name: 'Bench', sponsored: true });
     const product = await createProduct(ds, { organizationId: org.id, name: 'Bench' });
     await createEndpoint(ds, org.id, { url, subscriptions: ['bench.*', 'signal.created'] });
@@ -158,12 +154,15 @@ async function main(): Promise<void> {
       const intake: number[] = [];
       let refused = 0;
       const total = RATE * SECONDS;
+      let lastSent = 0;
+      const cpuBefore = { api: apiRole.cpuSeconds(), worker: workerRole.cpuSeconds(), receiver: receiver.cpuSeconds(), bench: process.cpuUsage() };
       const start = performance.now();
       const body = 'Exports take minutes for big projects; please make them faster.';
       await Promise.all(Array.from({ length: total }, async (_, i) => {
         const due = start + (i * 1000) / RATE;
         await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
         const sent = performance.now();
+        lastSent = Math.max(lastSent, sent);
         try {
           const res = await fetch(`${api}/api/v1/signals`, {
             method: 'POST',
@@ -181,6 +180,14 @@ async function main(): Promise<void> {
         }
       }));
       const last = performance.now();
+      const cpu = (before: number | null, now: number | null) => (before === null || now === null ? NaN : (now - before) / ((last - start) / 1000));
+      const benchCpu = process.cpuUsage(cpuBefore.bench);
+      const busy = {
+        api: cpu(cpuBefore.api, apiRole.cpuSeconds()),
+        worker: cpu(cpuBefore.worker, workerRole.cpuSeconds()),
+        receiver: cpu(cpuBefore.receiver, receiver.cpuSeconds()),
+        bench: (benchCpu.user + benchCpu.system) / 1000 / (last - start),
+      };
       const ids = [...answered.keys()];
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
@@ -198,8 +205,45 @@ async function main(): Promise<void> {
       const delivered = ids.filter((id) => signalArrivals.has(id));
       const latencies = delivered.map((id) => signalArrivals.get(id)! - answered.get(id)!).sort((a, b) => a - b);
       const sortedIntake = [...intake].sort((a, b) => a - b);
+      const [batches]: Array<{ batches: number; first: number }> = await ds.query(
+        `SELECT count(DISTINCT first_attempt_batch)::int AS batches, count(*) FILTER (WHERE first_attempt_batch IS NOT NULL)::int AS first
+           FROM webhook_deliveries WHERE event_type = 'signal.created'`);
+      // Where the time goes, per delivery, from the database's own clock (the same machine's): the 201 →
+      // the relay publishing the delivery → the worker starting the first POST → its arrival here.
+      const stamps: Array<{ signal_id: string; published: number; sent: number; batch: string }> = await ds.query(
+        `SELECT d.payload::jsonb->'data'->>'signalId' AS signal_id, extract(epoch FROM d.created_at) * 1000 AS published,
+                extract(epoch FROM a.started_at) * 1000 AS sent, d.first_attempt_batch AS batch
+           FROM webhook_deliveries d JOIN webhook_attempts a ON a.delivery_id = d.id AND a.attempt = 1
+          WHERE d.event_type = 'signal.created'`);
+      // When Temporal started each batch workflow: the relay's hand-over.
+      const batchStarts = new Map<string, number>();
+      for (const batch of new Set(stamps.map((x) => x.batch))) {
+        if (batch) batchStarts.set(batch, (await temporal.client.workflow.getHandle(batch).describe()).startTime.getTime());
+      }
+      const wall = (at: number) => performance.timeOrigin + at;
+      type Stamp = { answered: number; published: number; started: number; sent: number; arrived: number };
+      const stage = (pick: (x: Stamp) => number) => {
+        const values = stamps.filter((x) => answered.has(x.signal_id) && signalArrivals.has(x.signal_id) && batchStarts.has(x.batch)).map((x) => pick({
+          answered: wall(answered.get(x.signal_id)!), published: Number(x.published), started: batchStarts.get(x.batch)!,
+          sent: Number(x.sent), arrived: wall(signalArrivals.get(x.signal_id)!),
+        })).sort((a, b) => a - b);
+        return `p50 ${quantile(values, 0.5).toFixed(0)} / p99 ${quantile(values, 0.99).toFixed(0)} ms`;
+      };
+      const stages = {
+        publish: stage((x) => x.published - x.answered),
+        dispatch: stage((x) => x.started - x.published),
+        start: stage((x) => x.sent - x.started),
+        post: stage((x) => x.arrived - x.sent),
+      };
+      const [retried]: Array<{ retried: number; errors: string | null }> = await ds.query(
+        `SELECT count(DISTINCT d.id)::int AS retried, string_agg(DISTINCT coalesce(a.error, 'HTTP ' || a.status_code), '; ') AS errors
+           FROM webhook_deliveries d JOIN webhook_attempts a ON a.delivery_id = d.id AND a.attempt = 1
+          WHERE d.event_type = 'signal.created' AND d.attempt_count > 1`);
       return {
-        sent: total, refused, rate: (total / (last - start)) * 1000, undelivered: ids.length - delivered.length,
+        stages, retried,
+        sent: total, refused, rate: ((total - 1) / (lastSent - start)) * 1000, accepted: (ids.length / (Math.max(...answered.values()) - start)) * 1000,
+        undelivered: ids.length - delivered.length, busy, batches: batches.batches, perBatch: batches.first / Math.max(1, batches.batches),
+        seconds: (last - start) / 1000,
         p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), max: latencies[latencies.length - 1],
         intakeP50: quantile(sortedIntake, 0.5), intakeP99: quantile(sortedIntake, 0.99),
       };
@@ -224,17 +268,30 @@ async function main(): Promise<void> {
       console.log(`ratio (service / direct): throughput ${(mean((x) => x.service.perSecond) / mean((x) => x.baseline.perSecond)).toFixed(3)} (aim >= 0.25), `
         + `p50 ${(mean((x) => x.service.p50) / mean((x) => x.baseline.p50)).toFixed(1)}x, p99 ${(mean((x) => x.service.p99) / mean((x) => x.baseline.p99)).toFixed(1)}x`);
     }
-    emptyWorker.shutdown();
-    await emptyRunning;
     if (MODE === 'steady' || MODE === 'both') {
+      // The dev server's own ceiling just before the steady run, beside which the service's figure stands.
+      const emptyPerSecond = await ceiling();
+      emptyWorker.shutdown();
+      await emptyRunning;
+      const load = os.loadavg()[0];
       const r = await steady();
-      console.log(`bench:webhooks steady  ${r.sent} signals at ${RATE}/s for ${SECONDS} s (achieved ${r.rate.toFixed(1)}/s), ${r.refused} refused or dropped by intake`);
+      console.log(`bench:webhooks steady  ${r.sent} signals offered at ${RATE}/s for ${SECONDS} s (sent at ${r.rate.toFixed(1)}/s), `
+        + `${(r.sent - r.refused)} taken (${r.accepted.toFixed(1)}/s), ${r.refused} refused or dropped by intake`);
       console.log(`intake 201: p50 ${r.intakeP50.toFixed(1)} ms  p99 ${r.intakeP99.toFixed(1)} ms`);
       console.log(`event (201) → first attempt: p50 ${r.p50.toFixed(1)} ms  p99 ${r.p99.toFixed(1)} ms (aim <= 1000)  max ${r.max.toFixed(1)} ms`);
       console.log(`not delivered ${SETTLE_MS / 1000} s after the last signal: ${r.undelivered}`);
+      console.log(`first attempt not answered 2xx (went on in a retry workflow): ${r.retried.retried}${r.retried.errors ? ` (${r.retried.errors})` : ''}`);
+      console.log(`where it goes: 201 → relay publishes ${r.stages.publish}; → batch workflow started ${r.stages.dispatch}; `
+        + `→ worker starts the POST ${r.stages.start}; → arrives ${r.stages.post}`);
+      console.log(`batch workflows: ${r.batches} (${(r.batches / r.seconds).toFixed(1)}/s, ${r.perBatch.toFixed(1)} deliveries each); `
+        + `empty workflows just before: ${emptyPerSecond.toFixed(1)}/s (the dev server's own ceiling)`);
+      console.log(`CPU cores busy during the run: api ${r.busy.api.toFixed(2)}, worker ${r.busy.worker.toFixed(2)}, `
+        + `receiver ${r.busy.receiver.toFixed(2)}, load generator ${r.busy.bench.toFixed(2)}; load average ${load.toFixed(1)} before, ${os.loadavg()[0].toFixed(1)} after`);
+    } else {
+      emptyWorker.shutdown();
+      await emptyRunning;
     }
   } finally {
-    receiver.close();
     for (const step of cleanup.reverse()) await step().catch(() => undefined);
   }
 }

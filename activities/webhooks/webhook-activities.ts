@@ -213,10 +213,14 @@ export function createWebhookActivities({ dataSource, config }: WebhookActivityD
       return record(dataSource, input.deliveryId, input.attempt, input.result);
     },
 
-    /** The first attempts of a batch of deliveries (see `sendFirstAttempts`), heartbeating while they run. */
+    /**
+     * The first attempts of a batch of deliveries (see `sendFirstAttempts`). Run as a remote activity
+     * (batches from before the local one), it heartbeats while they run; a local one has no heartbeat:
+     * its workflow task's own timeout notices a dead worker.
+     */
     async sendFirstWebhookAttempts(input: FirstAttemptsInput): Promise<FirstAttemptOutcome[]> {
       const context = Context.current();
-      const timer = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
+      const timer = context.info.isLocal ? undefined : setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
       try {
         return await sendFirstAttempts({ dataSource, config }, input);
       } finally {

@@ -276,10 +276,13 @@ export async function dispatchDeliveries(
   );
   if (rows.length === 0) return 0;
   const started = await start(rows.map((r) => ({ id: r.id, organizationId: r.organization_id, productId: r.product_id, endpointId: r.endpoint_id })));
-  await ds.query(`UPDATE webhook_deliveries SET workflow_started = true, dispatch_claimed_until = NULL WHERE id = ANY($1)`, [started]);
+  // The batch just started may be claiming these rows already: lock them in id order, as it does, or
+  // the two deadlock.
+  const inIdOrder = `id IN (SELECT id FROM webhook_deliveries WHERE id = ANY($1) ORDER BY id FOR UPDATE)`;
+  await ds.query(`UPDATE webhook_deliveries SET workflow_started = true, dispatch_claimed_until = NULL WHERE ${inIdOrder}`, [started]);
   const left = rows.map((r) => r.id).filter((id) => !started.includes(id));
   if (left.length > 0) {
-    await ds.query(`UPDATE webhook_deliveries SET dispatch_claimed_until = now() + interval '${DISPATCH_RETRY}' WHERE id = ANY($1)`, [left]);
+    await ds.query(`UPDATE webhook_deliveries SET dispatch_claimed_until = now() + interval '${DISPATCH_RETRY}' WHERE ${inIdOrder}`, [left]);
   }
   return rows.length;
 }

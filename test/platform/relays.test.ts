@@ -82,4 +82,48 @@ describe('relays claim in a short transaction and call Temporal outside it', () 
       `SELECT count FROM intake_counters WHERE organization_id = $1 AND period LIKE 'analysis:%'`, [organizationId]);
     assert.equal(counters[0].count, 3);
   });
+
+  it('the analysis relay starts at most the monthly allowance, flags what it leaves over it, and leaves the daily ceiling alone', async () => {
+    // The relay counts analyses on its own exact `analysis:` row, not intake's sharded `month:` rows, and
+    // clears `over_allowance` on what it promotes: neither may let a month or a day pass its bound.
+    const org = await createOrganization(ds, { name: 'Allowance workspace', sponsored: true });
+    const tenant = { organizationId: org.id, productId: (await createProduct(ds, { organizationId: org.id, name: 'P' })).id };
+    const limits = { monthlyAllowance: 3, dailyCeiling: 5, analysisAvailable: true };
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push((await createSignal(ds, tenant, { endUserId: `a${i}`, title: 't', body: 'b', idempotencyKey: `allow-${i}` }, limits)).id);
+    }
+    await assert.rejects(createSignal(ds, tenant, { endUserId: 'a5', title: 't', body: 'b', idempotencyKey: 'allow-5' }, limits),
+      (err: Error & { code?: string }) => err.code === 'INTAKE_SAFETY_CEILING');
+    const flags = async () => (await ds.query(
+      `SELECT analysis_state, over_allowance FROM signals WHERE organization_id = $1 ORDER BY created_at, id`, [org.id]) as Array<{ analysis_state: string; over_allowance: boolean }>)
+      .map((r) => `${r.analysis_state}${r.over_allowance ? ' over' : ''}`);
+    assert.deepEqual(await flags(), ['pending', 'pending', 'pending', 'waiting over', 'waiting over']);
+    // What two intakes racing for a month shard's last unit leave: the second signal flagged early, the
+    // fourth counted within the allowance on a shard that still had room.
+    await ds.query(`UPDATE signals SET analysis_state = 'waiting', over_allowance = true WHERE id = $1`, [ids[1]]);
+    await ds.query(`UPDATE signals SET analysis_state = 'pending', over_allowance = false WHERE id = $1`, [ids[3]]);
+    const daySum = async () => (await ds.query(
+      `SELECT sum(count)::int AS n FROM intake_counters WHERE organization_id = $1 AND period LIKE 'day:%'`, [org.id]))[0].n as number;
+    assert.equal(await daySum(), 5);
+
+    const started: string[] = [];
+    await claimSignalsForAnalysis(ds, 10, limits.monthlyAllowance, async (signal) => {
+      if (signal.organizationId === org.id) started.push(signal.id);
+    });
+    assert.deepEqual(started, ids.slice(0, 3), 'exactly the allowance, first come first served, the early flag cleared');
+    const [analysis]: Array<{ count: number }> = await ds.query(
+      `SELECT count FROM intake_counters WHERE organization_id = $1 AND period LIKE 'analysis:%'`, [org.id]);
+    assert.equal(analysis.count, 3);
+    // The fourth now waits for the allowance, and says so: never more signals within it than it allows.
+    assert.deepEqual(await flags(), ['pending', 'pending', 'pending', 'waiting over', 'waiting over']);
+    assert.equal(await daySum(), 5, 'the relay does not count against the day');
+    await assert.rejects(createSignal(ds, tenant, { endUserId: 'a6', title: 't', body: 'b', idempotencyKey: 'allow-6' }, limits),
+      (err: Error & { code?: string }) => err.code === 'INTAKE_SAFETY_CEILING');
+    // Four relays at once start nothing more.
+    await Promise.all(Array.from({ length: 4 }, () => claimSignalsForAnalysis(ds, 2, limits.monthlyAllowance, async (signal) => {
+      if (signal.organizationId === org.id) started.push(signal.id);
+    })));
+    assert.equal(started.length, 3);
+  });
 });

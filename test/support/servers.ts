@@ -54,18 +54,18 @@ export async function startScratchDatabase(cleanup: Cleanup, prefix = 'sv_test')
 }
 
 /** TEMPORAL_ADDRESS when set, else a Temporal dev server of its own on a free port. */
-export async function startScratchTemporal(cleanup: Cleanup): Promise<{ client: Client; nativeConnection: NativeConnection }> {
+export async function startScratchTemporal(cleanup: Cleanup): Promise<{ client: Client; nativeConnection: NativeConnection; address: string }> {
   const address = process.env.TEMPORAL_ADDRESS;
   if (address) {
     const connection = await Connection.connect({ address });
     const nativeConnection = await NativeConnection.connect({ address });
     cleanup.push(() => connection.close(), () => nativeConnection.close());
-    return { client: new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' }), nativeConnection };
+    return { client: new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default' }), nativeConnection, address };
   }
   const env = await startTemporalDevServer({
     executable: resolveTemporalCli({ temporalCli: process.env.TEMPORAL_CLI }, (line) => console.log(line)),
     namespace: 'default',
   });
   cleanup.push(() => env.teardown());
-  return { client: env.client, nativeConnection: env.nativeConnection };
+  return { client: env.client, nativeConnection: env.nativeConnection, address: env.address };
 }
