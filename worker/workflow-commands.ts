@@ -32,7 +32,6 @@ const REQUEST_CLOSED_SIGNALS = {
   responded: requestRespondedSignal, cancelled: requestCancelledSignal, opted_out: requestOptedOutSignal,
 } as const;
 
-/** A signal to a workflow that already ended has nothing left to change: the database decided first. */
 /** Starts a run that a repeated command must never start twice: an id that runs, or ever ran, is left alone. */
 async function startOnce<T extends Workflow>(wf: WorkflowClient, workflow: T, options: WorkflowStartOptions<T>): Promise<void> {
   try {
@@ -42,6 +41,7 @@ async function startOnce<T extends Workflow>(wf: WorkflowClient, workflow: T, op
   }
 }
 
+/** A signal to a workflow that already ended has nothing left to change: the database decided first. */
 async function ignoreEnded(send: Promise<void>): Promise<void> {
   try {
     await send;
@@ -205,12 +205,18 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
       return;
     case 'proof.ai_operation.start':
       // The API starts the same run at once (and waits for it); this start only makes sure an API lost
-      // after the commit leaves no operation without its run. An id that ever ran is not started again here.
-      await startOnce(wf, aiOperationWorkflow, {
+      // after the commit leaves no operation without its run. A retry under the same key re-runs a failed
+      // operation under its id, so only a failed run's id may start again (a stale start finds the record
+      // no longer running and calls no provider).
+      await wf.start(aiOperationWorkflow, {
         workflowId: aiOperationWorkflowId(c.path, c.operationId),
         taskQueue: c.taskQueue,
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
         args: [{ operationId: c.operationId, ai: c.ai }],
         ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+      }).catch((err: unknown) => {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
       });
       return;
     case 'room.promise.watch':

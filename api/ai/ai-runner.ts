@@ -35,7 +35,7 @@ export async function endedWithin(result: Promise<unknown>, ms: number): Promise
 }
 
 /** The run outlived the route's wait: 503 with the operation's id; the same request with the same Idempotency-Key attaches to it. */
-export const stillRunning = (operationId: string) => aiUnavailable(operationId, 'still_running', 0);
+const stillRunning = (operationId: string) => aiUnavailable(operationId, 'still_running', 0);
 
 /**
  * Runs one proof AI operation and waits for it (AI.md §1, §2): reserve a budget unit with the record,

@@ -11,7 +11,7 @@ import { ServiceError } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
 import { pathParams } from '../plugins/path-params';
 import { dataOf, timestamp, errorOf } from '../plugins/responses';
-import { openObject, strictObject } from '../plugins/validation';
+import { isoDateTime, openObject, strictObject } from '../plugins/validation';
 import { countPublic, countSecret, customerAuth, headerSecret } from './customer-auth';
 
 const draftParams = pathParams('id');
@@ -53,7 +53,6 @@ const submission = object({
   controlExpiresAt: timestamp().required(),
 });
 
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 const patchBody = strictObject({
   revision: number().integer().min(1),
@@ -74,7 +73,7 @@ const patchBody = strictObject({
     paidUseAllowed: boolean(),
     translationAllowed: boolean(),
     geography: array(string().required().matches(/^(\*|[A-Z]{2})$/)).min(1).max(250),
-    validUntil: string().nullable().matches(ISO_DATE_TIME, 'must be an ISO 8601 date-time'),
+    validUntil: isoDateTime().nullable(),
   }).default(undefined),
 }).required().test('one-field', 'send at least one field', (v) => v == null || Object.keys(v).some((k) => k !== 'revision'));
 

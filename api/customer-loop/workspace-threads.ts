@@ -6,7 +6,7 @@ import { validationFailed } from '../../runtime/service-error';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';
 import { idParams } from '../plugins/path-params';
-import { strictObject } from '../plugins/validation';
+import { isoDateTime, strictObject } from '../plugins/validation';
 import { dataOf } from '../plugins/responses';
 import { threadMessageSchema, threadSchema } from './schemas';
 
@@ -15,10 +15,9 @@ const messageBody = strictObject({
   visibility: string().required().oneOf([...MESSAGE_VISIBILITIES]),
 }).required();
 
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 const promiseBody = strictObject({
-  nextUpdateAt: string().nullable().defined().matches(ISO_DATE_TIME, 'must be an ISO 8601 date-time with a time zone'),
+  nextUpdateAt: isoDateTime().nullable().defined(),
 }).required();
 
 /** Teammates answer threads here; replies and notes are open to members, promises to owners and admins. */

@@ -1,6 +1,7 @@
 import { AnyObject, AnySchema, ObjectShape, ValidationError, number, object, string } from 'yup';
 import { FieldIssue, validationFailed } from '../../runtime/service-error';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../db/pagination';
+import { ISO_DATE_TIME, isCalendarDateTime } from '../../db/rules/date-time';
 
 function joinPath(base: string | undefined, key: string): string {
   return base ? `${base}.${key}` : key;
@@ -24,6 +25,12 @@ export function strictObject<S extends ObjectShape>(shape: S) {
 /** A free-form object (for example a signal's `context`): any properties, but an object. */
 export function openObject() {
   return object().meta({ open: true });
+}
+
+/** An ISO 8601 date-time with a time zone, naming a day and time that exist (2026-02-30 is refused). */
+export function isoDateTime() {
+  return string().matches(ISO_DATE_TIME, 'must be an ISO 8601 date-time with a time zone')
+    .test('calendar', 'must be a date and time that exist', (v) => v === undefined || v === null || isCalendarDateTime(v));
 }
 
 export const pageQuery = {

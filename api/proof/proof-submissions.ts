@@ -10,12 +10,11 @@ import type { AppDeps } from '../app';
 import { dataOf } from '../plugins/responses';
 import { submissionSchema } from './schemas';
 import { proofContentSchema } from './proof-content';
-import { strictObject } from '../plugins/validation';
+import { isoDateTime, strictObject } from '../plugins/validation';
 
 export const DISPLAY_MODES = ['full_name', 'first_name', 'initials', 'anonymous'] as const;
 export const IDENTITY_FIELDS = ['name', 'company', 'title', 'photo', 'logo', 'location'] as const;
 export const CONSENT_MEDIA = ['text', 'audio', 'video', 'image'] as const;
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** The terms a customer agreed to; shared by submissions and the workspace's consent records. */
 export const consentTermsSchema = strictObject({
@@ -28,7 +27,7 @@ export const consentTermsSchema = strictObject({
   paidUseAllowed: boolean().required(),
   translationAllowed: boolean().required(),
   geography: array(string().required().matches(/^(\*|[A-Z]{2})$/, 'must be "*" or an ISO 3166-1 alpha-2 code')).required().min(1).max(250),
-  validUntil: string().nullable().matches(ISO_DATE_TIME, 'must be an ISO 8601 date-time')
+  validUntil: isoDateTime().nullable()
     .test('real-date', 'must be a real date-time', (v) => v == null || !Number.isNaN(Date.parse(v))),
   customerApprovedWording: boolean().required(),
 }).required();

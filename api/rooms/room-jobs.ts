@@ -8,14 +8,13 @@ import { forbidden, validationFailed } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
 import { idParams, idString, pathParams } from '../plugins/path-params';
 import { dataOf, errorOf } from '../plugins/responses';
-import { issuesOf, openObject, strictObject } from '../plugins/validation';
+import { isoDateTime, issuesOf, openObject, strictObject } from '../plugins/validation';
 import { addRoomsVersionHeader, endUserOnly, keyOnly, productCaller } from './room-caller';
 import { handoffSchema, jobSchema, solveJoinSchema } from './schemas';
 
 const READ = 'service:rooms:read';
 const WRITE = 'service:rooms:write';
 
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 const DAY_MS = 86_400_000;
 const PROMISE_HORIZON_DAYS = 365;
 
@@ -24,7 +23,7 @@ const PARAMS: Record<JobType, AnySchema> = {
   send_release_receipts: strictObject({ releaseId: idString() }).required(),
   make_promise: strictObject({
     text: string().min(1).max(500).required(),
-    dueAt: string().required().matches(ISO_DATE_TIME, 'must be an ISO 8601 date-time with a time zone')
+    dueAt: isoDateTime().required()
       .test('future', 'must be in the future', (v) => v === undefined || Date.parse(v) > Date.now())
       .test('horizon', `must be at most ${PROMISE_HORIZON_DAYS} days ahead`, (v) => v === undefined || Date.parse(v) <= Date.now() + PROMISE_HORIZON_DAYS * DAY_MS),
   }).required(),

@@ -46,14 +46,14 @@ export function idempotentOperationId(scope: Scope, claim: { credentialId: strin
  * Reserves one unit of the organization's monthly AI allowance under the month counter's row lock and
  * records the running operation in the same transaction. Used up: 429 AI_BUDGET_EXCEEDED, no record.
  * With a derived `id` already on record (a retry) nothing is reserved unless that run failed, which
- * a retry may run again (a failure gave its unit back, `rerun`); `reserved` tells whether a run is to start.
+ * a retry may run again (a failure gave its unit back, `rerun`).
  * A reservation writes the workflow command that starts its run, so an API lost after the commit leaves
  * no operation without one (the API starts the same run at once and waits for it).
  */
 export async function startOperation(
   ds: DataSource, scope: Scope, input: OperationInput, subject: { proofItemIds: string[]; versionIds: string[] },
   createdBy: Actor, defaultAllowance: number, run: AiRunCommand, derivedId?: string, now = new Date(),
-): Promise<{ id: string; reserved: boolean; rerun: boolean }> {
+): Promise<{ id: string; rerun: boolean }> {
   const { period, resetsAt } = budgetMonth(now);
   return ds.transaction(async (em) => {
     let previous: { status: string } | undefined;
@@ -61,7 +61,7 @@ export async function startOperation(
       // Two retries of one key at once: the second waits here and then sees the first's record.
       await em.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [derivedId]);
       [previous] = await em.query(`SELECT status FROM proof_ai_operations WHERE id = $1`, [derivedId]);
-      if (previous && previous.status !== 'failed') return { id: derivedId, reserved: false, rerun: false };
+      if (previous && previous.status !== 'failed') return { id: derivedId, rerun: false };
     }
     const [limit]: Array<{ allowance: number }> = await em.query(
       `SELECT COALESCE((SELECT ai_monthly_allowance FROM intake_limits WHERE organization_id = $1), $2)::int AS allowance`,
@@ -92,7 +92,7 @@ export async function startOperation(
       });
     }
     await enqueueWorkflowCommand(em, { type: 'proof.ai_operation.start', tenant: scope, operationId: id, ...run });
-    return { id, reserved: true, rerun: previous !== undefined };
+    return { id, rerun: previous !== undefined };
   });
 }
 

@@ -55,7 +55,7 @@ const WINDOW_COLUMNS = `(SELECT count(*) FROM win)::int AS live, (SELECT count(*
  * Runs a window statement until it settles: when the shard it picked filled up concurrently it tries
  * again; each lost race means another request took a unit, so retries end.
  */
-async function countInWindow(run: () => Promise<Array<Record<string, any>>>): Promise<Record<string, any> | undefined> {
+async function takeFromShards(run: () => Promise<Array<Record<string, any>>>): Promise<Record<string, any> | undefined> {
   for (let attempt = 0; ; attempt++) {
     const rows = await run();
     const row = rows[0];
@@ -69,7 +69,7 @@ async function countInWindow(run: () => Promise<Array<Record<string, any>>>): Pr
  * one-minute window: one statement, one round trip. A refused request is not counted.
  */
 export async function checkServiceKey(ds: DataSource, secret: string, limit: number): Promise<KeyCheck | null> {
-  return keyCheckOf(await countInWindow(() => ds.query(
+  return keyCheckOf(await takeFromShards(() => ds.query(
     `WITH k AS (
        SELECT k.*, p.active AS product_active
          FROM service_keys k LEFT JOIN products p ON p.id = k.product_id
@@ -88,7 +88,7 @@ export async function checkServiceKey(ds: DataSource, secret: string, limit: num
  * one-minute window, the same way as a key's.
  */
 export async function countRequest(ds: DataSource, subjectId: string, limit: number): Promise<RateLimitState> {
-  const row = (await countInWindow(() => ds.query(
+  const row = (await takeFromShards(() => ds.query(
     `WITH subject AS (SELECT $1::text AS id), ${WINDOW_CTES} SELECT ${WINDOW_COLUMNS}`, [subjectId, limit, RATE_LIMIT_SHARDS])))!;
   return rateOf(row, limit);
 }

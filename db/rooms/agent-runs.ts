@@ -224,6 +224,9 @@ export async function decideApproval(
     const run = found.kind === 'agent_action' ? await lockRun(em, found.subjectId) : null;
     const approval = (await lockApproval(em, approvalId))!;
     if (approval.status !== 'pending') throw conflict(`the approval is already ${approval.status}`);
+    // An approval made while the room was being archived escaped the archive's cancel; it decides nothing.
+    const room = await em.getRepository(Room).findOneByOrFail({ id: approval.roomId });
+    if (room.status === 'archived') throw conflict('the room is archived');
     const actor: Actor = { type: 'teammate', id: teammate.teammateId };
     Object.assign(approval, { status: decision, decidedByTeammateId: teammate.teammateId, decidedAt: new Date(), note });
     await em.getRepository(RoomApproval).save(approval);
@@ -247,7 +250,6 @@ export async function decideApproval(
       await em.query(
         `UPDATE room_knowledge SET state = $2, published_at = CASE WHEN $3 THEN now() END WHERE id = $1`,
         [approval.subjectId, published ? 'published' : 'rejected', published]);
-      const room = await em.getRepository(Room).findOneByOrFail({ id: approval.roomId });
       await appendRoomEvent(em, room, {
         type: published ? 'room.knowledge.published' : 'knowledge.rejected', visibility: published ? 'customer' : 'internal', actor,
         data: { knowledgeId: approval.subjectId, approvalId },

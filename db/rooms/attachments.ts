@@ -8,7 +8,7 @@ import { AttachmentType, UNATTACHED_ATTACHMENT_TTL_MS } from '../rules/room-rule
 import { contentWithheld, messageVisibleTo, viewAttachment } from './room-log';
 import { EndUserCaller, assertWritable, reachAsMember, reachRoom } from './rooms';
 
-export interface NewAttachment {
+interface NewAttachment {
   contentType: AttachmentType;
   bytes: Buffer;
   filename: string | null;

@@ -24,9 +24,12 @@ export async function compactRoomEvents(ds: DataSource, retentionMs: number): Pr
            (SELECT min(y.seq) - 1 FROM room_events y, cutoff WHERE y.room_id = old.room_id AND y.created_at >= cutoff.at),
            (SELECT max(a.seq) FROM room_events a WHERE a.room_id = old.room_id)) AS through
            FROM old
+       ), locked AS (
+         -- In id order, as every writer of several rooms (identity merge) locks them.
+         SELECT r.id FROM rooms r WHERE r.id IN (SELECT room_id FROM old) ORDER BY r.id FOR UPDATE
        ), moved AS (
          UPDATE rooms r SET compacted_through = cut.through FROM cut
-          WHERE r.id = cut.room_id AND cut.through > r.compacted_through
+          WHERE r.id = cut.room_id AND r.id IN (SELECT id FROM locked) AND cut.through > r.compacted_through
           RETURNING r.id, r.compacted_through
        ), gone AS (
          DELETE FROM room_events e USING moved WHERE e.room_id = moved.id AND e.seq <= moved.compacted_through RETURNING 1

@@ -8,7 +8,7 @@ import { actorOf, assertWritable, ensureTeammateMember, reachAsMember, reachRoom
 
 type ProductCaller = RoomCaller & { productId: string };
 
-export function viewHandoff(h: RoomHandoff) {
+function viewHandoff(h: RoomHandoff) {
   return {
     id: h.id,
     roomId: h.roomId,

@@ -25,7 +25,7 @@ export type JobParams =
   | { type: 'open_solve_session'; params: { termsVersion: string; termsText: string } }
   | { type: 'end_solve_session'; params: { sessionId: string } };
 
-export function viewJob(job: RoomJob) {
+function viewJob(job: RoomJob) {
   return {
     id: job.id,
     roomId: job.roomId,

@@ -7,7 +7,7 @@ import { reportsHide } from '../rules/room-rules';
 import { ActorType, appendRoomEvent } from './room-log';
 import { EndUserCaller, actorOf, assertWritable, reachAsMember, reachRoom, visibleMessage } from './rooms';
 
-export function viewCase(c: RoomModerationCase) {
+function viewCase(c: RoomModerationCase) {
   return {
     id: c.id,
     roomId: c.roomId,
@@ -19,7 +19,7 @@ export function viewCase(c: RoomModerationCase) {
   };
 }
 
-export function viewAppeal(a: RoomAppeal) {
+function viewAppeal(a: RoomAppeal) {
   return { id: a.id, roomId: a.roomId, caseId: a.caseId, statement: a.statement, approvalId: a.approvalId };
 }
 

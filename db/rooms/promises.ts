@@ -6,7 +6,7 @@ import { ActorType, appendRoomEvent } from './room-log';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function viewPromise(p: RoomPromise) {
+function viewPromise(p: RoomPromise) {
   return {
     id: p.id,
     roomId: p.roomId,
@@ -20,7 +20,7 @@ export function viewPromise(p: RoomPromise) {
   };
 }
 
-export function lockPromise(em: EntityManager, promiseId: string) {
+function lockPromise(em: EntityManager, promiseId: string) {
   return em.getRepository(RoomPromise).createQueryBuilder('p').setLock('pessimistic_write').where('p.id = :promiseId', { promiseId }).getOne();
 }
 
@@ -88,20 +88,24 @@ export async function missPromise(ds: DataSource, promiseId: string): Promise<Ro
   });
 }
 
-/** The promises a snapshot shows: active, completed and missed, oldest first. */
+/** How many promises a snapshot or a catch-up lists at most: the newest ones. */
+const PROMISES_LISTED = 50;
+
+/** The promises a snapshot shows: active, completed and missed, the newest PROMISES_LISTED, oldest first. */
 export async function visiblePromises(em: EntityManager | DataSource, roomId: string) {
   const rows = await em.getRepository(RoomPromise).createQueryBuilder('p')
     .where(`p.room_id = :roomId AND p.state IN ('active', 'completed', 'missed')`, { roomId })
-    .orderBy('p.created_at', 'ASC').addOrderBy('p.id', 'ASC').getMany();
-  return rows.map(viewPromise);
+    .orderBy('p.created_at', 'DESC').addOrderBy('p.id', 'DESC').take(PROMISES_LISTED).getMany();
+  return rows.reverse().map(viewPromise);
 }
 
-/** Promises with a customer-visible change after `seq` (catch-up), oldest first. */
+/** Promises with a customer-visible change after `seq` (catch-up): the newest PROMISES_LISTED, oldest first. */
 export async function promisesChangedAfter(em: EntityManager, roomId: string, seq: number) {
   const ids: Array<{ id: string }> = await em.query(
-    `SELECT DISTINCT data->>'promiseId' AS id FROM room_events
-      WHERE room_id = $1 AND seq > $2 AND type IN ('room.promise.approved', 'room.promise.completed', 'room.promise.missed')`,
-    [roomId, seq]);
+    `SELECT data->>'promiseId' AS id FROM room_events
+      WHERE room_id = $1 AND seq > $2 AND type IN ('room.promise.approved', 'room.promise.completed', 'room.promise.missed')
+      GROUP BY 1 ORDER BY max(seq) DESC LIMIT $3`,
+    [roomId, seq, PROMISES_LISTED]);
   if (ids.length === 0) return [];
   const rows = await em.getRepository(RoomPromise).createQueryBuilder('p')
     .where('p.id IN (:...ids)', { ids: ids.map((r) => r.id) }).orderBy('p.created_at', 'ASC').addOrderBy('p.id', 'ASC').getMany();

@@ -87,7 +87,7 @@ export function messageVisibleTo(reader: RoomReader, m: RoomMessage): boolean {
   return reader.internal || m.visibility === 'customer';
 }
 
-export interface PollView {
+interface PollView {
   id: string;
   roomId: string;
   options: Array<{ index: number; text: string; count: number }>;
@@ -96,7 +96,7 @@ export interface PollView {
 }
 
 /** What a message carries beyond its row, as one reader may see it (loaded by `messageExtras`). */
-export interface MessageExtras {
+interface MessageExtras {
   attachments: ReturnType<typeof viewAttachment>[];
   poll: PollView | null;
   reactions: Array<{ emoji: string; count: number; me: boolean }>;

@@ -11,9 +11,9 @@ type RoomRef = { id: string; organizationId: string; productId: string };
 type Actor = { type: ActorType; id: string | null };
 
 /** The hex SHA-256 of the terms' UTF-8 text: what a joiner's consent names. */
-export const termsDigest = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+const termsDigest = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
-export function viewSolveSession(s: RoomSolveSession, participantCount: number) {
+function viewSolveSession(s: RoomSolveSession, participantCount: number) {
   return {
     id: s.id,
     roomId: s.roomId,
@@ -36,7 +36,7 @@ export async function openSolveSession(em: EntityManager, room: RoomRef, jobId: 
   return id;
 }
 
-export function lockSolveSession(em: EntityManager, sessionId: string) {
+function lockSolveSession(em: EntityManager, sessionId: string) {
   return em.getRepository(RoomSolveSession).createQueryBuilder('s').setLock('pessimistic_write').where('s.id = :sessionId', { sessionId }).getOne();
 }
 
@@ -49,11 +49,13 @@ export async function endSolveSession(em: EntityManager, room: RoomRef, sessionI
   return true;
 }
 
-/** The open sessions of a room with their participant counts, oldest first (the snapshot's). */
+/** The open sessions of a room with their participant counts (the snapshot's): the newest 50, oldest first. */
 export async function openSolveSessions(em: EntityManager | DataSource, roomId: string) {
   const rows: Array<{ id: string; n: number }> = await em.query(
-    `SELECT s.id, (SELECT count(*)::int FROM room_solve_participants p WHERE p.session_id = s.id) AS n
-       FROM room_solve_sessions s WHERE s.room_id = $1 AND s.state = 'open' ORDER BY s.created_at, s.id`, [roomId]);
+    `SELECT * FROM (
+       SELECT s.id, s.created_at, (SELECT count(*)::int FROM room_solve_participants p WHERE p.session_id = s.id) AS n
+         FROM room_solve_sessions s WHERE s.room_id = $1 AND s.state = 'open' ORDER BY s.created_at DESC, s.id DESC LIMIT 50) newest
+      ORDER BY created_at, id`, [roomId]);
   if (rows.length === 0) return [];
   const sessions = await em.getRepository(RoomSolveSession).findBy(rows.map((r) => ({ id: r.id })));
   const byId = new Map(sessions.map((s) => [s.id, s]));

@@ -47,6 +47,7 @@ describe('rooms: jobs, promises, solve sessions and handoff', function () {
       ['make_promise', { text: 'Ship it', dueAt: inSeconds(-60) }, 'params.dueAt'],
       ['make_promise', { text: 'Ship it', dueAt: inSeconds(366 * 86_400) }, 'params.dueAt'],
       ['make_promise', { text: 'Ship it', dueAt: 'next week' }, 'params.dueAt'],
+      ['make_promise', { text: 'Ship it', dueAt: `${new Date().getUTCFullYear() + 1}-02-30T10:00:00Z` }, 'params.dueAt'],
       ['make_promise', { text: 'Ship it', dueAt: inSeconds(60), extra: 1 }, 'params.extra'],
       ['open_solve_session', { termsVersion: '', termsText: 'Recorded' }, 'params.termsVersion'],
       ['open_solve_session', { termsVersion: 'v'.repeat(51), termsText: 'Recorded' }, 'params.termsVersion'],

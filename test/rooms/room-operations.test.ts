@@ -252,6 +252,13 @@ describe('rooms: operations (compaction, end-user rate limit, identity merge, co
       assert.equal(errorCode(decided), 'CONFLICT', 'a cancelled approval cannot be approved');
       const log = (await call(asTeammate(tenant.owner, { method: 'GET', url: `/api/workspace/rooms/${room.id}/events?after=0` }))).json().data.events;
       assert.ok(log.some((e: Json) => e.type === 'approval.decided' && e.data.approvalId === approval.id && e.data.status === 'cancelled'));
+
+      // One that a job wrote while the archive ran escapes its cancel: it stays pending and decides nothing.
+      await ctx.dataSource.query(`UPDATE room_approvals SET status = 'pending' WHERE id = $1`, [approval.id]);
+      const late = await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/v1/approvals/${approval.id}/approve`, payload: {} }));
+      assert.deepEqual([late.statusCode, errorCode(late)], [409, 'CONFLICT'], late.body);
+      const [knowledge] = await ctx.dataSource.query('SELECT state FROM room_knowledge WHERE room_id = $1', [room.id]);
+      assert.equal(knowledge.state, 'pending_approval', 'nothing is published in an archived room');
     });
 
     it('the OpenAPI document lists every Rooms route under the rooms tag, described as contract version 1.5, with 429 documented', () => {
