@@ -114,6 +114,8 @@ async function main(): Promise<void> {
         }
       }));
       agent.destroy();
+      // An answer can come back before the receiver's report of that arrival.
+      await waitForAll(ids);
       const elapsed = Math.max(...ids.map((id) => arrivals.get(id)!)) - start;
       return summarise(ids.map((id) => arrivals.get(id)! - sentAt.get(id)!), elapsed);
     };

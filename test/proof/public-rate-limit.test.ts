@@ -3,6 +3,7 @@ import { FastifyInstance } from 'fastify';
 import { call, errorCode, withKey } from '../support/fixtures';
 import { PlacementTenant, approvedItem, createPlacementTenant, publishedPlacement, rawQuery, submissionBody } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
+import { sha256Hex } from '../../db/rules/secrets';
 
 const LIMIT = 3;
 const keys = (from: string, app: FastifyInstance, headers: Record<string, string> = {}) =>
@@ -50,6 +51,24 @@ describe('public routes: per-address rate limit, trustProxy, beacon once per tok
     assert.equal(beacon.statusCode, 429);
     // Another address has its own window.
     assert.equal((await keys('198.51.100.11', first)).statusCode, 200);
+  });
+
+  it('a process spends units taken in blocks: across instances the window reaches the limit exactly, never past it', async () => {
+    await atWindowStart();
+    const limit = 640;
+    const [a, b] = await Promise.all([ctx.buildApp({ publicRateLimitPerMinute: limit }), ctx.buildApp({ publicRateLimitPerMinute: limit })]);
+    const address = '198.51.100.30';
+    const answers: number[] = [];
+    for (let i = 0; i < limit + 20; i++) answers.push((await keys(address, i % 3 === 0 ? a : b)).statusCode);
+    const served = answers.filter((code) => code === 200).length;
+    // Units the other instance took and left unspent are the only ones refused early: under one block (10).
+    assert.ok(served <= limit && served > limit - 10, `served ${served}`);
+    assert.equal(answers.filter((code) => code !== 200 && code !== 429).length, 0);
+    const [row]: Array<{ count: number }> = await ctx.dataSource.query(
+      `SELECT count FROM rate_limit_windows WHERE key_id = $1 AND window_start = date_trunc('minute', now())`,
+      [`public-ip:${sha256Hex(address).slice(0, 32)}`]);
+    assert.equal(row.count, limit, 'the shared window stops at the limit');
+    await Promise.all([a.close(), b.close()]);
   });
 
   it('without trustProxy X-Forwarded-For is ignored: a client cannot pick its own address', async () => {
