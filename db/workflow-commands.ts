@@ -22,6 +22,7 @@ export type WorkflowCommandBody =
   | { type: 'collection.transcription.start'; tenant: Tenant; sessionId: string; taskQueue: string; settings: { maxAttempts: number; retryInitialMs: number; timeoutMs: number } }
   | { type: 'proof.stream.copy'; tenant: { organizationId: string; productId: string }; mediaAssetId: string; versionId: string }
   | { type: 'room.agent_run.start'; tenant: Tenant & { productId: string }; runId: string; approvalTtlMs: number }
+  | { type: 'room.compile.start'; tenant: Tenant & { productId: string }; documentId: string; ai: { maxAttempts: number; retryInitialMs: number; timeoutMs: number } }
   | { type: 'room.agent_run.wake'; runId: string }
   | { type: 'room.job.start'; tenant: Tenant & { productId: string }; jobId: string }
   | { type: 'room.promise.watch'; tenant: Tenant & { productId: string }; promiseId: string; dueAt: string }
@@ -62,6 +63,8 @@ export function orderingKeyOf(c: WorkflowCommandBody): string {
       return `ai/transcription/${c.sessionId}`;
     case 'proof.stream.copy':
       return `stream-copy/${c.mediaAssetId}`;
+    case 'room.compile.start':
+      return `room-compile/${c.documentId}`;
     case 'room.agent_run.start':
     case 'room.agent_run.wake':
       return `agent-run/${c.runId}`;

@@ -23,6 +23,7 @@ import { aiOperationWorkflow, aiOperationWorkflowId } from '../workflows/ai/ai-o
 import { transcriptionWorkflow, transcriptionWorkflowId } from '../workflows/ai/transcription-workflow';
 import { streamCopyWorkflow, streamCopyWorkflowId } from '../workflows/integrations/stream-copy-workflow';
 import { agentRunWorkflow, agentRunWorkflowId, wakeSignal } from '../workflows/rooms/agent-run-workflow';
+import { roomCompileWorkflow, roomCompileWorkflowId } from '../workflows/rooms/room-compile-workflow';
 import { roomJobWorkflow, roomJobWorkflowId } from '../workflows/rooms/room-job-workflow';
 import { promiseSettledSignal, roomPromiseWorkflow, roomPromiseWorkflowId } from '../workflows/rooms/room-promise-workflow';
 import { proofHealthWorkflow, proofHealthWorkflowId, runHealthNowSignal } from '../workflows/integrations/proof-health-workflow';
@@ -189,6 +190,14 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
           approvalTtlMs: c.approvalTtlMs,
           ai: { maxAttempts: config.aiMaxAttempts, retryInitialMs: config.aiRetryInitialMs, timeoutMs: config.aiTimeoutMs },
         }],
+        ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+      });
+      return;
+    case 'room.compile.start':
+      await startOnce(wf, roomCompileWorkflow, {
+        workflowId: roomCompileWorkflowId(c.documentId),
+        taskQueue: config.taskQueue,
+        args: [{ documentId: c.documentId, ai: c.ai }],
         ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
       });
       return;

@@ -1,6 +1,7 @@
 import { FastifyInstance } from 'fastify';
 import { array, number, object, string } from 'yup';
-import { PromoteInput, compiledDocument, failCompile, promote, startCompile } from '../../db/rooms/documents';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
+import { PromoteInput, compiledDocument, promote, startCompile } from '../../db/rooms/documents';
 import { ServiceError, validationFailed } from '../../runtime/service-error';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { roomCompileWorkflow, roomCompileWorkflowId } from '../../workflows/rooms/room-compile-workflow';
@@ -70,21 +71,28 @@ export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): P
   }, async (request, reply) => {
     assertAiConfigured(deps);
     const caller = keyOnly(request);
-    const documentId = await startCompile(ds, caller, request.params.id, { title: request.body.title, maxStatements: request.body.maxStatements ?? 20 });
-    let ended = true;
+    const ai = { maxAttempts: config.aiMaxAttempts, retryInitialMs: config.aiRetryInitialMs, timeoutMs: config.aiTimeoutMs };
+    const documentId = await startCompile(ds, caller, request.params.id, { title: request.body.title, maxStatements: request.body.maxStatements ?? 20 }, ai);
+    let ended = false;
     try {
+      // The same run the outbox start names: whichever comes first starts it.
       const handle = await deps.temporal.workflow.start(roomCompileWorkflow, {
         workflowId: roomCompileWorkflowId(documentId),
         taskQueue: config.taskQueue,
-        args: [{ documentId, ai: { maxAttempts: config.aiMaxAttempts, retryInitialMs: config.aiRetryInitialMs, timeoutMs: config.aiTimeoutMs } }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        args: [{ documentId, ai }],
         ...tenantStartOptions(caller.organizationId, caller.productId),
+      }).catch((err: unknown) => {
+        if (err instanceof WorkflowExecutionAlreadyStartedError) return deps.temporal.workflow.getHandle(roomCompileWorkflowId(documentId));
+        throw err;
       });
       // The record tells the outcome; a failed run has already written it there. The wait is bounded: the
       // run goes on past it and fills the record.
       ended = await endedWithin(handle.result(), config.aiWaitMs);
     } catch (err) {
+      // Temporal unreachable: the outbox starts the run once it is back, and the record fills then.
       request.log.error({ err }, 'could not start the compile workflow');
-      await failCompile(ds, documentId);
     }
     if (!ended) {
       throw new ServiceError('AI_UNAVAILABLE', 503, 'the compile is still running; the document records its outcome', { documentId, reason: 'still_running' }, { 'retry-after': '30' });

@@ -8,6 +8,7 @@ import { appendRoomEvent } from './room-log';
 import type { RoomCaller } from './rooms';
 import { actorOf, assertWritable, reachRoom } from './rooms';
 import { viewApproval } from './agent-runs';
+import { WorkflowCommandBody, enqueueWorkflowCommand } from '../workflow-commands';
 
 const EVIDENCE_LIMIT = 200;
 
@@ -45,7 +46,10 @@ const citationFailed = (details: Record<string, unknown>) =>
  * The evidence of a compile (ROOMS.md §7): the room's customer-visible, undeleted, unhidden messages and
  * the signals of its threads and of its features' evidence, newest 200 of each. None: 422 at once.
  */
-export async function startCompile(ds: DataSource, caller: RoomCaller, roomId: string, input: { title: string; maxStatements: number }): Promise<string> {
+export async function startCompile(
+  ds: DataSource, caller: RoomCaller, roomId: string, input: { title: string; maxStatements: number },
+  ai: Extract<WorkflowCommandBody, { type: 'room.compile.start' }>['ai'],
+): Promise<string> {
   return ds.transaction(async (em) => {
     const { room } = await reachRoom(em, caller, roomId, true);
     assertWritable(room);
@@ -66,6 +70,11 @@ export async function startCompile(ds: DataSource, caller: RoomCaller, roomId: s
       `INSERT INTO room_documents (id, room_id, organization_id, product_id, title, max_statements, status, evidence)
        VALUES ($1, $2, $3, $4, $5, $6, 'compiling', $7)`,
       [id, roomId, room.organizationId, room.productId, input.title, input.maxStatements, JSON.stringify(evidence)]);
+    // The route starts the run at once and waits for it; this command only makes sure an API lost after
+    // the commit leaves no document compiling without its run.
+    await enqueueWorkflowCommand(em, {
+      type: 'room.compile.start', tenant: { organizationId: room.organizationId, productId: room.productId }, documentId: id, ai,
+    });
     return id;
   });
 }

@@ -41,6 +41,8 @@ describe('rooms: compile and promote', function () {
     assert.equal(res.statusCode, 201, res.body);
     const doc = res.json().data;
     assert.match(doc.id, /^doc_/);
+    const commands = await ctx.dataSource.query('SELECT command FROM workflow_commands WHERE ordering_key = $1', [`room-compile/${doc.id}`]);
+    assert.deepEqual(commands.map((r: Json) => r.command.type), ['room.compile.start'], 'the run is also asked for through the outbox, in the document\'s transaction');
     assert.deepEqual(doc.statements.map((s: Json) => [s.section, s.citations]), [
       ['Problem', [{ type: 'message', id: first.id }]], ['Need', [{ type: 'message', id: second.id }]],
     ]);
