@@ -6,7 +6,7 @@ import { PageRequest, pageOf } from '../pagination';
 import { newId } from '../rules/ids';
 import { AgentAlias, principalIdOf, sideEffectOf } from '../rules/room-rules';
 import { enqueueWorkflowCommand } from '../workflow-commands';
-import { ActorType, appendRoomEvent } from './room-log';
+import { Actor, SYSTEM, appendRoomEvent } from './room-log';
 import type { RoomCaller } from './rooms';
 import { actorOf, assertWritable, insertMessage, reachAsMember, reachRoom } from './rooms';
 import { writeCanvas } from './canvas';
@@ -56,8 +56,6 @@ export function viewApproval(a: RoomApproval) {
   };
 }
 
-type Actor = { type: ActorType; id: string | null };
-const SYSTEM: Actor = { type: 'system', id: null };
 
 async function runEvent(em: EntityManager, run: RoomAgentRun, actor: Actor): Promise<void> {
   // The run carries its room's tenant, so the room row is not read again for each event.
@@ -66,7 +64,39 @@ async function runEvent(em: EntityManager, run: RoomAgentRun, actor: Actor): Pro
   });
 }
 
-export async function approvalEvent(em: EntityManager, a: RoomApproval, type: 'approval.requested' | 'approval.decided', actor: Actor): Promise<void> {
+/** What a pending approval asks a person to decide. */
+export interface ApprovalRequest {
+  kind: RoomApproval['kind'];
+  subjectId: string;
+  action: { type: string; preview: string };
+  requestedBy: { type: string; id: string | null };
+  /** The end user who may read the approval's entries (a run's starter, an appellant). */
+  requesterPrincipalId?: string | null;
+  /** Unset: it never expires. */
+  ttlMs?: number;
+}
+
+/** Writes a pending approval and its `approval.requested` entry, in the caller's transaction; answers its id. */
+export async function requestApproval(
+  em: EntityManager, room: { id: string; organizationId: string; productId: string }, request: ApprovalRequest, actor: Actor,
+): Promise<string> {
+  const id = newId('apr');
+  await em.query(
+    `INSERT INTO room_approvals (id, room_id, organization_id, product_id, kind, status, subject_id, action, requested_by,
+       requester_principal_id, expires_at)
+     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, now() + $10::bigint * interval '1 millisecond')`,
+    [id, room.id, room.organizationId, room.productId, request.kind, request.subjectId, JSON.stringify(request.action),
+      JSON.stringify(request.requestedBy), request.requesterPrincipalId ?? null, request.ttlMs ?? null]);
+  await approvalEvent(em, {
+    id, roomId: room.id, organizationId: room.organizationId, productId: room.productId, kind: request.kind, status: 'pending',
+    subjectId: request.subjectId, requesterPrincipalId: request.requesterPrincipalId ?? null,
+  }, 'approval.requested', actor);
+  return id;
+}
+
+type ApprovalEntry = Pick<RoomApproval, 'id' | 'roomId' | 'organizationId' | 'productId' | 'kind' | 'status' | 'subjectId' | 'requesterPrincipalId'>;
+
+export async function approvalEvent(em: EntityManager, a: ApprovalEntry, type: 'approval.requested' | 'approval.decided', actor: Actor): Promise<void> {
   await appendRoomEvent(em, { id: a.roomId, organizationId: a.organizationId, productId: a.productId }, {
     type, visibility: 'internal', audience: a.requesterPrincipalId, actor, data: { approvalId: a.id, kind: a.kind, status: a.status, subjectId: a.subjectId },
   });
@@ -190,16 +220,21 @@ export async function cancelRunsWhere(em: EntityManager, where: { roomId: string
 }
 
 /**
- * Archiving, after the runs: every approval of the room still pending (knowledge, and any other kind) is
- * cancelled, so nothing it holds happens later; its subject stays unpublished.
+ * Archiving, first: locks every approval of the room still pending that no run holds (knowledge,
+ * promise, appeal), as a decision does before it writes to the room row. `cancelApprovals` then
+ * cancels them, after the runs (whose own approvals go with them), so nothing they hold happens later.
  */
-export async function cancelPendingApprovals(em: EntityManager, roomId: string, actor: Actor): Promise<void> {
-  const ids: Array<{ id: string }> = await em.query(
-    `SELECT id FROM room_approvals WHERE room_id = $1 AND status = 'pending' ORDER BY id FOR UPDATE`, [roomId]);
+export async function lockPendingApprovals(em: EntityManager, roomId: string): Promise<string[]> {
+  const rows: Array<{ id: string }> = await em.query(
+    `SELECT id FROM room_approvals WHERE room_id = $1 AND status = 'pending' AND kind <> 'agent_action' ORDER BY id FOR UPDATE`, [roomId]);
+  return rows.map((r) => r.id);
+}
+
+export async function cancelApprovals(em: EntityManager, ids: string[], actor: Actor): Promise<void> {
   if (ids.length === 0) return;
-  await em.query(`UPDATE room_approvals SET status = 'cancelled' WHERE id = ANY($1)`, [ids.map((a) => a.id)]);
+  await em.query(`UPDATE room_approvals SET status = 'cancelled' WHERE id = ANY($1)`, [ids]);
   const cancelled = await em.getRepository(RoomApproval).createQueryBuilder('a')
-    .where('a.id IN (:...ids)', { ids: ids.map((a) => a.id) }).orderBy('a.id', 'ASC').getMany();
+    .where('a.id IN (:...ids)', { ids }).orderBy('a.id', 'ASC').getMany();
   for (const approval of cancelled) await approvalEvent(em, approval, 'approval.decided', actor);
 }
 
@@ -334,19 +369,15 @@ export async function proposeEffect(ds: DataSource, runId: string, output: strin
       await saveRun(em, run);
       return 'execute';
     }
-    const approvalId = newId('apr');
-    await em.query(
-      `INSERT INTO room_approvals (id, room_id, organization_id, product_id, kind, status, subject_id, action, requested_by,
-         requester_principal_id, expires_at)
-       VALUES ($1, $2, $3, $4, 'agent_action', 'pending', $5, $6, $7, $8, now() + $9 * interval '1 millisecond')`,
-      [approvalId, run.roomId, run.organizationId, run.productId, run.id, JSON.stringify({ type: action, preview: output.slice(0, 500) }),
-        JSON.stringify({ type: run.startedByType, id: run.startedById }), run.starterPrincipalId, approvalTtlMs]);
+    const approvalId = await requestApproval(em, { id: run.roomId, organizationId: run.organizationId, productId: run.productId }, {
+      kind: 'agent_action', subjectId: run.id, action: { type: action, preview: output.slice(0, 500) },
+      requestedBy: { type: run.startedByType, id: run.startedById }, requesterPrincipalId: run.starterPrincipalId, ttlMs: approvalTtlMs,
+    }, SYSTEM);
     run.sideEffect = { ...run.sideEffect, approvalId };
     run.status = 'awaiting_approval';
     openStep(run, 'approval', { approvalId });
     await saveRun(em, run);
     await runEvent(em, run, SYSTEM);
-    await approvalEvent(em, (await em.getRepository(RoomApproval).findOneByOrFail({ id: approvalId })), 'approval.requested', SYSTEM);
     return 'await_approval';
   });
 }

@@ -7,7 +7,7 @@ import { RemovedReason, checkCitations, parseCompiled } from '../rules/room-rule
 import { appendRoomEvent } from './room-log';
 import type { RoomCaller } from './rooms';
 import { actorOf, assertWritable, reachRoom } from './rooms';
-import { viewApproval } from './agent-runs';
+import { requestApproval, viewApproval } from './agent-runs';
 import { WorkflowCommandBody, enqueueWorkflowCommand } from '../workflow-commands';
 
 const EVIDENCE_LIMIT = 200;
@@ -163,12 +163,10 @@ export async function promote(ds: DataSource, caller: RoomCaller & { kind: 'key'
       sourceIds = wanted;
     }
     const knowledgeId = newId('kno');
-    const approvalId = newId('apr');
-    await em.query(
-      `INSERT INTO room_approvals (id, room_id, organization_id, product_id, kind, status, subject_id, action, requested_by)
-       VALUES ($1, $2, $3, $4, 'knowledge', 'pending', $5, $6, $7)`,
-      [approvalId, roomId, room.organizationId, room.productId, knowledgeId, JSON.stringify({ type: 'publish_knowledge', preview: title.slice(0, 500) }),
-        JSON.stringify({ type: 'key', id: caller.keyId })]);
+    const approvalId = await requestApproval(em, room, {
+      kind: 'knowledge', subjectId: knowledgeId, action: { type: 'publish_knowledge', preview: title.slice(0, 500) },
+      requestedBy: { type: 'key', id: caller.keyId },
+    }, actorOf(caller));
     await em.query(
       `INSERT INTO room_knowledge (id, room_id, title, body, document_id, source_ids, state, approval_id)
        VALUES ($1, $2, $3, $4, $5, $6, 'pending_approval', $7)`,

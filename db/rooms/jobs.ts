@@ -1,21 +1,19 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { conflict, notFound, validationFailed } from '../../runtime/service-error';
-import { Room, RoomApproval, RoomJob, RoomPromise, RoomSolveSession } from '../entities';
+import { Room, RoomJob, RoomPromise, RoomSolveSession } from '../entities';
 import { JobStatus } from '../entities/room-job';
 import { INBOX_CHANNEL } from '../customer-loop/inbox';
 import { newId } from '../rules/ids';
 import { enqueueWorkflowCommand } from '../workflow-commands';
-import { approvalEvent } from './agent-runs';
+import { requestApproval } from './agent-runs';
 import { completePromise } from './promises';
-import { ActorType, appendRoomEvent } from './room-log';
+import { Actor, SYSTEM, appendRoomEvent } from './room-log';
 import type { RoomCaller } from './rooms';
 import { actorOf, assertWritable, reachRoom } from './rooms';
 import { endSolveSession, openSolveSession } from './solve-sessions';
 
 
 type KeyCaller = Extract<RoomCaller, { kind: 'key' }>;
-type Actor = { type: ActorType; id: string | null };
-const SYSTEM: Actor = { type: 'system', id: null };
 
 /** The params of each job type once the route checked their shape (ROOMS.md §8). */
 export type JobParams =
@@ -130,12 +128,10 @@ async function sendReleaseReceipts(em: EntityManager, room: Room, job: RoomJob, 
 
 async function makePromise(em: EntityManager, room: Room, job: RoomJob, params: { text: string; dueAt: string }): Promise<Outcome> {
   const promiseId = newId('prm');
-  const approvalId = newId('apr');
-  await em.query(
-    `INSERT INTO room_approvals (id, room_id, organization_id, product_id, kind, status, subject_id, action, requested_by)
-     VALUES ($1, $2, $3, $4, 'promise', 'pending', $5, $6, $7)`,
-    [approvalId, room.id, room.organizationId, room.productId, promiseId, JSON.stringify({ type: 'make_promise', preview: params.text }),
-      JSON.stringify({ type: job.createdByType, id: job.createdById })]);
+  const approvalId = await requestApproval(em, room, {
+    kind: 'promise', subjectId: promiseId, action: { type: 'make_promise', preview: params.text },
+    requestedBy: { type: job.createdByType, id: job.createdById },
+  }, SYSTEM);
   await em.query(
     `INSERT INTO room_promises (id, room_id, organization_id, product_id, job_id, text, due_at, state, approval_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending_approval', $8)`,
@@ -143,7 +139,6 @@ async function makePromise(em: EntityManager, room: Room, job: RoomJob, params: 
   await appendRoomEvent(em, room, {
     type: 'promise.proposed', visibility: 'internal', actor: SYSTEM, data: { promiseId, approvalId, dueAt: new Date(params.dueAt).toISOString() },
   });
-  await approvalEvent(em, await em.getRepository(RoomApproval).findOneByOrFail({ id: approvalId }), 'approval.requested', SYSTEM);
   return { result: { promiseId, approvalId } };
 }
 

@@ -4,6 +4,7 @@ import { Room, RoomAppeal, RoomApproval, RoomMessage, RoomModerationCase } from 
 import { ReportReason } from '../entities/room-moderation-case';
 import { newId } from '../rules/ids';
 import { reportsHide } from '../rules/room-rules';
+import { requestApproval } from './agent-runs';
 import { ActorType, appendRoomEvent } from './room-log';
 import { EndUserCaller, actorOf, assertWritable, reachAsMember, reachRoom, visibleMessage } from './rooms';
 
@@ -91,24 +92,18 @@ export async function appealCase(ds: DataSource, caller: EndUserCaller, roomId: 
     assertWritable(room);
     if (kase.state !== 'actioned') throw conflict(`the case is ${kase.state}; only an actioned case may be appealed`);
     const appealId = newId('apl');
-    const approvalId = newId('apr');
-    await em.query(
-      `INSERT INTO room_approvals (id, room_id, organization_id, product_id, kind, status, subject_id, action, requested_by, requester_principal_id)
-       VALUES ($1, $2, $3, $4, 'appeal', 'pending', $5, $6, $7, $8)`,
-      [approvalId, roomId, room.organizationId, room.productId, appealId, JSON.stringify({ type: 'restore_message', preview: statement.slice(0, 500) }),
-        JSON.stringify({ type: 'end_user', id: caller.endUserId }), caller.principalId]);
+    const actor = actorOf(caller);
+    const approvalId = await requestApproval(em, room, {
+      kind: 'appeal', subjectId: appealId, action: { type: 'restore_message', preview: statement.slice(0, 500) },
+      requestedBy: { type: 'end_user', id: caller.endUserId }, requesterPrincipalId: caller.principalId,
+    }, actor);
     await em.query(
       'INSERT INTO room_appeals (id, room_id, case_id, appellant_principal_id, statement, approval_id) VALUES ($1, $2, $3, $4, $5, $6)',
       [appealId, roomId, caseId, caller.principalId, statement, approvalId]);
     await em.query(`UPDATE room_moderation_cases SET state = 'appealed', updated_at = now() WHERE id = $1`, [caseId]);
-    const actor = actorOf(caller);
     await appendRoomEvent(em, room, {
       type: 'moderation.appealed', visibility: 'internal', audience: caller.principalId, actor,
       data: { caseId, appealId, approvalId, messageId: message.id },
-    });
-    await appendRoomEvent(em, room, {
-      type: 'approval.requested', visibility: 'internal', audience: caller.principalId, actor,
-      data: { approvalId, kind: 'appeal', status: 'pending', subjectId: appealId },
     });
     return viewAppeal(await em.getRepository(RoomAppeal).findOneByOrFail({ id: appealId }));
   });

@@ -79,10 +79,11 @@ export async function mergeRoomPrincipal(em: EntityManager, productId: string, a
         WHERE a.${keys[0]} = p.id AND p.room_id = ANY($3) AND a.${column} = $1
           AND EXISTS (SELECT 1 FROM ${table} s WHERE ${same} AND s.${column} = $2)
         RETURNING a.${keys[0]} AS parent`, [from, to, roomIds]);
-    if (table === 'room_moderation_reports') {
-      for (const { parent: caseId } of dropped) {
-        await em.query('UPDATE room_moderation_cases SET report_count = report_count - 1 WHERE id = $1', [caseId]);
-      }
+    if (table === 'room_moderation_reports' && dropped.length > 0) {
+      await em.query(
+        `UPDATE room_moderation_cases c SET report_count = c.report_count - d.n
+           FROM (SELECT parent, count(*)::int AS n FROM unnest($1::text[]) AS parent GROUP BY parent) d WHERE c.id = d.parent`,
+        [dropped.map((d) => d.parent)]);
     }
     await em.query(
       `UPDATE ${table} a SET ${column} = $2 FROM ${parent} p WHERE a.${keys[0]} = p.id AND p.room_id = ANY($3) AND a.${column} = $1`,

@@ -11,6 +11,9 @@ export const ROOM_WEBHOOK_TYPES = new Set([
 ]);
 
 export type ActorType = RoomEvent['actorType'];
+export type Actor = { type: ActorType; id: string | null };
+/** The service itself (a workflow step, a job), as an entry's actor. */
+export const SYSTEM: Actor = { type: 'system', id: null };
 
 export interface NewRoomEvent {
   type: string;

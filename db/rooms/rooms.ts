@@ -9,7 +9,7 @@ import {
   ActorType, RoomViewer, appendRoomEvent, messageVisibleTo, viewEvents, viewMember, viewMessages, viewOneMessage, viewRoom,
 } from './room-log';
 import { attachToMessage, lockAttachable } from './attachments';
-import { cancelPendingApprovals, cancelRunsWhere, viewRun } from './agent-runs';
+import { cancelApprovals, cancelRunsWhere, lockPendingApprovals, viewRun } from './agent-runs';
 import { handoffOf } from './handoffs';
 import { promisesChangedAfter, visiblePromises } from './promises';
 import { openSolveSessions } from './solve-sessions';
@@ -213,11 +213,12 @@ export async function patchRoom(ds: DataSource, caller: EndUserCaller, roomId: s
     const { readMarker, status, ...fields } = patch;
     const ownerChange = status !== undefined || Object.keys(fields).length > 0;
     if (status === 'archived') {
-      // Same lock order as a cancel: the runs and their approvals before the room.
+      // The lock orders of a decision (approval, then room) and of a cancel (run, approval, then room).
       const peek = await reachRoom(em, caller, roomId);
       if (peek.viewer.member?.role === 'owner' && peek.room.status !== 'archived') {
+        const held = await lockPendingApprovals(em, roomId);
         await cancelRunsWhere(em, { roomId }, actorOf(caller));
-        await cancelPendingApprovals(em, roomId, actorOf(caller));
+        await cancelApprovals(em, held, actorOf(caller));
       }
     }
     const { room, viewer } = await reachRoom(em, caller, roomId, true);

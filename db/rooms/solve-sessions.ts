@@ -3,12 +3,11 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ServiceError, conflict, notFound } from '../../runtime/service-error';
 import { RoomSolveParticipant, RoomSolveSession } from '../entities';
 import { newId } from '../rules/ids';
-import { ActorType, appendRoomEvent } from './room-log';
+import { Actor, appendRoomEvent } from './room-log';
 import type { RoomCaller } from './rooms';
 import { reachAsMember } from './rooms';
 
 type RoomRef = { id: string; organizationId: string; productId: string };
-type Actor = { type: ActorType; id: string | null };
 
 /** The hex SHA-256 of the terms' UTF-8 text: what a joiner's consent names. */
 const termsDigest = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
