@@ -10,7 +10,7 @@ import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, errorOf, timestamp } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
-import { assertAiConfigured, canReadPrivate, runAiOperation } from './ai-runner';
+import { canReadPrivate, runAiOperation } from './ai-runner';
 
 export const CASE_STUDY_TEMPLATES = ['challenge_solution_results', 'before_after', 'quote_led'] as const;
 
@@ -154,7 +154,6 @@ export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promis
       summary: 'AI summary of one story, validated so it never states what the story does not; 503 AI_UNAVAILABLE, 429 AI_BUDGET_EXCEEDED',
     },
   }, async (request) => {
-    assertAiConfigured(deps);
     const facts = await summarySource(ds.manager, productTenant(request), request.params.id, canReadPrivate(request));
     const data = await runAiOperation(deps, request, { operation: 'summarize', user: sourceForModel(facts), facts },
       { proofItemIds: [request.params.id], versionIds: [facts.version.id] });
@@ -171,7 +170,6 @@ export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promis
       summary: 'AI draft of a story request; never sent; a draft failing the ask policy is discarded with 422 ASK_POLICY_FAILED',
     },
   }, async (request) => {
-    assertAiConfigured(deps);
     const body = request.body ?? {};
     const source = body.proofItemId ? await askSource(ds.manager, productTenant(request), body.proofItemId, canReadPrivate(request)) : null;
     const facts = { recipientName: body.recipientName, context: body.context, incentiveDisclosure: body.incentiveDisclosure, version: source?.version ?? null };
@@ -202,7 +200,6 @@ export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promis
     if (new Set(body.proofItemIds).size !== body.proofItemIds.length) {
       throw validationFailed([{ path: 'proofItemIds', message: 'must not repeat an id' }]);
     }
-    assertAiConfigured(deps);
     const sources = await caseStudySources(ds.manager, productTenant(request), body.proofItemIds);
     const length = body.length ?? 'standard';
     const template = body.template ?? 'challenge_solution_results';

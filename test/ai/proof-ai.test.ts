@@ -305,6 +305,9 @@ describe('ai: provider outages, no provider, budget (AI.md §1, §2)', () => {
       assert.equal(errorCode(res), 'AI_UNAVAILABLE');
       assert.deepEqual(res.json().error.details, { operationId: null, reason: 'not_configured', attempts: 0 });
     }
+    // AI.md §2's order: the resource checks come before the configuration's 503.
+    const unknown = await summarize(tenant.key, 'pi_unknown0000000000000000', app);
+    assert.deepEqual([unknown.statusCode, errorCode(unknown)], [404, 'NOT_FOUND'], unknown.body);
     assert.equal(await operationCount(tenant.organizationId), ops);
     assert.equal(await budgetUsed(tenant.organizationId), used);
     assert.equal(ctx.fakeAi.requests.length, calls);
