@@ -33,10 +33,12 @@ const REQUEST_CLOSED_SIGNALS = {
   responded: requestRespondedSignal, cancelled: requestCancelledSignal, opted_out: requestOptedOutSignal,
 } as const;
 
-/** Starts a run that a repeated command must never start twice: an id that runs, or ever ran, is left alone. */
-async function startOnce<T extends Workflow>(wf: WorkflowClient, workflow: T, options: WorkflowStartOptions<T>): Promise<void> {
+/** Starts a run that a repeated command must never start twice: an id that runs, or ran (per `reuse`), is left alone. */
+async function startOnce<T extends Workflow>(
+  wf: WorkflowClient, workflow: T, options: WorkflowStartOptions<T>, reuse: WorkflowIdReusePolicy = WorkflowIdReusePolicy.REJECT_DUPLICATE,
+): Promise<void> {
   try {
-    await wf.start(workflow, { ...options, workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE });
+    await wf.start(workflow, { ...options, workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: reuse });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
@@ -217,16 +219,12 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
       // after the commit leaves no operation without its run. A retry under the same key re-runs a failed
       // operation under its id, so only a failed run's id may start again (a stale start finds the record
       // no longer running and calls no provider).
-      await wf.start(aiOperationWorkflow, {
+      await startOnce(wf, aiOperationWorkflow, {
         workflowId: aiOperationWorkflowId(c.path, c.operationId),
         taskQueue: c.taskQueue,
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
         args: [{ operationId: c.operationId, ai: c.ai }],
         ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
-      }).catch((err: unknown) => {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      });
+      }, WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY);
       return;
     case 'room.promise.watch':
       await startOnce(wf, roomPromiseWorkflow, {

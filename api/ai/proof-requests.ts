@@ -9,7 +9,7 @@ import { keyPrincipal, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, errorOf } from '../plugins/responses';
-import { strictObject } from '../plugins/validation';
+import { isoDateTime, strictObject } from '../plugins/validation';
 import { requestSchema, writers } from '../collection/collection-schemas';
 
 const createBody = strictObject({
@@ -22,7 +22,7 @@ const createBody = strictObject({
 
 const replyBody = strictObject({
   text: string().required().min(1).max(10000),
-  receivedAt: string().required().max(40).test('iso', 'must be an ISO 8601 date-time', (v) => !v || (/^\d{4}-\d{2}-\d{2}T/.test(v) && !Number.isNaN(Date.parse(v)))),
+  receivedAt: isoDateTime().required(),
 }).required();
 
 /**

@@ -30,7 +30,7 @@ import { sendStoredRange } from '../plugins/byte-ranges';
 const uploadParams = pathParams('id', 'sessionId');
 const draftParams = pathParams('id');
 const PREVIEW_TTL_MS = 10 * 60_000;
-const PART_BODY_LIMIT = MAX_PART_SIZE + 1;
+export const PART_BODY_LIMIT = MAX_PART_SIZE + 1;
 
 export const uploadSchema = object({
   id: string().required(), kind: string().required(), purpose: string().required(), status: string().required(),
@@ -55,7 +55,7 @@ const openBody = strictObject({
   }).default(undefined),
 }).required();
 
-const partQuery = strictObject({ part: number().required().integer() });
+export const partQuery = strictObject({ part: number().required().integer() });
 const previewQuery = strictObject({ t: string().max(300), track: string().oneOf(['captions']) });
 
 /** The short-lived preview token `<sessionId>.<exp>.<HMAC>`: not stored, reusable for 10 minutes. */

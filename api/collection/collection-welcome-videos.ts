@@ -15,7 +15,7 @@ import { idParams, pathParams } from '../plugins/path-params';
 import { dataOf, errorOf, noContent, pageOf, timestamp } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
 import { readers, writers } from './collection-schemas';
-import { declaredPart, uploadSchema, uploadWorkflows } from './collect-uploads';
+import { declaredPart, PART_BODY_LIMIT, partQuery, uploadSchema, uploadWorkflows } from './collect-uploads';
 import { customerAuth } from './customer-auth';
 
 const videoParams = pathParams('id', 'videoId');
@@ -57,8 +57,6 @@ const actionBody = strictObject({
     : v.videoId !== undefined && v.decision !== undefined && v.size === undefined && v.sha256 === undefined && v.partSize === undefined;
 }).required();
 
-const partQuery = strictObject({ part: number().required().integer() });
-const PART_BODY_LIMIT = MAX_PART_SIZE + 1;
 const CONFLICT = errorOf('CONFLICT: the video or its upload is not in a state that allows this');
 
 /**

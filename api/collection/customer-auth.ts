@@ -24,7 +24,6 @@ const HEADERS: Record<SecretKind, string> = {
   draft_session: 'x-draft-session', continuation: 'x-link-token', control: 'x-control-token', upload: 'x-upload-token',
   interview: 'x-interview-token',
 };
-const PREFIX = SECRET_PREFIX;
 
 /** A secret in a URL ends up in logs and histories: refused before anything else is looked at. */
 export function refuseSecretsInUrl(request: FastifyRequest): void {
@@ -75,7 +74,7 @@ export interface CustomerAuthOptions {
 /** onRequest hook for a route that takes one kind of customer secret. */
 export function customerAuth(ds: DataSource, config: Config, kind: SecretKind, opts: CustomerAuthOptions = {}): onRequestHookHandler {
   return async (request, reply) => {
-    const secret = headerSecret(request, HEADERS[kind], PREFIX[kind]);
+    const secret = headerSecret(request, HEADERS[kind], SECRET_PREFIX[kind]);
     const row = await findSecret(ds, kind, secret);
     if (!row) throw unauthorized(`the ${HEADERS[kind]} secret is not recognised`);
     await countRequest(ds, reply, `collect:${row.digest.slice(0, 32)}`, config.rateLimitPerMinute * (opts.rateMultiplier ?? 1));

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { FastifyInstance, RouteOptions } from 'fastify';
 import { AnySchema } from 'yup';
 import { ROOMS_PATHS } from '../rooms/room-caller';
+import { PUBLIC_PREFIX } from './public-rate-limit';
 import { errorEnvelope, proofErrorBody } from './responses';
 
 type JsonSchema = Record<string, unknown>;
@@ -204,7 +205,7 @@ function impliedErrors(route: RouteOptions, config: Record<string, unknown>, sch
       out[429] = errorResponse('RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE)', proof, ['Retry-After']);
     }
   }
-  if (String(route.url).startsWith('/api/public/')) {
+  if (String(route.url).startsWith(PUBLIC_PREFIX)) {
     out[429] = errorResponse('RATE_LIMITED: more requests this minute from this client address than PUBLIC_RATE_LIMIT_PER_MINUTE', proof, ['Retry-After']);
   }
   if (schema.params) out[404] = errorResponse('NOT_FOUND: no such resource for this tenant (another tenant\'s id answers the same)', proof);

@@ -27,8 +27,7 @@ export const consentTermsSchema = strictObject({
   paidUseAllowed: boolean().required(),
   translationAllowed: boolean().required(),
   geography: array(string().required().matches(/^(\*|[A-Z]{2})$/, 'must be "*" or an ISO 3166-1 alpha-2 code')).required().min(1).max(250),
-  validUntil: isoDateTime().nullable()
-    .test('real-date', 'must be a real date-time', (v) => v == null || !Number.isNaN(Date.parse(v))),
+  validUntil: isoDateTime().nullable(),
   customerApprovedWording: boolean().required(),
 }).required();
 

@@ -1,13 +1,13 @@
-import { createHash } from 'node:crypto';
 import { fileTypeFromBuffer } from 'file-type';
 import { DataSource, EntityManager } from 'typeorm';
 import { MediaStore } from '../../runtime/media-store';
 import { ServiceError, conflict, notFound } from '../../runtime/service-error';
 import { newId } from '../rules/ids';
+import { sha256Hex } from '../rules/secrets';
 import { KIND_MAX_BYTES, acceptedType } from '../rules/upload-rules';
 import { assertOwnProduct, Teammate } from './scope';
 import { issueSecret } from './secrets';
-import { expired, invalidInput, mediaIdOf, mediaKey } from './uploads';
+import { SNIFF_BYTES, expired, invalidInput, mediaIdOf, mediaKey } from './uploads';
 
 /** An interview link lives 30 days (COLLECTION.md §2). */
 export const INTERVIEW_TTL_DAYS = 30;
@@ -141,15 +141,15 @@ export async function putInterviewUpload(ds: DataSource, store: MediaStore, inte
     `SELECT status, size, sha256, question_id FROM collection_interview_uploads WHERE id = $1 AND interview_id = $2`, [uploadId, interviewId]);
   if (!upload) throw notFound('upload');
   if (upload.status === 'complete') throw new ServiceError('ALREADY_USED', 409, 'this answer was already uploaded');
-  assertOpen(await findInterview(ds, interviewId));
+  const i = await findInterview(ds, interviewId);
+  assertOpen(i);
   if (bytes.length > Number(upload.size)) throw new ServiceError('TOO_LARGE', 413, `the upload was opened for ${upload.size} bytes`);
   if (bytes.length < Number(upload.size)) throw invalidInput(`the upload was opened for ${upload.size} bytes; got ${bytes.length}`);
-  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  const sha256 = sha256Hex(bytes);
   if (sha256 !== upload.sha256) throw new ServiceError('CHECKSUM_MISMATCH', 422, 'the bytes do not match the sha256 given at start');
-  const sniffed = await fileTypeFromBuffer(bytes.subarray(0, 64 * 1024));
+  const sniffed = await fileTypeFromBuffer(bytes.subarray(0, SNIFF_BYTES));
   const contentType = acceptedType('video', sniffed?.mime);
   if (!contentType) throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, `these bytes are ${sniffed?.mime ?? 'of no known type'}, not an accepted video type`);
-  const i = await findInterview(ds, interviewId);
   const mediaId = mediaIdOf(uploadId);
   const key = mediaKey(i.organization_id, mediaId);
   await store.put(key, bytes);

@@ -189,7 +189,8 @@ export interface AssemblyResult {
   assetId: string | null;
 }
 
-const SNIFF_BYTES = 64 * 1024;
+/** How much of a file's head its type is told from. */
+export const SNIFF_BYTES = 64 * 1024;
 
 /**
  * Assembles the original (the upload workflow's activity): concatenates the parts in the media store,
