@@ -59,10 +59,13 @@ export async function runAiOperation(
   const workflowId = aiOperationWorkflowId(path, operationId);
   let op = await findOperation(ds, scope, operationId);
   if (op.status === 'running') {
+    // One deadline for the whole request, a re-run's wait for its old run included.
+    const deadline = Date.now() + config.aiWaitMs;
+    const left = () => Math.max(0, deadline - Date.now());
     let handle;
     try {
       // A failed run that is run again: what is left of the old run ends first, so the start below makes a new one.
-      if (rerun) await endedWithin(deps.temporal.workflow.getHandle(workflowId).result(), config.aiWaitMs);
+      if (rerun) await endedWithin(deps.temporal.workflow.getHandle(workflowId).result(), left());
       // The command relay may have started this run already, and a retry joins the run in progress (or
       // starts the one a crash lost): either way one run.
       handle = await deps.temporal.workflow.start(aiOperationWorkflow, {
@@ -78,7 +81,7 @@ export async function runAiOperation(
       throw aiUnavailable(operationId, 'provider_error', 0);
     }
     // The record tells the outcome; a failed run has already written it there.
-    if (!(await endedWithin(handle.result(), config.aiWaitMs))) throw stillRunning(operationId);
+    if (!(await endedWithin(handle.result(), left()))) throw stillRunning(operationId);
     op = await findOperation(ds, scope, operationId);
   }
   if (op.status === 'succeeded' && op.result) return op.result;
