@@ -117,7 +117,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerCustomerCors(app, deps.dataSource, deps.config);
   registerAuth(app, deps.dataSource, deps.config);
   registerIdempotency(app, deps.dataSource);
-  await registerPublicRateLimit(app, deps.dataSource, deps.config);
+  await registerPublicRateLimit(app, deps.config);
   app.decorateRequest('customerSecret', null);
 
   await app.register(healthRoutes, deps);

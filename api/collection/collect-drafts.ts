@@ -90,8 +90,8 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   app.post<{ Body: { flowId?: string } | undefined }>('/api/proof/collect/drafts', {
     schema: { body: startBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'), 200: dataOf(draftOpened), 201: dataOf(draftOpened) } },
     onRequest: async (request, reply) => {
-      if (request.headers['x-link-token'] === undefined) await countPublic(ds, cfg, request, reply);
-      else await countSecret(ds, cfg, reply, headerSecret(request, 'x-link-token', 'pr'));
+      if (request.headers['x-link-token'] === undefined) await countPublic(cfg, request, reply);
+      else await countSecret(cfg, reply, headerSecret(request, 'x-link-token', 'pr'));
     },
     config: { operationId: 'startDraft', summary: 'Start a draft on a live flow ({flowId}: its publicId), or open the recipient\'s draft with x-link-token: pr_' },
   }, async (request, reply) => {
@@ -145,13 +145,13 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
 
   app.post('/api/proof/collect/continue', {
     schema: { body: emptyBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 200: dataOf(draftOpened) } },
-    onRequest: async (request, reply) => countSecret(ds, cfg, reply, headerSecret(request, 'x-link-token', 'cl')),
+    onRequest: async (request, reply) => countSecret(cfg, reply, headerSecret(request, 'x-link-token', 'cl')),
     config: { operationId: 'continueDraft', summary: 'Redeem a continuation link (x-link-token: cl_) for a fresh draft session' },
   }, async (request) => ({ data: await redeemContinuation(ds, request.headers['x-link-token'] as string) }));
 
   app.post('/api/proof/collect/opt-out', {
     schema: { body: emptyBody, response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 200: dataOf(object({ status: mixed().oneOf(['opted_out']).required() })) } },
-    onRequest: async (request, reply) => countSecret(ds, cfg, reply, headerSecret(request, 'x-link-token', 'pr')),
+    onRequest: async (request, reply) => countSecret(cfg, reply, headerSecret(request, 'x-link-token', 'pr')),
     config: { operationId: 'optOut', summary: 'Stop all story requests to this recipient (x-link-token: pr_); idempotent' },
   }, async (request) => {
     await optOut(ds, request.headers['x-link-token'] as string);

@@ -69,7 +69,7 @@ export async function collectNojsRoutes(app: FastifyInstance, deps: AppDeps): Pr
 
   app.post<{ Body: Form }>('/api/proof/collect/nojs', {
     schema: { response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: fileOf('text/html', 'the HTML receipt') } },
-    onRequest: async (request, reply) => countPublic(ds, cfg, request, reply),
+    onRequest: async (request, reply) => countPublic(cfg, request, reply),
     config: {
       operationId: 'submitNojsForm', summary: 'No-JavaScript form (application/x-www-form-urlencoded); answers a plain HTML receipt',
       htmlError: nojsErrorPage,

@@ -44,13 +44,13 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
   app.removeContentTypeParser('text/plain');
   app.decorateRequest('endUser', null);
 
-  const endUserAuth = async (request: FastifyRequest, reply: Parameters<typeof countSecret>[2]) => {
+  const endUserAuth = async (request: FastifyRequest, reply: Parameters<typeof countSecret>[1]) => {
     const header = request.headers.authorization;
     const token = header && /^Bearer ([^\s]+)$/i.exec(header)?.[1];
     if (!token) throw unauthorized('missing Authorization: Bearer <end-user token> header');
     if (token.startsWith('svk_')) throw unauthorized('this route takes a signed end-user token, not a service key');
     const identity = await verifyIdentityToken(ds, token, { consumeNonce: false, maxTtlSeconds: cfg.identityTokenMaxTtlSeconds });
-    await countSecret(ds, cfg, reply, token);
+    await countSecret(cfg, reply, token);
     if (!identity.nonce) throw unauthorized('the end-user token needs a nonce');
     if (!(await consumeNonce(ds, identity.productId, identity.nonce, identity.expiresAt))) {
       throw new ServiceError('ALREADY_USED', 409, 'this end-user token was already used; mint one per call');

@@ -245,7 +245,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
       params: pathParams('videoId'),
       response: { 200: fileOf('video/*', 'the video'), 206: fileOf('video/*', 'a byte range') },
     },
-    onRequest: async (request, reply) => countPublic(ds, cfg, request, reply),
+    onRequest: async (request, reply) => countPublic(cfg, request, reply),
     config: { operationId: 'getWelcomeVideo', summary: 'A live flow\'s welcome video (byte ranges); 404 unless it passed screening or was cleared and the live version uses it' },
   }, async (request, reply) => {
     const media = await servedWelcomeVideo(ds, request.params.videoId);

@@ -1,10 +1,10 @@
 import { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { DataSource } from 'typeorm';
 import { SECRET_PREFIX, SecretKind, SecretRow, findSecret, secretPattern, ANY_CUSTOMER_SECRET } from '../../db/collection/secrets';
-import { countInWindow } from '../../db/platform/rate-windows';
 import { sha256Hex } from '../../db/rules/secrets';
 import { Config } from '../../runtime/config';
 import { ServiceError } from '../../runtime/service-error';
+import { enforceRate } from '../plugins/auth';
 
 /**
  * Customers have no account: each secret comes from their own link and travels in a header. Checks
@@ -47,22 +47,6 @@ export function headerSecret(request: FastifyRequest, header: string, prefix: st
   return value;
 }
 
-/**
- * Counts the request in a one-minute window in PostgreSQL (shared by every API process) under one
- * credential, or the client address on public routes, and always sends the x-ratelimit-* headers.
- */
-export async function countRequest(ds: DataSource, reply: FastifyReply, bucket: string, limit: number): Promise<void> {
-  const { count, reset } = await countInWindow(ds, bucket);
-  reply.header('x-ratelimit-limit', String(limit));
-  reply.header('x-ratelimit-remaining', String(Math.max(0, limit - count)));
-  reply.header('x-ratelimit-reset', String(reset));
-  if (count > limit) {
-    throw new ServiceError('RATE_LIMITED', 429, `more than ${limit} requests this minute`, null, {
-      'retry-after': String(Math.max(1, reset - Math.floor(Date.now() / 1000))),
-    });
-  }
-}
-
 export interface CustomerAuthOptions {
   /** Path parameter that must be the secret's draft, and the one that must be its upload. */
   draftParam?: string;
@@ -77,7 +61,7 @@ export function customerAuth(ds: DataSource, config: Config, kind: SecretKind, o
     const secret = headerSecret(request, HEADERS[kind], SECRET_PREFIX[kind]);
     const row = await findSecret(ds, kind, secret);
     if (!row) throw unauthorized(`the ${HEADERS[kind]} secret is not recognised`);
-    await countRequest(ds, reply, `collect:${row.digest.slice(0, 32)}`, config.rateLimitPerMinute * (opts.rateMultiplier ?? 1));
+    await enforceRate(reply, `collect:${row.digest.slice(0, 32)}`, config.rateLimitPerMinute * (opts.rateMultiplier ?? 1));
     const params = request.params as Record<string, string>;
     if (opts.draftParam && params[opts.draftParam] !== row.draftId) throw new ServiceError('NOT_FOUND', 404, 'draft not found');
     if (opts.uploadParam && params[opts.uploadParam] !== row.uploadId) throw new ServiceError('NOT_FOUND', 404, 'upload not found');
@@ -89,13 +73,13 @@ export function customerAuth(ds: DataSource, config: Config, kind: SecretKind, o
 }
 
 /** A public customer route is counted per client address. */
-export async function countPublic(ds: DataSource, config: Config, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  await countRequest(ds, reply, `collect-ip:${sha256Hex(request.ip).slice(0, 32)}`, config.rateLimitPerMinute);
+export async function countPublic(config: Config, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  await enforceRate(reply, `collect-ip:${sha256Hex(request.ip).slice(0, 32)}`, config.rateLimitPerMinute);
 }
 
 /** A route whose secret is checked by the handler (personal and continuation links) is counted per secret. */
-export async function countSecret(ds: DataSource, config: Config, reply: FastifyReply, secret: string): Promise<void> {
-  await countRequest(ds, reply, `collect:${sha256Hex(secret).slice(0, 32)}`, config.rateLimitPerMinute);
+export async function countSecret(config: Config, reply: FastifyReply, secret: string): Promise<void> {
+  await enforceRate(reply, `collect:${sha256Hex(secret).slice(0, 32)}`, config.rateLimitPerMinute);
 }
 
 export function secretOf(request: FastifyRequest): SecretRow {

@@ -2,7 +2,7 @@ import { FastifyInstance } from 'fastify';
 import { date, string } from 'yup';
 import { SIGNAL_CATEGORIES } from '../../db/entities/signal';
 import { PageRequest } from '../../db/pagination';
-import { CreateSignalInput, SignalFilter, createSignal, getSignal, listSignals } from '../../db/customer-loop/signals';
+import { CreateSignalInput, IntakeCounters, SignalFilter, createSignal, getSignal, listSignals } from '../../db/customer-loop/signals';
 import type { AppDeps } from '../app';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
@@ -36,6 +36,7 @@ export async function signalRoutes(app: FastifyInstance, deps: AppDeps): Promise
     dailyCeiling: deps.config.signalDailyCeiling,
     analysisAvailable: Boolean(deps.config.aiBaseUrl && deps.config.aiModel),
   };
+  const counters = new IntakeCounters(ds);
 
   app.post<{ Body: CreateSignalInput }>('/api/v1/signals', {
     schema: { body: createSignalBody, response: {
@@ -45,7 +46,7 @@ export async function signalRoutes(app: FastifyInstance, deps: AppDeps): Promise
     } },
     config: { auth: 'key', scope: 'service:signals:write', operationId: 'createSignal', summary: 'Capture a signal; the same idempotencyKey replays' },
   }, async (request, reply) => {
-    const receipt = await createSignal(ds, productTenant(request), request.body, limits);
+    const receipt = await createSignal(ds, counters, productTenant(request), request.body, limits);
     return reply.code(receipt.replayed ? 200 : 201).send({ data: receipt });
   });
 

@@ -1,7 +1,8 @@
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DataSource } from 'typeorm';
 import { TeammateRole } from '../../db/entities/teammate';
-import { RateLimitState, checkServiceKey, countRequest, touchServiceKey } from '../../db/platform/key-authentication';
+import { findServiceKey, touchServiceKey } from '../../db/platform/key-authentication';
+import { WindowLeases, WindowUse } from '../../db/platform/rate-windows';
 import {
   SERVICE_KEY_PATTERN, ServiceKeyView, viewServiceKey,
 } from '../../db/platform/service-keys';
@@ -46,6 +47,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
   }
+  interface FastifyInstance {
+    /** This process's units of the shared one-minute rate windows. */
+    rateWindows: WindowLeases;
+  }
 }
 
 /** Route options of workspace routes only owners and admins may call, with a session (never a key). */
@@ -78,8 +83,12 @@ export function sessionPrincipal(request: FastifyRequest): { kind: 'session' } &
   return request.principal;
 }
 
-/** The window's headers on every counted answer, and 429 with retry-after once it is full. */
-function enforceRate(reply: FastifyReply, rate: RateLimitState): void {
+/**
+ * Counts a request of `subject` in its one-minute window: the window's headers on every counted answer,
+ * and 429 with retry-after once it is full.
+ */
+export async function enforceRate(reply: FastifyReply, subject: string, limit: number): Promise<void> {
+  const rate: WindowUse = await reply.server.rateWindows.use(subject, limit);
   reply.header('x-ratelimit-limit', String(rate.limit));
   reply.header('x-ratelimit-remaining', String(rate.remaining));
   reply.header('x-ratelimit-reset', String(rate.reset));
@@ -98,13 +107,13 @@ async function authenticateKey(
       : 'missing Authorization: Bearer svk_... header');
   }
   if (!SERVICE_KEY_PATTERN.test(secret)) throw invalidCredential('the service key is malformed');
-  const found = await checkServiceKey(ds, secret, config.rateLimitPerMinute);
+  const found = await findServiceKey(ds, secret);
   if (!found) throw invalidCredential('the service key is not recognised');
-  const { key, productActive, rate } = found;
+  const { key, productActive } = found;
   if (key.revokedAt) throw invalidCredential('the service key has been revoked');
-  if (!rate || key.expiresAt.getTime() <= Date.now()) throw invalidCredential('the service key has expired');
-
-  enforceRate(reply, rate);
+  if (key.expiresAt.getTime() <= Date.now()) throw invalidCredential('the service key has expired');
+  // A revoked or expired key's requests are not counted; a refusal after this point is.
+  await enforceRate(reply, key.id, config.rateLimitPerMinute);
   if (key.environment !== config.environment) {
     throw new ServiceError('ENVIRONMENT_SCOPE_MISMATCH', 403, `the key is for environment "${key.environment}"; this deployment serves "${config.environment}"`);
   }
@@ -152,9 +161,10 @@ export function registerAuth(app: FastifyInstance, ds: DataSource, config: Confi
   /** Rooms limits each end user as it limits each key (ROOMS.md §1), in its principal's own window. */
   async function limitEndUser(request: FastifyRequest, reply: FastifyReply, identity: EndUserIdentity): Promise<void> {
     if (!ROOMS_PATHS.test(request.routeOptions.url ?? '')) return;
-    enforceRate(reply, await countRequest(ds, principalIdOf(identity.productId, 'end_user', identity.endUserId), config.rateLimitPerMinute));
+    await enforceRate(reply, principalIdOf(identity.productId, 'end_user', identity.endUserId), config.rateLimitPerMinute);
   }
 
+  app.decorate('rateWindows', new WindowLeases(ds));
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request, reply) => {
     const mode = request.routeOptions.config.auth ?? 'public';

@@ -75,7 +75,7 @@ export async function claimSignalsForAnalysis(
         [row.organization_id, period, row.allowance],
       );
       if (granted.length === 0) {
-        // Past the allowance after all (intake's month shards let it in while an earlier signal that
+        // Past the allowance after all (intake's month units let it in while an earlier signal that
         // intake flagged early took the unit here): it says so, so no more signals read as within
         // the allowance than it allows.
         await em.query(`UPDATE signals SET analysis_state = 'waiting', over_allowance = true, updated_at = now() WHERE id = $1`, [row.id]);

@@ -4,7 +4,7 @@ import { Feature, Signal } from '../entities';
 import { SignalCategory } from '../entities/signal';
 import { newId } from '../rules/ids';
 import { OUTBOX_INSERT } from '../outbox';
-import { shardQuotasSql } from '../platform/rate-windows';
+import { Block, UnitLeases, blockOf } from '../platform/unit-leases';
 import { Page, PageRequest, pageOf } from '../pagination';
 
 export interface ProductTenant {
@@ -91,85 +91,121 @@ async function findReceipt(ds: DataSource | EntityManager, productId: string, id
 interface IntakeOutcome {
   fresh: number;
   room: number;
-  counted: number;
   stored: number;
 }
 
-/**
- * How many rows the day's and the month's counts of one workspace are spread over. One row per period
- * made every intake of a busy workspace queue on that row's lock until commit; with shards, concurrent
- * intakes mostly lock different rows.
- */
-export const INTAKE_COUNTER_SHARDS = 32;
+type StoredOutcome = IntakeOutcome & { signalId: string; threadId: string };
+
+type LimitColumn = 'daily_safety_ceiling' | 'monthly_signal_allowance';
 
 /**
- * Stores a signal with its end user, thread and first message, counts it against the workspace's
- * daily ceiling and monthly allowance, and queues signal.created, all in one statement (atomic on its
- * own, one round trip). The day's count is spread over shard rows (`day:2026-11-22`, `day:...#1`, ...)
- * whose quotas add up to the ceiling: a shard only moves while it is under its quota, re-checked on
- * the locked row, so the ceiling holds exactly under concurrency (no overshoot), and a refused signal
- * writes nothing. A signal is refused only when every shard is full; when the shard it picked filled
- * up concurrently, it tries again. The month's count is sharded the same way; a signal is over the
- * allowance when the shard it lands on is past its quota, which may flag one early when two intakes
- * race for a shard's last unit (the analysis relay's own exact count then clears it). The unique
- * (product, idempotencyKey) constraint decides between concurrent duplicates; the loser answers the
- * winner's receipt (its day and month counts stay one too high, which only errs towards caution).
+ * Takes a block of a workspace's day (`day:2026-11-23`) or month (`month:2026-11`) count: `subject` is
+ * `<organizationId> <period>`, the limit the workspace's own (intake_limits) or `fallback`. The count
+ * only grows to the limit, so no process is granted more than is left.
  */
-export async function createSignal(
-  ds: DataSource, tenant: ProductTenant, input: CreateSignalInput, limits: IntakeLimits, now = new Date(),
-): Promise<SignalReceipt> {
-  // Each lost race means another intake took a unit of the day, so the loop ends within the ceiling.
-  for (let attempt = 0; ; attempt++) {
-    const receipt = await tryCreateSignal(ds, tenant, input, limits, now);
-    if (receipt) return receipt;
-    if (attempt >= 10_000) throw new Error('signal intake kept losing the race for a day shard');
+function takeIntakeUnits(ds: DataSource, column: LimitColumn) {
+  return async (subject: string, fallback: number): Promise<Block> => {
+    const [organizationId, period] = subject.split(' ');
+    return ds.transaction(async (em) => {
+      await em.query(
+        `INSERT INTO intake_counters (organization_id, period, count) VALUES ($1, $2, 0) ON CONFLICT DO NOTHING`, [organizationId, period]);
+      const [row]: Array<{ count: number; limit: number }> = await em.query(
+        `SELECT c.count, coalesce(l.${column}, $3::int) AS limit
+           FROM intake_counters c LEFT JOIN intake_limits l ON l.organization_id = c.organization_id
+          WHERE c.organization_id = $1 AND c.period = $2 FOR UPDATE OF c`, [organizationId, period, fallback]);
+      const granted = Math.min(blockOf(row.limit), Math.max(0, row.limit - row.count));
+      if (granted > 0) {
+        await em.query(`UPDATE intake_counters SET count = count + $3 WHERE organization_id = $1 AND period = $2`, [organizationId, period, granted]);
+      }
+      // A full period is asked again each time, so that a raised limit shows at once.
+      return { granted, count: row.count + granted, endsAt: periodEnd(period), full: row.count + granted >= row.limit, fullUntil: 0 };
+    });
+  };
+}
+
+/** When a `day:` or `month:` period ends, epoch milliseconds (UTC). */
+function periodEnd(period: string): number {
+  const [kind, value] = period.split(':');
+  const [y, m, d] = value.split('-').map(Number);
+  return kind === 'day' ? Date.UTC(y, m - 1, d + 1) : Date.UTC(y, m, 1);
+}
+
+/**
+ * This process's units of every workspace's day and month counts (intake_counters), taken in blocks of
+ * a 64th of the workspace's ceiling or allowance (`UnitLeases`), so that intake writes no counter row
+ * per signal. The day never counts past its ceiling; a signal may be refused early by at most the
+ * units other API processes took and have not spent, (processes − 1) × ⌈ceiling / 64⌉ − 1 (exact below
+ * a ceiling of 64).
+ */
+export class IntakeCounters {
+  readonly day: UnitLeases;
+  readonly month: UnitLeases;
+
+  constructor(ds: DataSource) {
+    this.day = new UnitLeases(takeIntakeUnits(ds, 'daily_safety_ceiling'));
+    this.month = new UnitLeases(takeIntakeUnits(ds, 'monthly_signal_allowance'));
   }
 }
 
-async function tryCreateSignal(
-  ds: DataSource, tenant: ProductTenant, input: CreateSignalInput, limits: IntakeLimits, now: Date,
-): Promise<SignalReceipt | null> {
+/**
+ * Stores a signal with its end user, thread and first message, and queues signal.created, in one
+ * statement (atomic on its own, one round trip), after taking a unit of the workspace's day and month
+ * counts from this process's leases (`IntakeCounters`). A unit that stored nothing goes back.
+ * - Ceiling: without a unit of the day the signal is refused (429), unless its idempotencyKey replays.
+ *   The statement also refuses when the day's count has passed a ceiling lowered since: a lowered
+ *   ceiling refuses at once.
+ * - Allowance: a signal without a unit of the month is over the allowance (`waiting`); another
+ *   process's unspent units may flag one early, and the analysis relay's own exact count then
+ *   analyses it anyway.
+ * - The unique (product, idempotencyKey) constraint decides between concurrent duplicates; the loser
+ *   answers the winner's receipt.
+ */
+export async function createSignal(
+  ds: DataSource, counters: IntakeCounters, tenant: ProductTenant, input: CreateSignalInput, limits: IntakeLimits, now = new Date(),
+): Promise<SignalReceipt> {
+  const iso = now.toISOString();
+  const day = `${tenant.organizationId} day:${iso.slice(0, 10)}`;
+  const month = `${tenant.organizationId} month:${monthPeriod(now)}`;
+  const dayUnit = await counters.day.use(day, limits.dailyCeiling);
+  if (dayUnit.limited) return (await findReceipt(ds, tenant.productId, input.idempotencyKey)) ?? ceilingReached(ds, tenant, limits, now);
+  const monthUnit = await counters.month.use(month, limits.monthlyAllowance);
+  let outcome: StoredOutcome | undefined;
+  try {
+    outcome = await storeSignal(ds, tenant, input, limits, now, monthUnit.limited);
+  } finally {
+    if (outcome?.stored !== 1) {
+      counters.day.giveBack(day, dayUnit.endsAt);
+      if (!monthUnit.limited) counters.month.giveBack(month, monthUnit.endsAt);
+    }
+  }
+  if (outcome.stored === 1) return { id: outcome.signalId, threadId: outcome.threadId, state: 'open', replayed: false };
+  if (outcome.fresh === 1 && outcome.room === 0) return ceilingReached(ds, tenant, limits, now);
+  const winner = await findReceipt(ds, tenant.productId, input.idempotencyKey);
+  if (!winner) throw new Error('signal intake stored nothing and found no earlier signal with its key');
+  return winner;
+}
+
+async function storeSignal(
+  ds: DataSource, tenant: ProductTenant, input: CreateSignalInput, limits: IntakeLimits, now: Date, overAllowance: boolean,
+): Promise<StoredOutcome> {
   const signalId = newId('sig');
   const threadId = newId('thr');
   const category = input.kind ?? 'support';
-  const iso = now.toISOString();
   const [outcome]: IntakeOutcome[] = await ds.query(
     `WITH lim AS (
-       SELECT coalesce(l.daily_safety_ceiling, $17::int) AS ceiling, coalesce(l.monthly_signal_allowance, $18::int) AS allowance
+       SELECT coalesce(l.daily_safety_ceiling, $15::int) AS ceiling
          FROM (SELECT 1) AS one LEFT JOIN intake_limits l ON l.organization_id = $2
      ), fresh AS (
        SELECT 1 FROM lim WHERE NOT EXISTS (SELECT 1 FROM signals WHERE product_id = $3 AND idempotency_key = $10)
-     ), day AS (
-       SELECT q.period, coalesce(c.count, 0) AS count, q.quota, lim.ceiling
-         FROM lim, LATERAL (${shardQuotasSql('period', '$15', 'lim.ceiling', '$21::int')}) AS q
-         LEFT JOIN intake_counters c ON c.organization_id = $2 AND c.period = q.period
-     ), pick AS (
-       SELECT period, quota FROM day, fresh
-        WHERE day.count < day.quota AND (SELECT sum(count) FROM day) < day.ceiling
-        ORDER BY random() LIMIT 1
-     ), d AS (
-       INSERT INTO intake_counters AS c (organization_id, period, count)
-       SELECT $2, pick.period, 1 FROM pick
-       ON CONFLICT (organization_id, period) DO UPDATE SET count = c.count + 1
-         WHERE c.count < (SELECT quota FROM pick)
-       RETURNING count
-     ), mon AS (
-       SELECT q.period, coalesce(c.count, 0) AS count, q.quota
-         FROM lim, LATERAL (${shardQuotasSql('period', '$16', 'lim.allowance', '$21::int')}) AS q
-         LEFT JOIN intake_counters c ON c.organization_id = $2 AND c.period = q.period
-     ), mpick AS (
-       SELECT period, quota FROM mon ORDER BY (count < quota) DESC, random() LIMIT 1
-     ), m AS (
-       INSERT INTO intake_counters AS c (organization_id, period, count)
-       SELECT $2, mpick.period, 1 FROM d, mpick
-       ON CONFLICT (organization_id, period) DO UPDATE SET count = c.count + 1
-       RETURNING count
+     ), room AS (
+       SELECT 1 FROM fresh, lim
+        WHERE coalesce((SELECT count FROM intake_counters WHERE organization_id = $2 AND period = $16), 0) <= lim.ceiling
      ), s AS (
        INSERT INTO signals (id, organization_id, product_id, thread_id, end_user_id, category, title, body, context,
                             idempotency_key, analysis_state, over_allowance, created_at, updated_at)
        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
-              CASE WHEN NOT $22::boolean THEN 'skipped' WHEN m.count > mpick.quota THEN 'waiting' ELSE 'pending' END, m.count > mpick.quota, $13, $13
-         FROM m, mpick
+              CASE WHEN NOT $19::boolean THEN 'skipped' WHEN $20::boolean THEN 'waiting' ELSE 'pending' END, $20::boolean, $13, $13
+         FROM room
        ON CONFLICT (product_id, idempotency_key) DO NOTHING
        RETURNING id
      ), u AS (
@@ -186,29 +222,25 @@ async function tryCreateSignal(
        INSERT INTO thread_messages (id, thread_id, author_type, author_id, visibility, body, created_at)
        SELECT $14, t.id, 'end_user', $5, 'customer', $8, $13 FROM t
      ), o AS (
-       ${OUTBOX_INSERT} SELECT $19, $2, $3, 'signal.created', $20::jsonb FROM s
+       ${OUTBOX_INSERT} SELECT $17, $2, $3, 'signal.created', $18::jsonb FROM s
      )
-     SELECT (SELECT count(*) FROM fresh)::int AS fresh, (SELECT count(*) FROM pick)::int AS room,
-            (SELECT count(*) FROM d)::int AS counted, (SELECT count(*) FROM s)::int AS stored`,
+     SELECT (SELECT count(*) FROM fresh)::int AS fresh, (SELECT count(*) FROM room)::int AS room,
+            (SELECT count(*) FROM s)::int AS stored`,
     [
       signalId, tenant.organizationId, tenant.productId, threadId, input.endUserId, category, input.title,
       input.body, input.context === undefined ? null : JSON.stringify(input.context), input.idempotencyKey,
-      input.email ?? null, input.name ?? null, now, newId('msg'), `day:${iso.slice(0, 10)}`, `month:${monthPeriod(now)}`,
-      limits.dailyCeiling, limits.monthlyAllowance, newId('evt'),
-      JSON.stringify({ signalId, threadId, endUserId: input.endUserId, category }), INTAKE_COUNTER_SHARDS, limits.analysisAvailable,
+      input.email ?? null, input.name ?? null, now, newId('msg'), limits.dailyCeiling, `day:${now.toISOString().slice(0, 10)}`,
+      newId('evt'), JSON.stringify({ signalId, threadId, endUserId: input.endUserId, category }), limits.analysisAvailable, overAllowance,
     ],
   );
-  if (outcome.stored === 1) return { id: signalId, threadId, state: 'open', replayed: false };
-  if (outcome.fresh === 1 && outcome.room === 0) {
-    const ceiling = await dailyCeiling(ds, tenant.organizationId, limits);
-    const wait = secondsToNextUtcDay(now);
-    throw new ServiceError('INTAKE_SAFETY_CEILING', 429, `the workspace reached its daily safety ceiling of ${ceiling} signals; intake reopens at the next UTC day`,
-      { ceiling, retryAfterSeconds: wait }, { 'retry-after': String(wait) });
-  }
-  if (outcome.fresh === 1 && outcome.counted === 0) return null;
-  const winner = await findReceipt(ds, tenant.productId, input.idempotencyKey);
-  if (!winner) throw new Error('signal intake stored nothing and found no earlier signal with its key');
-  return winner;
+  return { ...outcome, signalId, threadId };
+}
+
+async function ceilingReached(ds: DataSource, tenant: ProductTenant, limits: IntakeLimits, now: Date): Promise<never> {
+  const ceiling = await dailyCeiling(ds, tenant.organizationId, limits);
+  const wait = secondsToNextUtcDay(now);
+  throw new ServiceError('INTAKE_SAFETY_CEILING', 429, `the workspace reached its daily safety ceiling of ${ceiling} signals; intake reopens at the next UTC day`,
+    { ceiling, retryAfterSeconds: wait }, { 'retry-after': String(wait) });
 }
 
 async function dailyCeiling(ds: DataSource, organizationId: string, limits: IntakeLimits): Promise<number> {

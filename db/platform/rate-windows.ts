@@ -1,26 +1,5 @@
 import { DataSource } from 'typeorm';
-
-export interface CountedWindow {
-  /** Requests counted in this UTC minute, this one included. */
-  count: number;
-  /** The window's end, unix seconds. */
-  reset: number;
-  /** Milliseconds until the window ends, at least 1. */
-  ttlMs: number;
-}
-
-/**
- * Counts one request under `bucket` in its one-minute window in rate_limit_windows, shared by every API
- * process (customer links and the public routes; key and hook limits count inside their own lookups).
- */
-export async function countInWindow(ds: DataSource, bucket: string): Promise<CountedWindow> {
-  const [row]: Array<{ count: number; reset: string; ttl: number }> = await ds.query(
-    `INSERT INTO rate_limit_windows AS w (key_id, window_start, count) VALUES ($1, date_trunc('minute', now()), 1)
-     ON CONFLICT (key_id, window_start) DO UPDATE SET count = w.count + 1
-     RETURNING w.count, extract(epoch FROM w.window_start)::bigint + 60 AS reset,
-               ceil(extract(epoch FROM w.window_start + interval '1 minute' - now()) * 1000)::int AS ttl`, [bucket]);
-  return { count: row.count, reset: Number(row.reset), ttlMs: Math.max(1, row.ttl) };
-}
+import { UnitLeases, blockOf } from './unit-leases';
 
 /** Units a process took from a window: `granted` of the `wanted` (0 once the window is full). */
 export interface TakenUnits {
@@ -51,17 +30,45 @@ export async function takeUnits(ds: DataSource, bucket: string, wanted: number, 
   });
 }
 
+/** What a request's unit from its window says. */
+export interface WindowUse {
+  limit: number;
+  /** Units left in the window for every process, as far as this process knows. */
+  remaining: number;
+  /** Unix seconds at which the window ends. */
+  reset: number;
+  /** Milliseconds until the window ends, at least 1. */
+  ttlMs: number;
+  /** The window was full: this request took nothing and is to be refused. */
+  limited: boolean;
+}
+
 /**
- * SQL rows of one sharded counter: `<base>`, `<base>#1`, ... (`shards` rows, named `name`) with quotas
- * that add up to `total`; rows past `total` get 0. A counter spread so, with each row moving only under
- * its quota, holds its total exactly while concurrent writers mostly lock different rows. The arguments
- * are SQL expressions (parameters or columns) of the caller's query.
+ * One process's units of the one-minute windows in rate_limit_windows (keys, end users, customer links,
+ * client addresses): every API process counts into the same window, in blocks of ⌈limit / 64⌉ (see
+ * `UnitLeases`), so a subject may be refused early by at most (processes − 1) × ⌈limit / 64⌉ − 1;
+ * below 64 a block is one unit, which is exact. A refused request takes nothing, and a full window is
+ * known full until it ends (its limit is the configuration's).
  */
-export function shardQuotasSql(name: string, base: string, total: string, shards: string): string {
-  const spread = `greatest(1, least(${shards}, ${total}))`;
-  return `SELECT CASE WHEN g = 0 THEN ${base} ELSE ${base} || '#' || g END AS ${name},
-                  CASE WHEN g < least(${shards}, ${total})
-                       THEN ${total} / ${spread} + CASE WHEN g < ${total} % ${spread} THEN 1 ELSE 0 END
-                       ELSE 0 END AS quota
-             FROM generate_series(0, ${shards} - 1) AS g`;
+export class WindowLeases {
+  private readonly leases: UnitLeases;
+
+  constructor(ds: DataSource) {
+    this.leases = new UnitLeases(async (subject, limit) => {
+      const taken = await takeUnits(ds, subject, blockOf(limit), limit);
+      const full = taken.count >= limit;
+      return { ...taken, full, fullUntil: taken.endsAt };
+    });
+  }
+
+  async use(subject: string, limit: number): Promise<WindowUse> {
+    const use = await this.leases.use(subject, limit);
+    return {
+      limit,
+      remaining: Math.max(0, limit - use.used),
+      reset: Math.floor(use.endsAt / 1000),
+      ttlMs: Math.max(1, use.endsAt - Date.now()),
+      limited: use.limited,
+    };
+  }
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
+import { FastifyInstance } from 'fastify';
 import { IntakeLimit, OutboxEvent, Signal, Thread, ThreadMessage } from '../../db/entities';
-import { INTAKE_COUNTER_SHARDS, secondsToNextUtcDay } from '../../db/customer-loop/signals';
+import { secondsToNextUtcDay } from '../../db/customer-loop/signals';
 import { LOOP_SCOPES, signalBody } from '../support/customer-loop';
 import { Tenant, call, createTenant, errorCode, withKey } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
@@ -156,9 +157,9 @@ describe('customer loop: signal intake', () => {
     assert.equal(await ctx.dataSource.getRepository(Signal).countBy({ organizationId: t.organizationId }), 5);
   });
 
-  it('the ceiling holds exactly when concurrent intakes spread over the day shards', async () => {
+  it('the ceiling holds exactly under concurrent intake when a block is one unit (a ceiling below 64)', async () => {
     const t = await createTenant(SCOPES);
-    const ceiling = INTAKE_COUNTER_SHARDS + 7;
+    const ceiling = 39;
     await ctx.dataSource.getRepository(IntakeLimit).insert({ organizationId: t.organizationId, monthlySignalAllowance: 10, dailySafetyCeiling: ceiling });
     // Without an AI provider the signals are not analysed, so the analysis relay (whose exact count may
     // clear a flag set early) never rewrites over_allowance: what is counted below is intake's own flag.
@@ -169,19 +170,47 @@ describe('customer loop: signal intake', () => {
     assert.equal(results.filter((r) => r.statusCode === 201).length, ceiling, 'no overshoot');
     assert.equal(results.filter((r) => r.statusCode === 429).length, 25, 'no undershoot');
     assert.equal(await ctx.dataSource.getRepository(Signal).countBy({ organizationId: t.organizationId }), ceiling);
-    const shards: Array<{ count: number }> = await ctx.dataSource.query(
+    const days: Array<{ count: number }> = await ctx.dataSource.query(
       `SELECT count FROM intake_counters WHERE organization_id = $1 AND period LIKE 'day:%'`, [t.organizationId]);
-    assert.equal(shards.length, INTAKE_COUNTER_SHARDS, 'the day is counted on every shard');
-    assert.equal(shards.reduce((n, r) => n + r.count, 0), ceiling);
+    assert.deepEqual(days.map((r) => r.count), [ceiling], 'one row a day, at the ceiling');
     const within: Array<{ n: number }> = await ctx.dataSource.query(
       `SELECT count(*)::int AS n FROM signals WHERE organization_id = $1 AND NOT over_allowance`, [t.organizationId]);
-    assert.ok(within[0].n <= 10 && within[0].n >= 1, `${within[0].n} signals within an allowance of 10`);
+    assert.equal(within[0].n, 10, 'exactly the allowance within it');
   });
 
-  it('a lowered ceiling refuses at once even when the day was counted on more shards', async () => {
+  it('two API processes take the day in blocks of a 64th: never past the ceiling, refused early by less than a block', async () => {
+    const t = await createTenant(SCOPES);
+    const ceiling = 200; // blocks of 4
+    await ctx.dataSource.getRepository(IntakeLimit).insert({ organizationId: t.organizationId, monthlySignalAllowance: 100, dailySafetyCeiling: ceiling });
+    const [a, b] = await Promise.all([ctx.buildApp({ aiBaseUrl: undefined, aiModel: undefined }), ctx.buildApp({ aiBaseUrl: undefined, aiModel: undefined })]);
+    const dayCount = async () => (await ctx.dataSource.query(
+      `SELECT count FROM intake_counters WHERE organization_id = $1 AND period LIKE 'day:%'`, [t.organizationId]))[0]?.count as number | undefined;
+    const intake = (app: FastifyInstance, body = signalBody()) => call(withKey(t.key, { method: 'POST', url: '/api/v1/signals', payload: body as object }), app);
+    assert.equal((await intake(a)).statusCode, 201);
+    assert.equal(await dayCount(), 4, 'the first signal took a block');
+    const replayed = signalBody();
+    assert.equal((await intake(a, replayed)).statusCode, 201);
+    assert.equal((await intake(b, replayed)).statusCode, 200, 'a replay in the other process');
+    assert.equal(await dayCount(), 8, 'the replay took a block of its own and gave its unit back');
+    const results = await Promise.all(Array.from({ length: ceiling + 20 }, (_, i) => intake(i % 2 === 0 ? a : b)));
+    const stored = await ctx.dataSource.getRepository(Signal).countBy({ organizationId: t.organizationId });
+    assert.equal(results.filter((r) => r.statusCode === 201).length + 2, stored);
+    assert.ok(stored <= ceiling, `${stored} stored: never past the ceiling`);
+    assert.ok(stored >= ceiling - 3, `${stored} stored: refused early by at most a block less one (two processes)`);
+    assert.equal(await dayCount(), ceiling, 'the day stops at the ceiling');
+    assert.ok(results.filter((r) => r.statusCode === 429).every((r) => errorCode(r) === 'INTAKE_SAFETY_CEILING'));
+    const within: Array<{ n: number }> = await ctx.dataSource.query(
+      `SELECT count(*)::int AS n FROM signals WHERE organization_id = $1 AND NOT over_allowance`, [t.organizationId]);
+    assert.ok(within[0].n <= 100 && within[0].n >= 97, `${within[0].n} signals within an allowance of 100`);
+  });
+
+  it('a lowered ceiling refuses at once, although this process still holds units of the day', async () => {
     const t = await createTenant(SCOPES);
     await ctx.dataSource.getRepository(IntakeLimit).insert({ organizationId: t.organizationId, monthlySignalAllowance: null, dailySafetyCeiling: 100 });
-    await Promise.all(Array.from({ length: 6 }, () => post(signalBody(), t)));
+    for (let i = 0; i < 5; i++) assert.equal((await post(signalBody(), t)).statusCode, 201);
+    const [{ count }] = await ctx.dataSource.query(
+      `SELECT count FROM intake_counters WHERE organization_id = $1 AND period LIKE 'day:%'`, [t.organizationId]);
+    assert.equal(count, 6, 'three blocks of two taken, one unit left in this process');
     await ctx.dataSource.getRepository(IntakeLimit).update({ organizationId: t.organizationId }, { dailySafetyCeiling: 3 });
     const refused = await post(signalBody(), t);
     assert.equal(refused.statusCode, 429);

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { FastifyInstance } from 'fastify';
-import { RATE_LIMIT_SHARDS } from '../../db/platform/key-authentication';
 import { sha256Hex } from '../../db/rules/secrets';
 import { Tenant, call, createTenant, errorCode, withKey } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
@@ -56,22 +55,55 @@ describe('rate limit', () => {
     assert.equal(ok.headers['x-ratelimit-remaining'], String(LIMIT - 2));
   });
 
-  it('holds the limit exactly under concurrency although the window is spread over shard rows', async () => {
+  /** The key's window row of this minute. */
+  const windowCount = async (key: string): Promise<number | undefined> => {
+    const rows: Array<{ count: number }> = await ctx.dataSource.query(
+      `SELECT w.count FROM rate_limit_windows w JOIN service_keys k ON k.id = w.key_id
+        WHERE k.digest = $1 AND w.window_start = date_trunc('minute', now())`, [sha256Hex(key)]);
+    return rows[0]?.count;
+  };
+  const inOneWindow = async (seconds: number) => {
+    const secondsLeft = 60 - new Date().getUTCSeconds();
+    if (secondsLeft < seconds) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 100));
+  };
+
+  it('holds a small limit exactly under concurrency: one unit a take, a refusal takes nothing', async () => {
     const limit = 39;
     const tight = await ctx.buildApp({ rateLimitPerMinute: limit });
     const t = await createTenant();
-    const secondsLeft = 60 - new Date().getUTCSeconds();
-    if (secondsLeft < 10) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 100));
+    await inOneWindow(10);
     const answers = await Promise.all(Array.from({ length: 64 }, () => whoami(tight, t.key)));
     const statuses = answers.map((r) => r.statusCode);
     assert.equal(statuses.filter((s) => s === 200).length, limit, 'never more than the limit');
     assert.equal(statuses.filter((s) => s === 429).length, 64 - limit, 'never refused early');
-    const [{ id }] = await ctx.dataSource.query('SELECT id FROM service_keys WHERE digest = $1', [sha256Hex(t.key)]);
-    const shards: Array<{ count: number }> = await ctx.dataSource.query(
-      `SELECT count FROM rate_limit_windows WHERE (key_id = $1 OR key_id LIKE $1 || '#%') AND window_start = date_trunc('minute', now())`, [id]);
-    assert.equal(shards.length, RATE_LIMIT_SHARDS, 'every shard took part');
-    assert.equal(shards.reduce((a, s) => a + s.count, 0), limit, 'refused requests count nothing');
+    assert.equal(await windowCount(t.key), limit, 'refused requests count nothing');
     const remaining = answers.filter((r) => r.statusCode === 200).map((r) => Number(r.headers['x-ratelimit-remaining']));
-    assert.ok(remaining.every((n) => n >= 0 && n < limit), 'the headers stay within the window');
+    assert.deepEqual(remaining.sort((a, b) => a - b), Array.from({ length: limit }, (_, i) => i), 'each answer its own place in the window');
+  });
+
+  it('takes a big limit in blocks of a 64th, shared across processes, and never passes it', async () => {
+    const limit = 640;
+    const [a, b] = await Promise.all([ctx.buildApp({ rateLimitPerMinute: limit }), ctx.buildApp({ rateLimitPerMinute: limit })]);
+    const t = await createTenant();
+    await inOneWindow(15);
+    const first = await whoami(a, t.key);
+    assert.equal(first.statusCode, 200);
+    assert.equal(await windowCount(t.key), 10, 'one statement took a block of ⌈640 / 64⌉ units');
+    assert.equal(first.headers['x-ratelimit-remaining'], String(limit - 1));
+    const second = await whoami(b, t.key);
+    assert.equal(await windowCount(t.key), 20, 'the other process took its own block');
+    assert.equal(second.headers['x-ratelimit-remaining'], String(limit - 11), 'the first block counts as used');
+    for (let i = 0; i < 9; i++) assert.equal((await whoami(a, t.key)).statusCode, 200);
+    assert.equal(await windowCount(t.key), 20, 'spent from the block without a statement');
+    const rest = await Promise.all(Array.from({ length: limit }, (_, i) => whoami(i % 2 === 0 ? a : b, t.key)));
+    const ok = rest.filter((r) => r.statusCode === 200).length + 11;
+    assert.equal(await windowCount(t.key), limit, 'the window stops at the limit');
+    assert.ok(ok <= limit, `${ok} answered: never more than the limit`);
+    assert.ok(ok >= limit - 9, `${ok} answered: refused early by at most one block less one unit (two processes)`);
+    const refused = rest.find((r) => r.statusCode === 429)!;
+    assert.equal(errorCode(refused), 'RATE_LIMITED');
+    const before = await windowCount(t.key);
+    assert.equal((await whoami(a, t.key)).statusCode, 429, 'a full window stays full until it ends');
+    assert.equal(await windowCount(t.key), before);
   });
 });

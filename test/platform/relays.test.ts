@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { DataSource } from 'typeorm';
 import { claimSignalsForAnalysis } from '../../db/customer-loop/signal-analysis';
-import { createSignal } from '../../db/customer-loop/signals';
+import { IntakeCounters, createSignal } from '../../db/customer-loop/signals';
 import { enqueueEvent } from '../../db/outbox';
 import { createOrganization, createProduct } from '../../db/platform/tenancy';
 import { createEndpoint, dispatchDeliveries, publishOutbox } from '../../db/webhooks/webhooks';
@@ -67,7 +67,7 @@ describe('relays claim in a short transaction and call Temporal outside it', () 
   it('one failed analysis start does not roll back the others, and is not counted twice', async () => {
     const limits = { monthlyAllowance: 100, dailyCeiling: 1000, analysisAvailable: true };
     for (let i = 0; i < 3; i++) {
-      await createSignal(ds, { organizationId, productId }, { endUserId: `u${i}`, title: 't', body: 'b', idempotencyKey: `relay-${i}` }, limits);
+      await createSignal(ds, new IntakeCounters(ds), { organizationId, productId }, { endUserId: `u${i}`, title: 't', body: 'b', idempotencyKey: `relay-${i}` }, limits);
     }
     let calls = 0;
     await assert.rejects(claimSignalsForAnalysis(ds, 10, 100, async () => {
@@ -84,23 +84,24 @@ describe('relays claim in a short transaction and call Temporal outside it', () 
   });
 
   it('the analysis relay starts at most the monthly allowance, flags what it leaves over it, and leaves the daily ceiling alone', async () => {
-    // The relay counts analyses on its own exact `analysis:` row, not intake's sharded `month:` rows, and
+    // The relay counts analyses on its own exact `analysis:` row, not intake's leased `month:` units, and
     // clears `over_allowance` on what it promotes: neither may let a month or a day pass its bound.
     const org = await createOrganization(ds, { name: 'Allowance workspace', sponsored: true });
     const tenant = { organizationId: org.id, productId: (await createProduct(ds, { organizationId: org.id, name: 'P' })).id };
     const limits = { monthlyAllowance: 3, dailyCeiling: 5, analysisAvailable: true };
+    const counters = new IntakeCounters(ds);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
-      ids.push((await createSignal(ds, tenant, { endUserId: `a${i}`, title: 't', body: 'b', idempotencyKey: `allow-${i}` }, limits)).id);
+      ids.push((await createSignal(ds, counters, tenant, { endUserId: `a${i}`, title: 't', body: 'b', idempotencyKey: `allow-${i}` }, limits)).id);
     }
-    await assert.rejects(createSignal(ds, tenant, { endUserId: 'a5', title: 't', body: 'b', idempotencyKey: 'allow-5' }, limits),
+    await assert.rejects(createSignal(ds, counters, tenant, { endUserId: 'a5', title: 't', body: 'b', idempotencyKey: 'allow-5' }, limits),
       (err: Error & { code?: string }) => err.code === 'INTAKE_SAFETY_CEILING');
     const flags = async () => (await ds.query(
       `SELECT analysis_state, over_allowance FROM signals WHERE organization_id = $1 ORDER BY created_at, id`, [org.id]) as Array<{ analysis_state: string; over_allowance: boolean }>)
       .map((r) => `${r.analysis_state}${r.over_allowance ? ' over' : ''}`);
     assert.deepEqual(await flags(), ['pending', 'pending', 'pending', 'waiting over', 'waiting over']);
-    // What two intakes racing for a month shard's last unit leave: the second signal flagged early, the
-    // fourth counted within the allowance on a shard that still had room.
+    // What another process's unspent month units leave: the second signal flagged early, the
+    // fourth counted within the allowance on a unit that was given back.
     await ds.query(`UPDATE signals SET analysis_state = 'waiting', over_allowance = true WHERE id = $1`, [ids[1]]);
     await ds.query(`UPDATE signals SET analysis_state = 'pending', over_allowance = false WHERE id = $1`, [ids[3]]);
     const daySum = async () => (await ds.query(
@@ -118,7 +119,7 @@ describe('relays claim in a short transaction and call Temporal outside it', () 
     // The fourth now waits for the allowance, and says so: never more signals within it than it allows.
     assert.deepEqual(await flags(), ['pending', 'pending', 'pending', 'waiting over', 'waiting over']);
     assert.equal(await daySum(), 5, 'the relay does not count against the day');
-    await assert.rejects(createSignal(ds, tenant, { endUserId: 'a6', title: 't', body: 'b', idempotencyKey: 'allow-6' }, limits),
+    await assert.rejects(createSignal(ds, counters, tenant, { endUserId: 'a6', title: 't', body: 'b', idempotencyKey: 'allow-6' }, limits),
       (err: Error & { code?: string }) => err.code === 'INTAKE_SAFETY_CEILING');
     // Four relays at once start nothing more.
     await Promise.all(Array.from({ length: 4 }, () => claimSignalsForAnalysis(ds, 2, limits.monthlyAllowance, async (signal) => {

@@ -1,0 +1,81 @@
+/** A block of units one take got from a shared counter. */
+export interface Block {
+  granted: number;
+  /** The counter's total after this take, every process's units included. */
+  count: number;
+  /** When the counter's units lapse (its window's or period's end), epoch milliseconds. */
+  endsAt: number;
+  /** Nothing was left; `fullUntil` (epoch ms) says how long that answer holds before asking again. */
+  full: boolean;
+  fullUntil: number;
+}
+
+/** What one use of a lease says. */
+export interface LeaseUse {
+  /** Nothing was left: this use took no unit. */
+  limited: boolean;
+  /** The counter's units taken by every process and not left in this one: those used, as far as it knows. */
+  used: number;
+  endsAt: number;
+}
+
+interface Lease extends Block {
+  left: number;
+}
+
+/** Units taken at once: one in 64 of the limit, so a busy subject costs one statement per block. */
+export const LEASE_SHARE = 64;
+
+export const blockOf = (limit: number) => Math.max(1, Math.ceil(limit / LEASE_SHARE));
+
+/**
+ * One process's units of shared counters (rows in PostgreSQL that every process counts into), taken in
+ * blocks and spent locally, so that a busy subject costs a statement per block instead of per request.
+ * The counter never passes its limit: a take is granted only what is left (no overshoot). A subject
+ * may be refused early by at most the units other processes took and have not spent. One take per
+ * subject runs at a time; the uses that wait for it share it. `take(subject, limit)` asks the database
+ * for a block.
+ */
+export class UnitLeases {
+  private readonly leases = new Map<string, Lease>();
+  private readonly takes = new Map<string, Promise<void>>();
+
+  constructor(private readonly take: (subject: string, limit: number) => Promise<Block>, private readonly now: () => number = Date.now) {}
+
+  async use(subject: string, limit: number): Promise<LeaseUse> {
+    // After a take, its answer stands even if this process's clock has passed the database's end.
+    for (let asked = false; ; asked = true) {
+      const lease = this.leases.get(subject);
+      if (lease && (asked || lease.endsAt > this.now())) {
+        if (lease.left > 0) {
+          lease.left -= 1;
+          return { limited: false, used: lease.count - lease.left, endsAt: lease.endsAt };
+        }
+        if (lease.full && (asked || lease.fullUntil > this.now())) return { limited: true, used: lease.count, endsAt: lease.endsAt };
+      }
+      await (this.takes.get(subject) ?? this.refill(subject, limit));
+    }
+  }
+
+  /** A unit that `use` gave and nothing spent goes back to the lease it came from (and to no later one). */
+  giveBack(subject: string, endsAt: number): void {
+    const lease = this.leases.get(subject);
+    if (lease && lease.endsAt === endsAt) lease.left += 1;
+  }
+
+  private refill(subject: string, limit: number): Promise<void> {
+    const running = this.take(subject, limit).then((block) => {
+      const lease = this.leases.get(subject);
+      if (lease && lease.endsAt === block.endsAt) {
+        Object.assign(lease, { ...block, left: lease.left + block.granted });
+        return;
+      }
+      if (this.leases.size >= 10_000) {
+        for (const [k, l] of this.leases) if (l.endsAt <= this.now()) this.leases.delete(k);
+      }
+      this.leases.set(subject, { ...block, left: block.granted });
+    }).finally(() => this.takes.delete(subject));
+    this.takes.set(subject, running);
+    return running;
+  }
+}
