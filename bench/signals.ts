@@ -1,29 +1,28 @@
 /**
- * Signal intake benchmark (not a test): drives POST /api/v1/signals over real HTTP against an app
- * started in this process, and a bare one-row INSERT route on the same database, in alternating
- * rounds of the same run, then prints requests/s, p50 and p99 of each and the ratios. The bare route
- * runs twice: without a credential, and behind the same service-key check and rate limit as intake,
- * so that the second ratio shows what intake itself costs. Every role runs, as with `npm start`: the
- * API, a worker with its relays, and Temporal. Intake runs twice per round: all load on ONE
- * workspace's key (the issue's case: every intake counts against the same workspace's day and month)
- * and the load spread over BENCH_KEYS workspaces.
+ * Signal intake benchmark (not a test), with every role running as `npm start` runs them: the API
+ * (`api/server.ts`) and the worker with its relays (`worker/main.ts`) each in a Node process of its
+ * own on their default settings (pool of 10 connections), beside Temporal and PostgreSQL. The baseline
+ * is a bare Fastify app in a process of its own (`bench/bare-insert-server.ts`) whose route does one
+ * INSERT ... jsonb into the same PostgreSQL, once without a credential and once behind the same
+ * service-key check and rate limit as intake, so that the second ratio shows what intake itself costs.
+ * This process only generates the load: BENCH_CONCURRENCY connections for BENCH_ROUND_MS, in
+ * alternating rounds, and prints requests/s, p50 and p99 of each and the ratios. Intake runs twice per
+ * round: all load on ONE workspace's key (the issue's case: every intake counts against the same
+ * workspace's day and month) and the load spread over BENCH_KEYS workspaces.
+ * `BENCH_ROLE_NODE_ARGS` passes Node flags to the roles (`--cpu-prof --cpu-prof-dir=/tmp/prof`).
  *
  *   npm run bench:signals                       # embedded PostgreSQL in a temporary directory
  *   DATABASE_URL=postgres://... npm run bench:signals   # a scratch database on that server
  *   BENCH_ROUNDS=3 BENCH_ROUND_MS=5000 BENCH_CONCURRENCY=50 BENCH_KEYS=64 npm run bench:signals
  */
-import net from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { FastifyReply, FastifyRequest } from 'fastify';
-import { buildApp } from '../api/app';
-import { newId } from '../db/rules/ids';
 import { createServiceKey } from '../db/platform/service-keys';
 import { createOrganization, createProduct } from '../db/platform/tenancy';
 import { loadConfig } from '../runtime/config';
 import { openDatabase } from '../runtime/services';
 import { installTemporalLogger } from '../runtime/temporal-logging';
-import { startWorker } from '../worker/main';
-import { Cleanup, startScratchDatabase, startScratchTemporal } from '../test/support/servers';
+import { Cleanup, freePort, startScratchDatabase, startScratchTemporal } from '../test/support/servers';
+import { startRole } from './roles';
 import { quantile } from './stats';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -69,21 +68,33 @@ function summary(rounds: Round[]) {
 async function main(): Promise<void> {
   installTemporalLogger('ERROR');
   const cleanup: Cleanup = [];
+  try {
+    await measure(cleanup);
+  } finally {
+    for (const step of cleanup.reverse()) await step();
+  }
+}
+
+async function measure(cleanup: Cleanup): Promise<void> {
   const [url, temporal] = await Promise.all([startScratchDatabase(cleanup, 'sv_bench'), startScratchTemporal(cleanup)]);
-  const ds = await openDatabase(url, CONCURRENCY);
+  // Migrated here, once, before the roles start.
+  const ds = await openDatabase(url, 4);
+  cleanup.push(() => ds.destroy());
   await ds.query(`CREATE TABLE ${BARE_TABLE} (id text PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz(3) NOT NULL DEFAULT now())`);
-  const config = { ...loadConfig(), databaseUrl: url, rateLimitPerMinute: 1_000_000_000, signalDailyCeiling: 1_000_000_000 };
-  const workerDs = await openDatabase(url, 10);
-  const worker = await startWorker({ ...config, taskQueue: `bench-signals-${randomBytes(4).toString('hex')}` }, workerDs, temporal);
-  const app = await buildApp({ dataSource: ds, temporal: temporal.client, config });
-  const bareInsert = async (request: FastifyRequest<{ Body: { body: string } }>, reply: FastifyReply) => {
-    await ds.query(`INSERT INTO ${BARE_TABLE} (id, body) VALUES ($1, $2::jsonb)`, [newId('row'), JSON.stringify(request.body)]);
-    return reply.code(201).send({ data: { ok: true } });
+  // Default settings, but for limits above what one key sends here.
+  const roleEnv = {
+    DATABASE_URL: url, TEMPORAL_ADDRESS: temporal.address, SV_TASK_QUEUE: `bench-signals-${randomBytes(4).toString('hex')}`,
+    RATE_LIMIT_PER_MINUTE: '1000000', SV_SIGNAL_DAILY_CEILING: '1000000000', HOST: '127.0.0.1',
   };
-  app.post('/bench/bare-insert', bareInsert);
-  app.post('/api/v1/bench/bare-insert', { config: { auth: 'key', scope: 'service:signals:write' } }, bareInsert);
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(app.server.address() as net.AddressInfo).port}`;
+  const [apiPort, barePort] = [await freePort(), await freePort()];
+  await Promise.all([
+    startRole(cleanup, 'api', 'api/server.ts', { ...roleEnv, PORT: String(apiPort) }, /API listening on/),
+    startRole(cleanup, 'worker', 'worker/main.ts', roleEnv, /worker polling task queue/),
+    startRole(cleanup, 'bare', 'bench/bare-insert-server.ts', { ...roleEnv, PORT: String(barePort), BENCH_TABLE: BARE_TABLE }, /bare listening on/),
+  ]);
+  const base = `http://127.0.0.1:${apiPort}`;
+  const bareBase = `http://127.0.0.1:${barePort}`;
+  const config = loadConfig({ ...process.env, ...roleEnv });
 
   const keys: string[] = [];
   for (let i = 0; i < KEYS; i++) {
@@ -100,10 +111,10 @@ async function main(): Promise<void> {
     headers: { 'content-type': 'application/json', authorization: `Bearer ${keys[spread ? i % keys.length : 0]}` },
     body: JSON.stringify({ endUserId: `user-${i % 500}`, title: 'Export is slow', body, idempotencyKey: `bench-${run}-${i}`, kind: 'bug' }),
   });
-  const bare = (i: number) => fetch(`${base}/bench/bare-insert`, {
+  const bare = (i: number) => fetch(`${bareBase}/bench/bare-insert`, {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ body, n: i }),
   });
-  const bareKeyed = (i: number) => fetch(`${base}/api/v1/bench/bare-insert`, {
+  const bareKeyed = (i: number) => fetch(`${bareBase}/api/v1/bench/bare-insert`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${keys[i % keys.length]}` },
     body: JSON.stringify({ body, n: i }),
@@ -114,7 +125,8 @@ async function main(): Promise<void> {
   const spreadRounds: Round[] = [];
   const bareRounds: Round[] = [];
   const keyedRounds: Round[] = [];
-  await round(bare); // warm-up: connections, JIT, buffers
+  // Warm-up of every route: connections, JIT, buffers, prepared statements.
+  for (const warm of [bare, bareKeyed, (i: number) => intakeOn(false)(1_000_000_000 + i), (i: number) => intakeOn(true)(2_000_000_000 + i)]) await round(warm);
   for (let r = 0; r < ROUNDS; r++) {
     bareRounds.push(await round(bare));
     keyedRounds.push(await round(bareKeyed));
@@ -130,22 +142,21 @@ async function main(): Promise<void> {
   const s = summary(intakeRounds);
   const sp = summary(spreadRounds);
   const fmt = (x: number) => x.toFixed(2);
-  console.log(`concurrency ${CONCURRENCY}, ${ROUNDS} alternating rounds of ${ROUND_MS} ms each; API, worker, relays and Temporal running`);
+  console.log(`concurrency ${CONCURRENCY}, ${ROUNDS} alternating rounds of ${ROUND_MS} ms each; API, worker (relays) and bare app each a process of its own, Temporal running`);
   console.log('route                   requests  errors   req/s    p50 ms   p99 ms');
   for (const [name, x] of [['bare one-row INSERT', b], ['bare INSERT + key auth', k], ['signals, one workspace', s], [`signals, ${KEYS} workspaces`, sp]] as const) {
     console.log(`${name.padEnd(22)} ${String(x.requests).padStart(9)} ${String(x.errors).padStart(7)} ${x.rps.toFixed(0).padStart(7)} ${fmt(x.p50).padStart(9)} ${fmt(x.p99).padStart(8)}`);
   }
+  const perRound = (rounds: Round[]) => rounds.map((r) => {
+    const sorted = [...r.latencies].sort((x, y) => x - y);
+    return `${((r.count * 1000) / r.ms).toFixed(0)}/s p99 ${quantile(sorted, 0.99).toFixed(0)}`;
+  }).join(', ');
+  console.log(`rounds: bare ${perRound(bareRounds)}; one workspace ${perRound(intakeRounds)}; ${KEYS} workspaces ${perRound(spreadRounds)}`);
   for (const [name, x] of [['bare', b], ['bare + key auth', k]] as const) {
     console.log(`one-workspace intake vs ${name}: rate ${(100 * s.rps / x.rps).toFixed(1)}% (aim >= 40%), p99 ${fmt(s.p99 / x.p99)}x (aim <= 3x), p50 ${fmt(s.p50 / x.p50)}x`);
   }
 
   console.log(`spread intake vs bare: rate ${(100 * sp.rps / b.rps).toFixed(1)}%, p99 ${fmt(sp.p99 / b.p99)}x`);
-
-  await app.close();
-  await worker.stop();
-  await workerDs.destroy();
-  await ds.destroy();
-  for (const step of cleanup.reverse()) await step();
 }
 
 main().catch((err) => {

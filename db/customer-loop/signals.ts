@@ -4,6 +4,7 @@ import { Feature, Signal } from '../entities';
 import { SignalCategory } from '../entities/signal';
 import { newId } from '../rules/ids';
 import { OUTBOX_INSERT } from '../outbox';
+import { queryPrepared } from '../prepared-statements';
 import { Block, UnitLeases, blockOf } from '../platform/unit-leases';
 import { Page, PageRequest, pageOf } from '../pagination';
 
@@ -99,6 +100,13 @@ type StoredOutcome = IntakeOutcome & { signalId: string; threadId: string };
 type LimitColumn = 'daily_safety_ceiling' | 'monthly_signal_allowance';
 
 /**
+ * How long a process holds "the day (or month) is full" before asking again. Asking on every signal
+ * would make a workspace past its allowance (every signal then over it) or its ceiling queue on the
+ * counter row's lock again; a raised ceiling or allowance shows within this time.
+ */
+const FULL_RECHECK_MS = 1_000;
+
+/**
  * Takes a block of a workspace's day (`day:2026-11-23`) or month (`month:2026-11`) count: `subject` is
  * `<organizationId> <period>`, the limit the workspace's own (intake_limits) or `fallback`. The count
  * only grows to the limit, so no process is granted more than is left.
@@ -117,8 +125,8 @@ function takeIntakeUnits(ds: DataSource, column: LimitColumn) {
       if (granted > 0) {
         await em.query(`UPDATE intake_counters SET count = count + $3 WHERE organization_id = $1 AND period = $2`, [organizationId, period, granted]);
       }
-      // A full period is asked again each time, so that a raised limit shows at once.
-      return { granted, count: row.count + granted, endsAt: periodEnd(period), full: row.count + granted >= row.limit, fullUntil: 0 };
+      const full = row.count + granted >= row.limit;
+      return { granted, count: row.count + granted, endsAt: periodEnd(period), full, fullUntil: Date.now() + FULL_RECHECK_MS };
     });
   };
 }
@@ -191,7 +199,7 @@ async function storeSignal(
   const signalId = newId('sig');
   const threadId = newId('thr');
   const category = input.kind ?? 'support';
-  const [outcome]: IntakeOutcome[] = await ds.query(
+  const [outcome] = await queryPrepared<IntakeOutcome>(ds, 'signal-intake',
     `WITH lim AS (
        SELECT coalesce(l.daily_safety_ceiling, $15::int) AS ceiling
          FROM (SELECT 1) AS one LEFT JOIN intake_limits l ON l.organization_id = $2
@@ -208,9 +216,15 @@ async function storeSignal(
          FROM room
        ON CONFLICT (product_id, idempotency_key) DO NOTHING
        RETURNING id
+     ), known AS (
+       -- An end user who is already stored as this signal names them is not written again: an upsert
+       -- would lock their row until commit, and a busy end user's intakes would queue on it.
+       SELECT 1 FROM end_users
+        WHERE product_id = $3 AND end_user_id = $5
+          AND email IS NOT DISTINCT FROM coalesce($11, email) AND name IS NOT DISTINCT FROM coalesce($12, name)
      ), u AS (
        INSERT INTO end_users (product_id, end_user_id, organization_id, email, name, created_at, updated_at)
-       SELECT $3, $5, $2, $11, $12, $13, $13 FROM s
+       SELECT $3, $5, $2, $11, $12, $13, $13 FROM s WHERE NOT EXISTS (SELECT 1 FROM known)
        ON CONFLICT (product_id, end_user_id) DO UPDATE
          SET email = COALESCE(EXCLUDED.email, end_users.email), name = COALESCE(EXCLUDED.name, end_users.name),
              updated_at = EXCLUDED.updated_at

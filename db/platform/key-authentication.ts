@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { ServiceKey } from '../entities';
 import { sha256Hex } from '../rules/secrets';
+import { queryPrepared } from '../prepared-statements';
 
 export interface KeyCheck {
   key: ServiceKey;
@@ -9,8 +10,11 @@ export interface KeyCheck {
 
 /** Finds the key a bearer secret names, with whether its product is active: one indexed read. */
 export async function findServiceKey(ds: DataSource, secret: string): Promise<KeyCheck | null> {
-  return keyCheckOf((await ds.query(
-    `SELECT k.*, p.active AS product_active FROM service_keys k LEFT JOIN products p ON p.id = k.product_id WHERE k.digest = $1`,
+  return keyCheckOf((await queryPrepared<Record<string, any>>(ds, 'service-key-by-digest',
+    // Named columns: a prepared `k.*` would fail once a migration adds one.
+    `SELECT k.id, k.organization_id, k.product_id, k.environment, k.digest, k.prefix, k.scopes, k.created_by, k.expires_at,
+            k.revoked_at, k.last_used_at, k.rotated_from_id, k.replaced_by_id, k.created_at, p.active AS product_active
+       FROM service_keys k LEFT JOIN products p ON p.id = k.product_id WHERE k.digest = $1`,
     [sha256Hex(secret)],
   ))[0]);
 }

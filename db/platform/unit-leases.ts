@@ -5,7 +5,7 @@ export interface Block {
   count: number;
   /** When the counter's units lapse (its window's or period's end), epoch milliseconds. */
   endsAt: number;
-  /** Nothing was left; `fullUntil` (epoch ms) says how long that answer holds before asking again. */
+  /** Nothing was left; `fullUntil` (epoch ms) says how long that answer holds before it is asked again (in the background). */
   full: boolean;
   fullUntil: number;
 }
@@ -32,7 +32,8 @@ export const blockOf = (limit: number) => Math.max(1, Math.ceil(limit / LEASE_SH
  * One process's units of shared counters (rows in PostgreSQL that every process counts into), taken in
  * blocks and spent locally, so that a busy subject costs a statement per block instead of per request.
  * The counter never passes its limit: a take is granted only what is left (no overshoot). A subject
- * may be refused early by at most the units other processes took and have not spent. One take per
+ * may be refused early by at most the units other processes took and have not spent: less than one
+ * and a half blocks each (a block, and half of the one before it). One take per
  * subject runs at a time; the uses that wait for it share it. `take(subject, limit)` asks the database
  * for a block.
  */
@@ -49,12 +50,28 @@ export class UnitLeases {
       if (lease && (asked || lease.endsAt > this.now())) {
         if (lease.left > 0) {
           lease.left -= 1;
+          this.prefetch(subject, limit, lease);
           return { limited: false, used: lease.count - lease.left, endsAt: lease.endsAt };
         }
-        if (lease.full && (asked || lease.fullUntil > this.now())) return { limited: true, used: lease.count, endsAt: lease.endsAt };
+        if (lease.full) {
+          // Past fullUntil the counter is asked again in the background; until it answers, full it is.
+          if (!asked && lease.fullUntil <= this.now() && !this.takes.has(subject)) this.refill(subject, limit).catch(() => undefined);
+          return { limited: true, used: lease.count, endsAt: lease.endsAt };
+        }
       }
       await (this.takes.get(subject) ?? this.refill(subject, limit));
     }
+  }
+
+  /**
+   * Half a block before a lease runs out, the next block is taken in the background, so that a busy
+   * subject's requests do not all wait for a take. Blocks of one unit (limits below 64) are taken when
+   * needed only, which keeps them exact across processes.
+   */
+  private prefetch(subject: string, limit: number, lease: Lease): void {
+    if (lease.full || lease.granted < 2 || lease.left * 2 > lease.granted || this.takes.has(subject)) return;
+    // A failed take in the background costs nothing: the next use that finds no unit takes again itself.
+    this.refill(subject, limit).catch(() => undefined);
   }
 
   /** A unit that `use` gave and nothing spent goes back to the lease it came from (and to no later one). */

@@ -18,10 +18,28 @@ describe('unit leases (one process\'s blocks of a shared counter)', () => {
   it('takes a 64th of the limit at once and spends it without asking again', async () => {
     const c = counter(640, Date.now() + 60_000);
     const leases = new UnitLeases(c.take);
-    for (let i = 0; i < 10; i++) assert.equal((await leases.use('k', 640)).limited, false);
+    for (let i = 0; i < 4; i++) assert.equal((await leases.use('k', 640)).limited, false);
     assert.equal(c.state.takes, 1);
-    assert.equal((await leases.use('k', 640)).used, 11);
+    assert.equal(c.state.count, 10);
+  });
+
+  it('takes the next block in the background half-way through the last, so that no use waits', async () => {
+    const c = counter(640, Date.now() + 60_000);
+    const leases = new UnitLeases(c.take);
+    for (let i = 0; i < 6; i++) await leases.use('k', 640);
+    await new Promise((resolve) => setTimeout(resolve, 10));
     assert.equal(c.state.takes, 2);
+    assert.equal(c.state.count, 20);
+    for (let i = 0; i < 9; i++) await leases.use('k', 640);
+    assert.equal(c.state.takes, 3, 'no use waited for a take: the third was again half-way');
+  });
+
+  it('takes blocks of one unit only when needed, so small limits stay exact across processes', async () => {
+    const c = counter(39, Date.now() + 60_000);
+    const leases = new UnitLeases(c.take);
+    await leases.use('k', 39);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(c.state.count, 1);
   });
 
   it('concurrent uses share one take at a time, never pass the limit and are not refused early', async () => {
