@@ -334,23 +334,42 @@ export async function reserveAttempt(ds: DataSource, deliveryId: string): Promis
   });
 }
 
-/** Writes one attempt (again, if an activity retry repeats it) and moves the delivery on: one statement. */
+/** Writes one attempt (again, if an activity retry repeats it) and moves the delivery on. */
 export async function recordAttempt(ds: DataSource, record: AttemptRecord): Promise<void> {
-  await ds.query(
-    `WITH a AS (
-       INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (delivery_id, attempt) DO UPDATE SET started_at = EXCLUDED.started_at,
-         duration_ms = EXCLUDED.duration_ms, status_code = EXCLUDED.status_code, error = EXCLUDED.error,
-         response_excerpt = EXCLUDED.response_excerpt
-     )
-     UPDATE webhook_deliveries SET attempt_count = greatest(attempt_count, $2), last_error = $8,
-       status = CASE WHEN $9 THEN 'delivered' ELSE status END,
-       completed_at = CASE WHEN $9 THEN now() ELSE completed_at END
-     WHERE id = $1 AND status = 'pending'`,
-    [record.deliveryId, record.attempt, record.startedAt, record.durationMs, record.statusCode, record.error, record.responseExcerpt,
-      record.delivered ? null : record.error ?? `HTTP ${record.statusCode}`, record.delivered],
-  );
+  await recordAttempts(ds, [record]);
+}
+
+/**
+ * Writes answered attempts (again, if a retry repeats them) and moves each delivery on: a pending one
+ * becomes delivered on a 2xx, otherwise keeps the error for its retry workflow. One transaction for
+ * the lot; the deliveries are locked in id order first, as a batch's claim and the relay lock them, so
+ * that the attempts' foreign keys and the update cannot deadlock with either.
+ */
+export async function recordAttempts(ds: DataSource, records: AttemptRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const ids = records.map((r) => r.deliveryId);
+  await ds.transaction(async (em) => {
+    await em.query(`SELECT 1 FROM webhook_deliveries WHERE id = ANY($1) ORDER BY id FOR UPDATE`, [ids]);
+    await em.query(
+      `WITH r AS (
+         SELECT * FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::boolean[])
+           AS r(delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, last_error, delivered)
+       ), a AS (
+         INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt)
+         SELECT delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt FROM r
+         ON CONFLICT (delivery_id, attempt) DO UPDATE SET started_at = EXCLUDED.started_at,
+           duration_ms = EXCLUDED.duration_ms, status_code = EXCLUDED.status_code, error = EXCLUDED.error,
+           response_excerpt = EXCLUDED.response_excerpt
+       )
+       UPDATE webhook_deliveries d SET attempt_count = greatest(d.attempt_count, r.attempt), last_error = r.last_error,
+         status = CASE WHEN r.delivered THEN 'delivered' ELSE d.status END,
+         completed_at = CASE WHEN r.delivered THEN now() ELSE d.completed_at END
+       FROM r WHERE d.id = r.delivery_id AND d.status = 'pending'`,
+      [ids, records.map((r) => r.attempt), records.map((r) => r.startedAt), records.map((r) => r.durationMs),
+        records.map((r) => r.statusCode), records.map((r) => r.error), records.map((r) => r.responseExcerpt),
+        records.map((r) => (r.delivered ? null : r.error ?? `HTTP ${r.statusCode}`)), records.map((r) => r.delivered)],
+    );
+  });
 }
 
 export async function failDelivery(ds: DataSource, deliveryId: string, reason: string): Promise<void> {
