@@ -13,8 +13,13 @@ import { RelayOptions } from '../relay';
  * batch workflow that makes their first attempts (failures go on in a retry workflow each). Both phases
  * are idempotent, and a delivery's first attempt has one owner, so a crash between them, or two workers
  * at once, sends nothing twice.
+ *
+ * With `eagerStart` (a client on the connection of the worker that polls `config.taskQueue`), a batch's
+ * first workflow task comes back in the start's answer and runs in this worker at once, instead of
+ * waiting in the server for a poll; the server falls back to a plain start when the worker has no free
+ * slot. A worker that dies holding it leaves the task to time out, as with a polled one.
  */
-export function webhookRelay(ds: DataSource, client: Client, config: Config): RelayOptions {
+export function webhookRelay(ds: DataSource, client: Client, config: Config, { eagerStart = false } = {}): RelayOptions {
   const schedule = {
     timeoutMs: config.webhookTimeoutMs,
     retryInitialMs: config.webhookRetryInitialMs,
@@ -35,6 +40,7 @@ export function webhookRelay(ds: DataSource, client: Client, config: Config): Re
           await client.workflow.start(webhookBatchWorkflow, {
             workflowId: webhookBatchWorkflowId(batchId),
             taskQueue: config.taskQueue,
+            requestEagerStart: eagerStart,
             memo: { role: 'webhook-batch' },
             args: [{
               ...schedule,
