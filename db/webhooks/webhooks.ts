@@ -1,10 +1,11 @@
-import { DataSource, In } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { conflict, notFound } from '../../runtime/service-error';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../entities';
 import { DeliveryStatus } from '../entities/webhook-delivery';
 import { newId } from '../rules/ids';
 import { Page, PageRequest, pageOf } from '../pagination';
 import { newSecret } from '../rules/secrets';
+import { sealedColumn } from '../../runtime/secret-box';
 
 export const MAX_ENDPOINTS = 20;
 export const MAX_SUBSCRIPTIONS = 50;
@@ -287,12 +288,13 @@ export async function dispatchDeliveries(
   return rows.length;
 }
 
+/** What an attempt sends: the delivery's exact body and ids, to the endpoint's URL, signed with its secret. */
 export interface AttemptTarget {
-  delivery: WebhookDelivery;
-  endpoint: WebhookEndpoint;
+  delivery: Pick<WebhookDelivery, 'id' | 'eventId' | 'eventType' | 'payload'>;
+  endpoint: Pick<WebhookEndpoint, 'url' | 'secret'>;
 }
 
-export async function loadAttemptTarget(ds: DataSource, deliveryId: string): Promise<AttemptTarget | null> {
+export async function loadAttemptTarget(ds: DataSource, deliveryId: string): Promise<{ delivery: WebhookDelivery; endpoint: WebhookEndpoint } | null> {
   const delivery = await ds.getRepository(WebhookDelivery).findOneBy({ id: deliveryId });
   if (!delivery) return null;
   const endpoint = await ds.getRepository(WebhookEndpoint).findOneByOrFail({ id: delivery.endpointId });
@@ -403,10 +405,16 @@ export async function claimFirstAttempts(ds: DataSource, deliveryIds: string[], 
   const claims = new Map<string, FirstAttemptClaim>(deliveryIds.map((id) => [id, { kind: 'done' }]));
   if (deliveryIds.length === 0) return claims;
   await ds.transaction(async (em) => {
-    const deliveries = await em.getRepository(WebhookDelivery).createQueryBuilder('d')
-      .where('d.id IN (:...ids)', { ids: deliveryIds }).andWhere(`d.status = 'pending'`)
-      .orderBy('d.id').setLock('pessimistic_write').getMany();
-    const owned = deliveries.filter((d) => d.firstAttemptBatch === batchId).map((d) => d.id);
+    // Plain rows (no entity hydration), each endpoint's secret opened once.
+    const deliveries: Array<{
+      id: string; event_id: string; event_type: string; payload: string; attempt_count: number; first_attempt_batch: string | null;
+      endpoint_id: string; url: string; secret: string; sendable: boolean;
+    }> = await em.query(
+      `SELECT d.id, d.event_id, d.event_type, d.payload, d.attempt_count, d.first_attempt_batch, d.endpoint_id,
+              e.url, e.secret, e.enabled AND e.deleted_at IS NULL AS sendable
+         FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.id = ANY($1) AND d.status = 'pending' ORDER BY d.id FOR UPDATE OF d`, [deliveryIds]);
+    const owned = deliveries.filter((d) => d.first_attempt_batch === batchId).map((d) => d.id);
     if (owned.length > 0) {
       const last: Array<{ delivery_id: string; attempt: number; error: string | null }> = await em.query(
         `SELECT DISTINCT ON (delivery_id) delivery_id, attempt, error FROM webhook_attempts
@@ -417,12 +425,9 @@ export async function claimFirstAttempts(ds: DataSource, deliveryIds: string[], 
         claims.set(id, { kind: 'retry', attemptsMade: a?.attempt ?? 0, waitFirst: a !== undefined && a.error !== IN_FLIGHT });
       }
     }
-    const fresh = deliveries.filter((d) => d.firstAttemptBatch === null && d.attemptCount === 0);
-    if (fresh.length === 0) return;
-    const endpoints = new Map((await em.getRepository(WebhookEndpoint).findBy({ id: In([...new Set(fresh.map((d) => d.endpointId))]) }))
-      .map((e) => [e.id, e]));
-    const disabled = fresh.filter((d) => !endpoints.get(d.endpointId)!.enabled || endpoints.get(d.endpointId)!.deletedAt).map((d) => d.id);
-    const sending = fresh.filter((d) => !disabled.includes(d.id));
+    const fresh = deliveries.filter((d) => d.first_attempt_batch === null && d.attempt_count === 0);
+    const disabled = fresh.filter((d) => !d.sendable).map((d) => d.id);
+    const sending = fresh.filter((d) => d.sendable);
     if (disabled.length > 0) {
       await em.query(
         `UPDATE webhook_deliveries SET status = 'failed', last_error = $2, completed_at = now() WHERE id = ANY($1)`,
@@ -431,10 +436,19 @@ export async function claimFirstAttempts(ds: DataSource, deliveryIds: string[], 
     if (sending.length === 0) return;
     const ids = sending.map((d) => d.id);
     await em.query(
-      `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, error)
-       SELECT id, 1, now(), 0, $2 FROM unnest($1::text[]) AS id`, [ids, IN_FLIGHT]);
-    await em.query(`UPDATE webhook_deliveries SET attempt_count = 1, first_attempt_batch = $2 WHERE id = ANY($1)`, [ids, batchId]);
-    for (const delivery of sending) claims.set(delivery.id, { kind: 'send', target: { delivery, endpoint: endpoints.get(delivery.endpointId)! } });
+      `WITH a AS (
+         INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, error)
+         SELECT id, 1, now(), 0, $2 FROM unnest($1::text[]) AS id
+       )
+       UPDATE webhook_deliveries SET attempt_count = 1, first_attempt_batch = $3 WHERE id = ANY($1)`, [ids, IN_FLIGHT, batchId]);
+    const secrets = new Map<string, string>();
+    for (const d of sending) {
+      if (!secrets.has(d.endpoint_id)) secrets.set(d.endpoint_id, sealedColumn.from(d.secret)!);
+      claims.set(d.id, {
+        kind: 'send',
+        target: { delivery: { id: d.id, eventId: d.event_id, eventType: d.event_type, payload: d.payload }, endpoint: { url: d.url, secret: secrets.get(d.endpoint_id)! } },
+      });
+    }
   });
   return claims;
 }
