@@ -6,7 +6,7 @@ import { openDatabase } from '../runtime/services';
 import { installTemporalLogger } from '../runtime/temporal-logging';
 import { createOrganization, createProduct } from '../db/platform/tenancy';
 import { createEndpoint } from '../db/webhooks/webhooks';
-import { enqueueEvent } from '../db/outbox';
+import { enqueueEvents } from '../db/outbox';
 import { Worker } from '@temporalio/worker';
 import { quantile } from './stats';
 import { Arrival } from './receiver';
@@ -122,13 +122,10 @@ async function main(): Promise<void> {
 
     const service = async (): Promise<Run> => {
       const start = performance.now();
-      const ids = await ds.transaction(async (em) => {
-        const out: string[] = [];
-        for (let i = 0; i < EVENTS; i++) {
-          out.push(await enqueueEvent(em, { organizationId: org.id, productId: product.id, type: 'bench.event', data: { i } }));
-        }
-        return out;
-      });
+      // The events go into the outbox as any change's events do, but in one statement, so that the
+      // clock measures the service's delivery rather than the load generator's 300 round trips.
+      const ids = await ds.transaction((em) => enqueueEvents(em, Array.from({ length: EVENTS }, (_, i) => (
+        { organizationId: org.id, productId: product.id, type: 'bench.event', data: { i } }))));
       const committed = performance.now();
       await waitForAll(ids);
       const elapsed = Math.max(...ids.map((id) => arrivals.get(id)!)) - start;

@@ -37,7 +37,10 @@ export async function startWorker(config: Config, dataSource: DataSource, conn: 
   await ensureMaintenance(conn.client, config);
   await ensureHealthChecks(conn.client, config, dataSource);
   const running = worker.run();
-  const relays: RunningRelay[] = workerRelays(config, dataSource, conn.client).map(startRelay);
+  // Batches start on the worker's own connection, so that their first workflow task comes back with
+  // the start (eager start) instead of through a poll.
+  const local = new Client({ connection: conn.nativeConnection, namespace: config.temporalNamespace });
+  const relays: RunningRelay[] = workerRelays(config, dataSource, conn.client, local).map(startRelay);
   return {
     stop: async () => {
       await Promise.all(relays.map((relay) => relay.stop()));
@@ -50,12 +53,13 @@ export async function startWorker(config: Config, dataSource: DataSource, conn: 
 /**
  * The relays a worker runs. Without an AI provider no analysis relay runs: each analysis would only
  * start a workflow that fails at once, so signals keep analysisState 'pending' until a provider is
- * configured and a worker restarted with it picks them up.
+ * configured and a worker restarted with it picks them up. `local`, a client on this worker's own
+ * connection, lets the webhook relay start its batches eagerly (see `webhookRelay`).
  */
-export function workerRelays(config: Config, dataSource: DataSource, client: Client): RelayOptions[] {
+export function workerRelays(config: Config, dataSource: DataSource, client: Client, local?: Client): RelayOptions[] {
   const aiConfigured = Boolean(config.aiBaseUrl && config.aiModel);
   return [
-    webhookRelay(dataSource, client, config),
+    webhookRelay(dataSource, local ?? client, config, { eagerStart: local !== undefined }),
     ...(aiConfigured ? [signalAnalysisRelay(dataSource, client, config)] : []),
     workflowCommandRelay(dataSource, client, config),
   ];

@@ -3,7 +3,8 @@ import https from 'node:https';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { DataSource } from 'typeorm';
 import {
-  AttemptTarget, RESPONSE_EXCERPT_BYTES, claimFirstAttempts, failDelivery, loadAttemptTarget, recordAttempt, reserveAttempt,
+  AttemptRecord, AttemptTarget, RESPONSE_EXCERPT_BYTES, claimFirstAttempts, failDelivery, loadAttemptTarget, recordAttempt, recordAttempts,
+  reserveAttempt,
 } from '../../db/webhooks/webhooks';
 import { Config } from '../../runtime/config';
 import { literalTargetAllowed, publicOnlyLookup } from '../../runtime/webhook-target';
@@ -119,9 +120,8 @@ async function sendSigned({ delivery, endpoint }: AttemptTarget, attempt: number
   };
 }
 
-async function record(ds: DataSource, deliveryId: string, attempt: number, result: SentResult): Promise<boolean> {
-  const delivered = isDelivered(result);
-  await recordAttempt(ds, {
+function attemptRecord(deliveryId: string, attempt: number, result: SentResult): AttemptRecord {
+  return {
     deliveryId,
     attempt,
     startedAt: new Date(result.startedAt),
@@ -129,21 +129,51 @@ async function record(ds: DataSource, deliveryId: string, attempt: number, resul
     statusCode: result.statusCode,
     error: result.error,
     responseExcerpt: result.excerpt,
-    delivered,
-  });
-  return delivered;
+    delivered: isDelivered(result),
+  };
 }
 
 /** Our own database briefly unreachable after a POST: record again rather than let a retry send again. */
-async function recordPatiently(ds: DataSource, deliveryId: string, attempt: number, result: SentResult): Promise<boolean> {
+async function patiently(write: () => Promise<void>): Promise<void> {
   for (let wait = 500; ; wait *= 2) {
     try {
-      return await record(ds, deliveryId, attempt, result);
+      return await write();
     } catch (err) {
       if (wait > 8_000) throw err;
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
+}
+
+/**
+ * Records a batch's answered attempts together (group commit): the first answer is written at once,
+ * and whatever is answered while a write is under way goes in the next one, so a burst costs a
+ * transaction per write instead of one per attempt. Each caller learns whether its delivery is
+ * delivered only once the write holding it has committed, and waits for it before its next send, as
+ * it waited for its own write before; a write that fails is tried again (`patiently`), then fails
+ * every attempt it held.
+ */
+function attemptRecorder(ds: DataSource): (record: AttemptRecord) => Promise<void> {
+  let waiting: Array<{ record: AttemptRecord; resolve: () => void; reject: (err: unknown) => void }> = [];
+  let writing = false;
+  const writeAll = async () => {
+    writing = true;
+    while (waiting.length > 0) {
+      const group = waiting;
+      waiting = [];
+      try {
+        await patiently(() => recordAttempts(ds, group.map((g) => g.record)));
+        for (const g of group) g.resolve();
+      } catch (err) {
+        for (const g of group) g.reject(err);
+      }
+    }
+    writing = false;
+  };
+  return (record) => new Promise<void>((resolve, reject) => {
+    waiting.push({ record, resolve, reject });
+    if (!writing) void writeAll();
+  });
 }
 
 /** What a batch left to do for one delivery: nothing, or its retry workflow (see `FirstAttemptClaim`). */
@@ -178,15 +208,16 @@ export async function sendFirstAttempts(
     else if (claim.kind === 'done') outcomes.set(deliveryId, { deliveryId, next: 'done' });
     else outcomes.set(deliveryId, { deliveryId, next: 'retry', attemptsMade: claim.attemptsMade, waitFirst: claim.waitFirst });
   }
+  const record = attemptRecorder(dataSource);
   const errors: unknown[] = [];
   let next = 0;
   await Promise.all(Array.from({ length: Math.min(input.concurrency, sends.length) }, async () => {
     for (let i = next++; i < sends.length; i = next++) {
       const { deliveryId, target } = sends[i];
       try {
-        const result = await sendSigned(target, 1, input.timeoutMs, config.webhookAllowPrivateTargets);
-        const delivered = await recordPatiently(dataSource, deliveryId, 1, result);
-        outcomes.set(deliveryId, delivered ? { deliveryId, next: 'done' } : { deliveryId, next: 'retry', attemptsMade: 1, waitFirst: true });
+        const answered = attemptRecord(deliveryId, 1, await sendSigned(target, 1, input.timeoutMs, config.webhookAllowPrivateTargets));
+        await record(answered);
+        outcomes.set(deliveryId, answered.delivered ? { deliveryId, next: 'done' } : { deliveryId, next: 'retry', attemptsMade: 1, waitFirst: true });
       } catch (err) {
         errors.push(err);
       }
@@ -218,7 +249,9 @@ export function createWebhookActivities({ dataSource, config }: WebhookActivityD
 
     /** Records the attempt; answers whether the delivery is now delivered. */
     async recordWebhookAttempt(input: { deliveryId: string; attempt: number; result: SentResult }): Promise<boolean> {
-      return record(dataSource, input.deliveryId, input.attempt, input.result);
+      const answered = attemptRecord(input.deliveryId, input.attempt, input.result);
+      await recordAttempt(dataSource, answered);
+      return answered.delivered;
     },
 
     /**

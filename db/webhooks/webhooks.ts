@@ -1,10 +1,11 @@
-import { DataSource, In } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { conflict, notFound } from '../../runtime/service-error';
 import { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../entities';
 import { DeliveryStatus } from '../entities/webhook-delivery';
 import { newId } from '../rules/ids';
 import { Page, PageRequest, pageOf } from '../pagination';
 import { newSecret } from '../rules/secrets';
+import { sealedColumn } from '../../runtime/secret-box';
 
 export const MAX_ENDPOINTS = 20;
 export const MAX_SUBSCRIPTIONS = 50;
@@ -287,12 +288,13 @@ export async function dispatchDeliveries(
   return rows.length;
 }
 
+/** What an attempt sends: the delivery's exact body and ids, to the endpoint's URL, signed with its secret. */
 export interface AttemptTarget {
-  delivery: WebhookDelivery;
-  endpoint: WebhookEndpoint;
+  delivery: Pick<WebhookDelivery, 'id' | 'eventId' | 'eventType' | 'payload'>;
+  endpoint: Pick<WebhookEndpoint, 'url' | 'secret'>;
 }
 
-export async function loadAttemptTarget(ds: DataSource, deliveryId: string): Promise<AttemptTarget | null> {
+export async function loadAttemptTarget(ds: DataSource, deliveryId: string): Promise<{ delivery: WebhookDelivery; endpoint: WebhookEndpoint } | null> {
   const delivery = await ds.getRepository(WebhookDelivery).findOneBy({ id: deliveryId });
   if (!delivery) return null;
   const endpoint = await ds.getRepository(WebhookEndpoint).findOneByOrFail({ id: delivery.endpointId });
@@ -334,23 +336,42 @@ export async function reserveAttempt(ds: DataSource, deliveryId: string): Promis
   });
 }
 
-/** Writes one attempt (again, if an activity retry repeats it) and moves the delivery on: one statement. */
+/** Writes one attempt (again, if an activity retry repeats it) and moves the delivery on. */
 export async function recordAttempt(ds: DataSource, record: AttemptRecord): Promise<void> {
-  await ds.query(
-    `WITH a AS (
-       INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (delivery_id, attempt) DO UPDATE SET started_at = EXCLUDED.started_at,
-         duration_ms = EXCLUDED.duration_ms, status_code = EXCLUDED.status_code, error = EXCLUDED.error,
-         response_excerpt = EXCLUDED.response_excerpt
-     )
-     UPDATE webhook_deliveries SET attempt_count = greatest(attempt_count, $2), last_error = $8,
-       status = CASE WHEN $9 THEN 'delivered' ELSE status END,
-       completed_at = CASE WHEN $9 THEN now() ELSE completed_at END
-     WHERE id = $1 AND status = 'pending'`,
-    [record.deliveryId, record.attempt, record.startedAt, record.durationMs, record.statusCode, record.error, record.responseExcerpt,
-      record.delivered ? null : record.error ?? `HTTP ${record.statusCode}`, record.delivered],
-  );
+  await recordAttempts(ds, [record]);
+}
+
+/**
+ * Writes answered attempts (again, if a retry repeats them) and moves each delivery on: a pending one
+ * becomes delivered on a 2xx, otherwise keeps the error for its retry workflow. One transaction for
+ * the lot; the deliveries are locked in id order first, as a batch's claim and the relay lock them, so
+ * that the attempts' foreign keys and the update cannot deadlock with either.
+ */
+export async function recordAttempts(ds: DataSource, records: AttemptRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  const ids = records.map((r) => r.deliveryId);
+  await ds.transaction(async (em) => {
+    await em.query(`SELECT 1 FROM webhook_deliveries WHERE id = ANY($1) ORDER BY id FOR UPDATE`, [ids]);
+    await em.query(
+      `WITH r AS (
+         SELECT * FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::boolean[])
+           AS r(delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt, last_error, delivered)
+       ), a AS (
+         INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt)
+         SELECT delivery_id, attempt, started_at, duration_ms, status_code, error, response_excerpt FROM r
+         ON CONFLICT (delivery_id, attempt) DO UPDATE SET started_at = EXCLUDED.started_at,
+           duration_ms = EXCLUDED.duration_ms, status_code = EXCLUDED.status_code, error = EXCLUDED.error,
+           response_excerpt = EXCLUDED.response_excerpt
+       )
+       UPDATE webhook_deliveries d SET attempt_count = greatest(d.attempt_count, r.attempt), last_error = r.last_error,
+         status = CASE WHEN r.delivered THEN 'delivered' ELSE d.status END,
+         completed_at = CASE WHEN r.delivered THEN now() ELSE d.completed_at END
+       FROM r WHERE d.id = r.delivery_id AND d.status = 'pending'`,
+      [ids, records.map((r) => r.attempt), records.map((r) => r.startedAt), records.map((r) => r.durationMs),
+        records.map((r) => r.statusCode), records.map((r) => r.error), records.map((r) => r.responseExcerpt),
+        records.map((r) => (r.delivered ? null : r.error ?? `HTTP ${r.statusCode}`)), records.map((r) => r.delivered)],
+    );
+  });
 }
 
 export async function failDelivery(ds: DataSource, deliveryId: string, reason: string): Promise<void> {
@@ -384,10 +405,16 @@ export async function claimFirstAttempts(ds: DataSource, deliveryIds: string[], 
   const claims = new Map<string, FirstAttemptClaim>(deliveryIds.map((id) => [id, { kind: 'done' }]));
   if (deliveryIds.length === 0) return claims;
   await ds.transaction(async (em) => {
-    const deliveries = await em.getRepository(WebhookDelivery).createQueryBuilder('d')
-      .where('d.id IN (:...ids)', { ids: deliveryIds }).andWhere(`d.status = 'pending'`)
-      .orderBy('d.id').setLock('pessimistic_write').getMany();
-    const owned = deliveries.filter((d) => d.firstAttemptBatch === batchId).map((d) => d.id);
+    // Plain rows (no entity hydration), each endpoint's secret opened once.
+    const deliveries: Array<{
+      id: string; event_id: string; event_type: string; payload: string; attempt_count: number; first_attempt_batch: string | null;
+      endpoint_id: string; url: string; secret: string; sendable: boolean;
+    }> = await em.query(
+      `SELECT d.id, d.event_id, d.event_type, d.payload, d.attempt_count, d.first_attempt_batch, d.endpoint_id,
+              e.url, e.secret, e.enabled AND e.deleted_at IS NULL AS sendable
+         FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.id = ANY($1) AND d.status = 'pending' ORDER BY d.id FOR UPDATE OF d`, [deliveryIds]);
+    const owned = deliveries.filter((d) => d.first_attempt_batch === batchId).map((d) => d.id);
     if (owned.length > 0) {
       const last: Array<{ delivery_id: string; attempt: number; error: string | null }> = await em.query(
         `SELECT DISTINCT ON (delivery_id) delivery_id, attempt, error FROM webhook_attempts
@@ -398,12 +425,9 @@ export async function claimFirstAttempts(ds: DataSource, deliveryIds: string[], 
         claims.set(id, { kind: 'retry', attemptsMade: a?.attempt ?? 0, waitFirst: a !== undefined && a.error !== IN_FLIGHT });
       }
     }
-    const fresh = deliveries.filter((d) => d.firstAttemptBatch === null && d.attemptCount === 0);
-    if (fresh.length === 0) return;
-    const endpoints = new Map((await em.getRepository(WebhookEndpoint).findBy({ id: In([...new Set(fresh.map((d) => d.endpointId))]) }))
-      .map((e) => [e.id, e]));
-    const disabled = fresh.filter((d) => !endpoints.get(d.endpointId)!.enabled || endpoints.get(d.endpointId)!.deletedAt).map((d) => d.id);
-    const sending = fresh.filter((d) => !disabled.includes(d.id));
+    const fresh = deliveries.filter((d) => d.first_attempt_batch === null && d.attempt_count === 0);
+    const disabled = fresh.filter((d) => !d.sendable).map((d) => d.id);
+    const sending = fresh.filter((d) => d.sendable);
     if (disabled.length > 0) {
       await em.query(
         `UPDATE webhook_deliveries SET status = 'failed', last_error = $2, completed_at = now() WHERE id = ANY($1)`,
@@ -412,10 +436,19 @@ export async function claimFirstAttempts(ds: DataSource, deliveryIds: string[], 
     if (sending.length === 0) return;
     const ids = sending.map((d) => d.id);
     await em.query(
-      `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, error)
-       SELECT id, 1, now(), 0, $2 FROM unnest($1::text[]) AS id`, [ids, IN_FLIGHT]);
-    await em.query(`UPDATE webhook_deliveries SET attempt_count = 1, first_attempt_batch = $2 WHERE id = ANY($1)`, [ids, batchId]);
-    for (const delivery of sending) claims.set(delivery.id, { kind: 'send', target: { delivery, endpoint: endpoints.get(delivery.endpointId)! } });
+      `WITH a AS (
+         INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, error)
+         SELECT id, 1, now(), 0, $2 FROM unnest($1::text[]) AS id
+       )
+       UPDATE webhook_deliveries SET attempt_count = 1, first_attempt_batch = $3 WHERE id = ANY($1)`, [ids, IN_FLIGHT, batchId]);
+    const secrets = new Map<string, string>();
+    for (const d of sending) {
+      if (!secrets.has(d.endpoint_id)) secrets.set(d.endpoint_id, sealedColumn.from(d.secret)!);
+      claims.set(d.id, {
+        kind: 'send',
+        target: { delivery: { id: d.id, eventId: d.event_id, eventType: d.event_type, payload: d.payload }, endpoint: { url: d.url, secret: secrets.get(d.endpoint_id)! } },
+      });
+    }
   });
   return claims;
 }

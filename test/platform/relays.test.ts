@@ -9,6 +9,10 @@ import { openDatabase } from '../../runtime/services';
 import { Config, loadConfig } from '../../runtime/config';
 import { workerRelays } from '../../worker/main';
 import { Client } from '@temporalio/client';
+import { newId } from '../../db/rules/ids';
+import { webhookRelay } from '../../worker/webhooks/webhook-relay';
+import { webhookBatchWorkflow } from '../../workflows/webhooks/webhook-batch-workflow';
+import { ctx } from '../support/root-hooks';
 import { Cleanup, startScratchDatabase } from '../support/servers';
 
 // A database of their own: the suite's worker must not claim these rows first.
@@ -62,6 +66,32 @@ describe('relays claim in a short transaction and call Temporal outside it', () 
     assert.equal(rows[0].claimed, true, 'the failed one waits a moment, then is claimed again');
     await ds.query(`UPDATE webhook_deliveries SET dispatch_claimed_until = now() WHERE NOT workflow_started`);
     assert.equal(await dispatchDeliveries(ds, 10, async (d) => d.map((x) => x.id)), 1);
+  });
+
+  it('a webhook relay tick starts several batches of SV_RELAY_BATCH_SIZE together, each delivery in exactly one', async () => {
+    await ds.query(`UPDATE webhook_deliveries SET workflow_started = true`);
+    const org = await createOrganization(ds, { name: 'Tick workspace', sponsored: true });
+    await createEndpoint(ds, org.id, { url: 'https://example.com/tick', subscriptions: ['*'] });
+    await ds.transaction(async (em) => {
+      for (let i = 0; i < 7; i++) await enqueueEvent(em, { organizationId: org.id, productId: null, type: 'test.event', data: { i } });
+    });
+    // Started on a task queue no worker polls: the batches are only looked at, never run.
+    const config = { ...ctx.config, relayBatchSize: 3, taskQueue: `relay-tick-${newId('q')}` };
+    const batches: string[][] = [];
+    const spy = { workflow: { start: (workflow: unknown, options: { args: [{ deliveries: Array<{ id: string }> }] }) => {
+      batches.push(options.args[0].deliveries.map((d) => d.id));
+      return ctx.temporal.workflow.start(workflow as typeof webhookBatchWorkflow, options as never);
+    } } } as unknown as Client;
+    const relay = webhookRelay(ds, spy, config);
+    assert.equal(relay.batchSize, 3 * 4, 'up to four batches a tick');
+    assert.equal(await relay.tick(relay.batchSize), 7);
+    assert.deepEqual(batches.map((b) => b.length).sort(), [1, 3, 3]);
+    const rows: Array<{ id: string; workflow_started: boolean }> = await ds.query(
+      `SELECT id, workflow_started FROM webhook_deliveries WHERE organization_id = $1`, [org.id]);
+    assert.deepEqual(new Set(batches.flat()), new Set(rows.map((r) => r.id)));
+    assert.equal(batches.flat().length, 7, 'no delivery in two batches');
+    assert.ok(rows.every((r) => r.workflow_started));
+    assert.equal(await relay.tick(relay.batchSize), 0);
   });
 
   it('one failed analysis start does not roll back the others, and is not counted twice', async () => {

@@ -90,6 +90,29 @@ describe('webhook batches: first attempts in one activity', function () {
     assert.deepEqual(sentTo(failing, refused), ['1']);
   });
 
+  it('answers recorded together are each logged once, with the right outcome, and the retry decides from there', async () => {
+    const good = await createEndpoint(ctx.dataSource, tenant.organizationId, { url: ok.url, subscriptions: ['*'] });
+    const bad = await createEndpoint(ctx.dataSource, tenant.organizationId, { url: failing.url, subscriptions: ['*'] });
+    const delivered = await Promise.all(Array.from({ length: 20 }, () => delivery(tenant, good.endpoint.id)));
+    const refused = await Promise.all(Array.from({ length: 4 }, () => delivery(tenant, bad.endpoint.id)));
+    const ids = [...delivered, ...refused];
+    const batchId = `webhook-batch/${newId('whb')}`;
+
+    const outcomes = await sendFirstAttempts(deps(), { batchId, deliveryIds: ids, timeoutMs: 1_000, concurrency: 8 });
+    assert.deepEqual(outcomes.map((o) => o.next), [...delivered.map(() => 'done'), ...refused.map(() => 'retry')]);
+    for (const id of delivered) {
+      const log = await getDelivery(ctx.dataSource, tenant.organizationId, id);
+      assert.deepEqual([log.status, log.attemptCount, log.lastError], ['delivered', 1, null]);
+      assert.deepEqual(log.attempts.map((a) => [a.attempt, a.statusCode, a.error]), [[1, 200, null]]);
+      assert.deepEqual(sentTo(ok, id), ['1']);
+    }
+    for (const id of refused) {
+      const log = await getDelivery(ctx.dataSource, tenant.organizationId, id);
+      assert.deepEqual([log.status, log.attemptCount, log.lastError, log.completedAt], ['pending', 1, 'HTTP 500', null]);
+      assert.deepEqual(log.attempts.map((a) => [a.attempt, a.statusCode, a.error, a.responseExcerpt]), [[1, 500, 'HTTP 500', 'down']]);
+    }
+  });
+
   it('a first attempt cut short by a dying worker goes on in its retry workflow under the next number', async () => {
     const good = await createEndpoint(ctx.dataSource, tenant.organizationId, { url: ok.url, subscriptions: ['*'] });
     const id = await delivery(tenant, good.endpoint.id);

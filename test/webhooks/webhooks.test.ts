@@ -5,7 +5,7 @@ import os from 'node:os';
 import { Worker } from '@temporalio/worker';
 import { FastifyInstance } from 'fastify';
 import { createActivities } from '../../activities';
-import { enqueueEvent } from '../../db/outbox';
+import { enqueueEvent, enqueueEvents } from '../../db/outbox';
 import { isPublicAddress } from '../../runtime/webhook-target';
 import { verifyWebhookSignature } from '../../runtime/webhook-signature';
 import { WEBHOOK_MAX_ATTEMPTS, webhookDeliveryWorkflow } from '../../workflows/webhooks/webhook-delivery-workflow';
@@ -227,6 +227,27 @@ describe('webhook delivery (real Temporal, real HTTP receiver)', function () {
     assert.equal(delivery.body, req.body, 'the log keeps the exact body');
     await everything.close();
     await strangerReceiver.close();
+  });
+
+  it('events queued together in one statement are delivered as events queued one by one are', async () => {
+    const { endpoint } = await createEndpoint(tenant, { url: receiver.url, subscriptions: ['bulk.*'] });
+    const fixed = `evt_bulk_${randomBytes(6).toString('hex')}`;
+    const ids = await ctx.dataSource.transaction((em) => enqueueEvents(em, [
+      { organizationId: tenant.organizationId, productId: tenant.product.id, type: 'bulk.one', data: { i: 1 } },
+      { id: fixed, organizationId: tenant.organizationId, productId: null, type: 'bulk.two', data: { i: 2, nested: { a: [1] } } },
+    ]));
+    assert.equal(ids[1], fixed);
+    assert.match(ids[0], /^evt_/);
+    const [one, two] = await Promise.all(ids.map((id) => settled(tenant, id, endpoint.id)));
+    assert.deepEqual([one.status, two.status], ['delivered', 'delivered']);
+    const bodies = [one, two].map((d) => JSON.parse(d.body));
+    assert.deepEqual(bodies.map((b) => [b.id, b.type, b.productId, b.data]),
+      [[ids[0], 'bulk.one', tenant.product.id, { i: 1 }], [ids[1], 'bulk.two', null, { i: 2, nested: { a: [1] } }]]);
+    // The same id again is a no-op, as with enqueueEvent.
+    await ctx.dataSource.transaction((em) => enqueueEvents(em, [
+      { id: fixed, organizationId: tenant.organizationId, productId: null, type: 'bulk.two', data: {} }]));
+    const [{ count }] = await ctx.dataSource.query(`SELECT count(*)::int AS count FROM outbox_events WHERE id = $1`, [fixed]);
+    assert.equal(count, 1);
   });
 
   it('signs with the new secret at once after rotation; the old secret no longer verifies', async () => {
