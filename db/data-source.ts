@@ -16,7 +16,9 @@ export function createDataSource(url: string, poolSize = 10): DataSource {
     // Failed queries are logged by the API's error handler without their parameters, which hold
     // customer text and personal data.
     logging: false,
-    extra: { max: poolSize, connectionTimeoutMillis: 5_000 },
+    // Idle connections are kept a minute (pg's default is 10 s): after a lull, a burst does not wait
+    // for new connections, and the hot path's prepared statements survive on them.
+    extra: { max: poolSize, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 60_000 },
   });
 }
 

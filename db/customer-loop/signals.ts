@@ -90,7 +90,6 @@ async function findReceipt(ds: DataSource | EntityManager, productId: string, id
 }
 
 interface IntakeOutcome {
-  fresh: number;
   room: number;
   stored: number;
 }
@@ -187,10 +186,12 @@ export async function createSignal(
     }
   }
   if (outcome.stored === 1) return { id: outcome.signalId, threadId: outcome.threadId, state: 'open', replayed: false };
-  if (outcome.fresh === 1 && outcome.room === 0) return ceilingReached(ds, tenant, limits, now);
-  const winner = await findReceipt(ds, tenant.productId, input.idempotencyKey);
-  if (!winner) throw new Error('signal intake stored nothing and found no earlier signal with its key');
-  return winner;
+  // Nothing stored: the key was taken (a replay, or a concurrent duplicate that committed first), or
+  // the day's count has passed a ceiling lowered since.
+  const earlier = await findReceipt(ds, tenant.productId, input.idempotencyKey);
+  if (earlier) return earlier;
+  if (outcome.room === 0) return ceilingReached(ds, tenant, limits, now);
+  throw new Error('signal intake stored nothing and found no earlier signal with its key');
 }
 
 async function storeSignal(
@@ -203,10 +204,8 @@ async function storeSignal(
     `WITH lim AS (
        SELECT coalesce(l.daily_safety_ceiling, $15::int) AS ceiling
          FROM (SELECT 1) AS one LEFT JOIN intake_limits l ON l.organization_id = $2
-     ), fresh AS (
-       SELECT 1 FROM lim WHERE NOT EXISTS (SELECT 1 FROM signals WHERE product_id = $3 AND idempotency_key = $10)
      ), room AS (
-       SELECT 1 FROM fresh, lim
+       SELECT 1 FROM lim
         WHERE coalesce((SELECT count FROM intake_counters WHERE organization_id = $2 AND period = $16), 0) <= lim.ceiling
      ), s AS (
        INSERT INTO signals (id, organization_id, product_id, thread_id, end_user_id, category, title, body, context,
@@ -238,8 +237,7 @@ async function storeSignal(
      ), o AS (
        ${OUTBOX_INSERT} SELECT $17, $2, $3, 'signal.created', $18::jsonb FROM s
      )
-     SELECT (SELECT count(*) FROM fresh)::int AS fresh, (SELECT count(*) FROM room)::int AS room,
-            (SELECT count(*) FROM s)::int AS stored`,
+     SELECT (SELECT count(*) FROM room)::int AS room, (SELECT count(*) FROM s)::int AS stored`,
     [
       signalId, tenant.organizationId, tenant.productId, threadId, input.endUserId, category, input.title,
       input.body, input.context === undefined ? null : JSON.stringify(input.context), input.idempotencyKey,
