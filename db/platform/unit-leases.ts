@@ -32,10 +32,9 @@ export const blockOf = (limit: number) => Math.max(1, Math.ceil(limit / LEASE_SH
  * One process's units of shared counters (rows in PostgreSQL that every process counts into), taken in
  * blocks and spent locally, so that a busy subject costs a statement per block instead of per request.
  * The counter never passes its limit: a take is granted only what is left (no overshoot). A subject
- * may be refused early by at most the units other processes took and have not spent: less than one
- * and a half blocks each (a block, and half of the one before it). One take per
- * subject runs at a time; the uses that wait for it share it. `take(subject, limit)` asks the database
- * for a block.
+ * may be refused early by at most the units other processes took and have not spent: at most one
+ * and a half blocks each (a block, and half of the one before it). One take per subject runs at a
+ * time; the uses that wait for it share it. `take(subject, limit)` asks the database for a block.
  */
 export class UnitLeases {
   private readonly leases = new Map<string, Lease>();
