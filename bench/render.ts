@@ -1,20 +1,24 @@
+import fs from 'node:fs';
 import http from 'node:http';
-import { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { buildApp } from '../api/app';
-import { loadConfig } from '../runtime/config';
 import { openDatabase } from '../runtime/services';
 import { installTemporalLogger } from '../runtime/temporal-logging';
 import { createServiceKey } from '../db/platform/service-keys';
 import { createSession } from '../db/platform/sessions';
 import { createOrganization, createProduct, createTeammate } from '../db/platform/tenancy';
-import { Cleanup, startScratchDatabase, startScratchTemporal } from '../test/support/servers';
+import { Cleanup, freePort, startScratchDatabase, startScratchTemporal } from '../test/support/servers';
 import { submissionBody } from '../test/support/proof-fixtures';
+import { startRole } from './roles';
 
 /**
  * Render requests/s of a placement of 50 eligible items, cold (no If-None-Match: fresh eligibility,
  * canonical JSON, Ed25519 signature) and warm (If-None-Match matches: fresh eligibility, 304), beside
- * a bare static JSON route of the same size on the same server, in alternating rounds.
+ * a small Fastify process serving the same manifest bytes (`bench/static-server.ts`), in alternating
+ * rounds. The API and the worker run as `npm start` runs them, each a Node process of its own; this
+ * process only sets the wall up and generates the load. `BENCH_ROLE_NODE_ARGS` passes Node flags to the
+ * roles.
  */
 const ITEMS = 50;
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
@@ -26,15 +30,20 @@ async function main(): Promise<void> {
   const cleanup: Cleanup = [];
   try {
     const [databaseUrl, temporal] = await Promise.all([startScratchDatabase(cleanup, 'sv_bench'), startScratchTemporal(cleanup)]);
-    const ds = await openDatabase(databaseUrl, 20);
+    // Migrated here, once, before the roles start.
+    const ds = await openDatabase(databaseUrl, 4);
     cleanup.push(() => ds.destroy());
     // Every request comes from one address: the public per-address limit would measure itself.
-    const config = { ...loadConfig(), rateLimitPerMinute: 1_000_000, publicRateLimitPerMinute: 1_000_000, taskQueue: 'bench-render' };
-    const app = await buildApp({ dataSource: ds, temporal: temporal.client, config });
-    let staticBody = '';
-    app.get('/bench/static', async (_request, reply) => reply.type('application/json; charset=utf-8').send(staticBody));
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    cleanup.push(() => app.close());
+    const roleEnv = {
+      DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address, SV_TASK_QUEUE: 'bench-render', HOST: '127.0.0.1',
+      RATE_LIMIT_PER_MINUTE: '1000000', PUBLIC_RATE_LIMIT_PER_MINUTE: '1000000',
+    };
+    const [apiPort, staticPort] = [await freePort(), await freePort()];
+    await Promise.all([
+      startRole(cleanup, 'api', 'api/server.ts', { ...roleEnv, PORT: String(apiPort) }, /API listening on/),
+      startRole(cleanup, 'worker', 'worker/main.ts', roleEnv, /worker polling task queue/),
+    ]);
+    const base = `http://127.0.0.1:${apiPort}`;
 
     const org = await createOrganization(ds, { name: 'Bench', sponsored: true });
     const product = await createProduct(ds, { organizationId: org.id, name: 'Bench' });
@@ -45,11 +54,12 @@ async function main(): Promise<void> {
     const owner = await createTeammate(ds, { organizationId: org.id, email: 'bench@example.com', role: 'owner' });
     const session = await createSession(ds, owner.id, 1);
     const api = async (method: 'POST', url: string, payload: object, asOwner = false) => {
-      const headers = asOwner ? { cookie: session.cookie, 'x-csrf-token': session.csrfToken }
+      const headers: Record<string, string> = asOwner ? { cookie: session.cookie, 'x-csrf-token': session.csrfToken }
         : { authorization: `Bearer ${secret}`, 'idempotency-key': `bench-${randomBytes(8).toString('hex')}` };
-      const res = await app.inject({ method, url, payload, headers });
-      if (res.statusCode >= 300) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
-      return res.json().data;
+      const res = await fetch(`${base}${url}`, { method, body: JSON.stringify(payload), headers: { ...headers, 'content-type': 'application/json' } });
+      const text = await res.text();
+      if (res.status >= 300) throw new Error(`${url}: ${res.status} ${text}`);
+      return JSON.parse(text).data;
     };
     const placement = await api('POST', '/api/v1/proof/placements', { name: 'Bench wall', placementType: 'wall', channel: 'website' });
     for (let i = 0; i < ITEMS; i++) {
@@ -60,37 +70,40 @@ async function main(): Promise<void> {
     }
     await api('POST', `/api/v1/proof/placements/${placement.id}/publish`, {});
 
-    const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-    const get = (path: string, headers: Record<string, string> = {}) => new Promise<{ status: number; body: string; etag?: string }>((resolve, reject) => {
-      http.get(`${base}${path}`, { agent, headers }, (res) => {
+    const get = (url: string, headers: Record<string, string> = {}) => new Promise<{ status: number; body: string; etag?: string }>((resolve, reject) => {
+      http.get(url, { agent, headers }, (res) => {
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (c) => { body += c; });
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body, etag: res.headers.etag }));
       }).on('error', reject);
     });
-    const first = await get(`/api/public/proof/render/${placement.id}`);
+    const first = await get(`${base}/api/public/proof/render/${placement.id}`);
     if (first.status !== 200 || JSON.parse(first.body).manifest.items.length !== ITEMS) throw new Error(`render: ${first.status}`);
-    staticBody = first.body;
+    const staticBody = first.body;
+    const staticFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sv-bench-render-')), 'manifest.json');
+    fs.writeFileSync(staticFile, staticBody);
+    await startRole(cleanup, 'static', 'bench/static-server.ts', { PORT: String(staticPort), BENCH_STATIC_FILE: staticFile }, /static listening on/);
 
-    const run = async (path: string, headers: Record<string, string>, expect: number): Promise<number> => {
+    const run = async (url: string, headers: Record<string, string>, expect: number): Promise<number> => {
       let left = REQUESTS;
       const start = performance.now();
       await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
         while (left-- > 0) {
-          const res = await get(path, headers);
-          if (res.status !== expect) throw new Error(`${path}: ${res.status}`);
+          const res = await get(url, headers);
+          if (res.status !== expect) throw new Error(`${url}: ${res.status}`);
         }
       }));
       return (REQUESTS / (performance.now() - start)) * 1000;
     };
     const modes = {
-      static: () => run('/bench/static', {}, 200),
-      cold: () => run(`/api/public/proof/render/${placement.id}`, {}, 200),
-      warm: () => run(`/api/public/proof/render/${placement.id}`, { 'if-none-match': first.etag! }, 304),
+      static: () => run(`http://127.0.0.1:${staticPort}/bench/static`, {}, 200),
+      cold: () => run(`${base}/api/public/proof/render/${placement.id}`, {}, 200),
+      warm: () => run(`${base}/api/public/proof/render/${placement.id}`, { 'if-none-match': first.etag! }, 304),
     };
-    await modes.cold(); // warm-up: JIT, pool connections
+    // Warm-up of every route: JIT, pool connections.
+    for (const mode of ['static', 'cold', 'warm'] as const) await modes[mode]();
     const totals = { static: 0, cold: 0, warm: 0 };
     for (let round = 0; round < ROUNDS; round++) {
       for (const mode of ['static', 'cold', 'warm'] as const) {

