@@ -181,8 +181,8 @@ export async function createSignal(
     outcome = await storeSignal(ds, tenant, input, limits, now, monthUnit.limited);
   } finally {
     if (outcome?.stored !== 1) {
-      counters.day.giveBack(day, dayUnit.endsAt);
-      if (!monthUnit.limited) counters.month.giveBack(month, monthUnit.endsAt);
+      counters.day.giveBack(day, limits.dailyCeiling, dayUnit.endsAt);
+      if (!monthUnit.limited) counters.month.giveBack(month, limits.monthlyAllowance, monthUnit.endsAt);
     }
   }
   if (outcome.stored === 1) return { id: outcome.signalId, threadId: outcome.threadId, state: 'open', replayed: false };

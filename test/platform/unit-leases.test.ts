@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { Block, UnitLeases, blockOf } from '../../db/platform/unit-leases';
 
-/** A shared counter as the database keeps it: takes never pass the limit. */
+/** A shared counter as the database keeps it: takes never pass the limit they are taken under. */
 function counter(limit: number, endsAt: number, fullUntil: (end: number) => number = (end) => end) {
   const state = { count: 0, takes: 0 };
   const take = async (_subject: string, lim: number): Promise<Block> => {
     state.takes += 1;
     await new Promise((resolve) => setImmediate(resolve));
-    const granted = Math.min(blockOf(lim), Math.max(0, limit - state.count));
+    const cap = Math.min(limit, lim);
+    const granted = Math.min(blockOf(lim), Math.max(0, cap - state.count));
     state.count += granted;
-    return { granted, count: state.count, endsAt, full: state.count >= limit, fullUntil: fullUntil(endsAt) };
+    return { granted, count: state.count, endsAt, full: state.count >= cap, fullUntil: fullUntil(endsAt) };
   };
   return { state, take };
 }
@@ -76,14 +77,23 @@ describe('unit leases (one process\'s blocks of a shared counter)', () => {
     let takes = 0;
     const leases = new UnitLeases(async () => { takes += 1; return take(); }, () => 0);
     const first = await leases.use('k', 64);
-    leases.giveBack('k', first.endsAt);
+    leases.giveBack('k', 64, first.endsAt);
     await leases.use('k', 64);
     assert.equal(takes, 1, 'the unit given back was spent again');
     end = 20_000;
     const next = await leases.use('k', 64);
-    leases.giveBack('k', first.endsAt);
+    leases.giveBack('k', 64, first.endsAt);
     assert.equal(next.endsAt, 20_000);
     await leases.use('k', 64);
     assert.equal(takes, 3, 'a unit of an ended lease does not join the next');
+  });
+
+  it('keeps a lease per limit when one count is used under two (a link\'s part uploads and its other calls)', async () => {
+    const c = counter(600, Date.now() + 60_000);
+    const leases = new UnitLeases(c.take);
+    for (let i = 0; i < 130; i++) assert.equal((await leases.use('link', 600)).limited, false);
+    const small = await leases.use('link', 120);
+    assert.equal(small.limited, true, 'past 120 in all: a call under the smaller limit is refused, not paid from the parts\' lease');
+    assert.equal((await leases.use('link', 600)).limited, false, 'and the parts go on');
   });
 });
