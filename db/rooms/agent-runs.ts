@@ -65,7 +65,7 @@ async function runEvent(em: EntityManager, run: RoomAgentRun, actor: Actor): Pro
 }
 
 /** What a pending approval asks a person to decide. */
-export interface ApprovalRequest {
+interface ApprovalRequest {
   kind: RoomApproval['kind'];
   subjectId: string;
   action: { type: string; preview: string };
@@ -96,7 +96,7 @@ export async function requestApproval(
 
 type ApprovalEntry = Pick<RoomApproval, 'id' | 'roomId' | 'organizationId' | 'productId' | 'kind' | 'status' | 'subjectId' | 'requesterPrincipalId'>;
 
-export async function approvalEvent(em: EntityManager, a: ApprovalEntry, type: 'approval.requested' | 'approval.decided', actor: Actor): Promise<void> {
+async function approvalEvent(em: EntityManager, a: ApprovalEntry, type: 'approval.requested' | 'approval.decided', actor: Actor): Promise<void> {
   await appendRoomEvent(em, { id: a.roomId, organizationId: a.organizationId, productId: a.productId }, {
     type, visibility: 'internal', audience: a.requesterPrincipalId, actor, data: { approvalId: a.id, kind: a.kind, status: a.status, subjectId: a.subjectId },
   });

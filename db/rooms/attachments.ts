@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { MediaStore } from '../../runtime/media-store';
 import { notFound, validationFailed } from '../../runtime/service-error';
 import { RoomAttachment, RoomMessage } from '../entities';
 import { newId } from '../rules/ids';
+import { sha256Hex } from '../rules/secrets';
 import { AttachmentType, UNATTACHED_ATTACHMENT_TTL_MS } from '../rules/room-rules';
 import { contentWithheld, messageVisibleTo, viewAttachment } from './room-log';
 import { EndUserCaller, assertWritable, reachAsMember, reachRoom } from './rooms';
@@ -31,7 +31,7 @@ export async function uploadAttachment(ds: DataSource, store: MediaStore, caller
         `INSERT INTO room_attachments (id, room_id, product_id, uploader_principal_id, filename, content_type, size, sha256, storage_key)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
         [id, room.id, room.productId, caller.principalId, upload.filename, upload.contentType, upload.bytes.length,
-          createHash('sha256').update(upload.bytes).digest('hex'), storageKey]);
+          sha256Hex(upload.bytes), storageKey]);
       return viewAttachment(await em.getRepository(RoomAttachment).findOneByOrFail({ id }));
     });
   } catch (err) {

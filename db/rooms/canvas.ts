@@ -1,7 +1,7 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { ServiceError, notFound } from '../../runtime/service-error';
 import { Room, RoomCanvasVersion } from '../entities';
-import { ActorType, appendRoomEvent } from './room-log';
+import { Actor, appendRoomEvent } from './room-log';
 import type { RoomCaller } from './rooms';
 import { actorOf, assertWritable, reachAsMember, reachRoom } from './rooms';
 
@@ -16,7 +16,7 @@ export function viewCanvas(roomId: string, version: number, row: RoomCanvasVersi
 }
 
 /** Writes the next version of a locked room's canvas and its `room.canvas.updated` entry; answers the version. */
-export async function writeCanvas(em: EntityManager, room: Room, content: string, actor: { type: ActorType; id: string | null }): Promise<number> {
+export async function writeCanvas(em: EntityManager, room: Room, content: string, actor: Actor): Promise<number> {
   const version = room.canvasVersion + 1;
   await em.query(
     `INSERT INTO room_canvas_versions (room_id, version, content, updated_by_type, updated_by_id) VALUES ($1, $2, $3, $4, $5)`,

@@ -4,7 +4,7 @@ import { Room, RoomApproval, RoomDocument, RoomKnowledge } from '../entities';
 import { EvidenceItem } from '../entities/room-document';
 import { newId } from '../rules/ids';
 import { RemovedReason, checkCitations, parseCompiled } from '../rules/room-rules';
-import { appendRoomEvent } from './room-log';
+import { SYSTEM, appendRoomEvent } from './room-log';
 import type { RoomCaller } from './rooms';
 import { actorOf, assertWritable, reachRoom } from './rooms';
 import { requestApproval, viewApproval } from './agent-runs';
@@ -109,7 +109,7 @@ export async function finishCompile(ds: DataSource, documentId: string, content:
     });
     if (status === 'compiled') {
       const room = await em.getRepository(Room).findOneByOrFail({ id: d.roomId });
-      await appendRoomEvent(em, room, { type: 'document.compiled', visibility: 'internal', actor: { type: 'system', id: null }, data: { documentId } });
+      await appendRoomEvent(em, room, { type: 'document.compiled', visibility: 'internal', actor: SYSTEM, data: { documentId } });
     }
     return status;
   });

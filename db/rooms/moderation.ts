@@ -5,7 +5,7 @@ import { ReportReason } from '../entities/room-moderation-case';
 import { newId } from '../rules/ids';
 import { reportsHide } from '../rules/room-rules';
 import { requestApproval } from './agent-runs';
-import { ActorType, appendRoomEvent } from './room-log';
+import { Actor, SYSTEM, appendRoomEvent } from './room-log';
 import { EndUserCaller, actorOf, assertWritable, reachAsMember, reachRoom, visibleMessage } from './rooms';
 
 function viewCase(c: RoomModerationCase) {
@@ -70,7 +70,7 @@ export async function reportMessage(ds: DataSource, caller: EndUserCaller, roomI
       kase.state = 'actioned';
       await em.query('UPDATE room_messages SET hidden = true WHERE id = $1', [message.id]);
       // The case id stays out of this entry: only the author and internal readers are told it.
-      await appendRoomEvent(em, room, { type: 'message.hidden', visibility: message.visibility, actor: { type: 'system', id: null }, data: { messageId: message.id } });
+      await appendRoomEvent(em, room, { type: 'message.hidden', visibility: message.visibility, actor: SYSTEM, data: { messageId: message.id } });
     }
     kase.updatedAt = new Date();
     await em.getRepository(RoomModerationCase).save(kase);
@@ -114,7 +114,7 @@ export async function appealCase(ds: DataSource, caller: EndUserCaller, roomId: 
  * (ROOMS.md §6): approved un-hides the message (`message.restored`) and the case is `reversed`;
  * rejected leaves it hidden and the case `upheld`.
  */
-export async function decideAppeal(em: EntityManager, approval: RoomApproval, decision: 'approved' | 'rejected', actor: { type: ActorType; id: string | null }) {
+export async function decideAppeal(em: EntityManager, approval: RoomApproval, decision: 'approved' | 'rejected', actor: Actor) {
   const appeal = await em.getRepository(RoomAppeal).findOneByOrFail({ id: approval.subjectId });
   const room = await em.getRepository(Room).createQueryBuilder('r').setLock('pessimistic_write').where('r.id = :id', { id: appeal.roomId }).getOneOrFail();
   const kase = (await lockCase(em, { id: appeal.caseId }))!;

@@ -1,7 +1,7 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { RoomApproval, RoomPromise } from '../entities';
 import { enqueueWorkflowCommand } from '../workflow-commands';
-import { ActorType, appendRoomEvent } from './room-log';
+import { Actor, SYSTEM, appendRoomEvent } from './room-log';
 
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -32,7 +32,7 @@ const tenantOf = (p: RoomPromise) => ({ id: p.roomId, organizationId: p.organiza
  * through the outbox to watch the due date; rejected → `rejected`.
  */
 export async function decidePromiseApproval(
-  em: EntityManager, approval: RoomApproval, decision: 'approved' | 'rejected', actor: { type: ActorType; id: string | null },
+  em: EntityManager, approval: RoomApproval, decision: 'approved' | 'rejected', actor: Actor,
 ): Promise<void> {
   const promise = await lockPromise(em, approval.subjectId);
   if (!promise || promise.state !== 'pending_approval') return;
@@ -57,7 +57,7 @@ export async function decidePromiseApproval(
 }
 
 /** `complete_promise`'s effect, in the job's transaction; false when the promise is no longer active. */
-export async function completePromise(em: EntityManager, promiseId: string, actor: { type: ActorType; id: string | null }): Promise<boolean> {
+export async function completePromise(em: EntityManager, promiseId: string, actor: Actor): Promise<boolean> {
   const promise = await lockPromise(em, promiseId);
   if (!promise || promise.state !== 'active') return false;
   promise.state = 'completed';
@@ -81,7 +81,7 @@ export async function missPromise(ds: DataSource, promiseId: string): Promise<Ro
     promise.missedAt = new Date();
     await em.getRepository(RoomPromise).save(promise);
     await appendRoomEvent(em, tenantOf(promise), {
-      type: 'room.promise.missed', visibility: 'customer', actor: { type: 'system', id: null },
+      type: 'room.promise.missed', visibility: 'customer', actor: SYSTEM,
       data: { promiseId, dueAt: promise.dueAt.toISOString() },
     });
     return promise.state;

@@ -20,7 +20,7 @@ export interface NewRoomEvent {
   visibility: 'customer' | 'internal';
   /** An internal entry its subject may still read (the run's starter, a reporter). */
   audience?: string | null;
-  actor: { type: ActorType; id: string | null };
+  actor: Actor;
   /** Ids and small facts only: never message text, names or e-mail (it is also the webhook's data). */
   data: Record<string, unknown>;
 }

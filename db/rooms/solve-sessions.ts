@@ -1,16 +1,12 @@
-import { createHash } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { ServiceError, conflict, notFound } from '../../runtime/service-error';
 import { RoomSolveParticipant, RoomSolveSession } from '../entities';
 import { newId } from '../rules/ids';
+import { sha256Hex } from '../rules/secrets';
 import { Actor, appendRoomEvent } from './room-log';
-import type { RoomCaller } from './rooms';
-import { reachAsMember } from './rooms';
+import { EndUserCaller, reachAsMember } from './rooms';
 
 type RoomRef = { id: string; organizationId: string; productId: string };
-
-/** The hex SHA-256 of the terms' UTF-8 text: what a joiner's consent names. */
-const termsDigest = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 function viewSolveSession(s: RoomSolveSession, participantCount: number) {
   return {
@@ -30,7 +26,7 @@ export async function openSolveSession(em: EntityManager, room: RoomRef, jobId: 
   await em.query(
     `INSERT INTO room_solve_sessions (id, room_id, job_id, state, terms_version, terms_text, terms_sha256)
      VALUES ($1, $2, $3, 'open', $4, $5, $6)`,
-    [id, room.id, jobId, terms.version, terms.text, termsDigest(terms.text)]);
+    [id, room.id, jobId, terms.version, terms.text, sha256Hex(terms.text)]);
   await appendRoomEvent(em, room, { type: 'solve_session.opened', visibility: 'customer', actor, data: { sessionId: id } });
   return id;
 }
@@ -81,7 +77,7 @@ function viewJoin(p: RoomSolveParticipant) {
  * An end user joins a solve session, consenting to exactly its recording terms (version and the hash of
  * the text). A repeat answers the first join; an ended session takes nobody new.
  */
-export async function joinSolveSession(ds: DataSource, caller: Extract<RoomCaller, { kind: 'end_user' }>, roomId: string, sessionId: string, consent: Consent) {
+export async function joinSolveSession(ds: DataSource, caller: EndUserCaller, roomId: string, sessionId: string, consent: Consent) {
   return ds.transaction(async (em) => {
     const { room } = await reachAsMember(em, caller, roomId, true);
     const session = await em.getRepository(RoomSolveSession).findOneBy({ id: sessionId, roomId: room.id });

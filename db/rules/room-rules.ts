@@ -132,7 +132,7 @@ export const POLL_OPTION_MAX = 100;
 export const MESSAGE_ATTACHMENTS_MAX = 10;
 /** An upload no message took within this long is erased by the maintenance sweep (ROOMS.md §10). */
 export const UNATTACHED_ATTACHMENT_TTL_MS = 24 * 3_600_000;
-export const ATTACHMENT_FILENAME_MAX = 200;
+const ATTACHMENT_FILENAME_MAX = 200;
 export const ATTACHMENT_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf', 'text/plain'] as const;
 export type AttachmentType = (typeof ATTACHMENT_TYPES)[number];
 

@@ -9,6 +9,7 @@ describe('indexes and counting in the database', () => {
   for (const [table, column] of [
     ['proof_placement_items', 'proof_item_id'], ['webhook_deliveries', 'endpoint_id'],
     ['outbox_events', 'processed_at'], ['teammate_sessions', 'expires_at'],
+    ['room_attachments', 'created_at'], ['room_attachments', 'expired_at'],
   ]) {
     it(`${table}(${column}) has an index that leads with it`, async () => {
       const rows: Array<{ indexdef: string }> = await ctx.dataSource.query(
