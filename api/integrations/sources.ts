@@ -8,7 +8,7 @@ import { OWNERS_AND_ADMINS, keyPrincipal, sessionPrincipal } from '../plugins/au
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
-import { openObject, pageQuery, strictObject } from '../plugins/validation';
+import { isoDateTime, openObject, pageQuery, strictObject } from '../plugins/validation';
 
 /** A query list: comma-separated, repeated, or both; every value from `allowed`. */
 function listParam(allowed: readonly string[]) {
@@ -72,7 +72,7 @@ const mentionBody = strictObject({
   author: string().min(1).max(200),
   text: string().required().min(1).max(10_000),
   rating: number().min(0).max(5),
-  publishedAt: string().meta({ format: 'date-time' }).test('date-time', 'must be a date-time', (v) => v === undefined || !Number.isNaN(Date.parse(v))),
+  publishedAt: isoDateTime(),
   reuse: string().oneOf(['allowed_with_consent', 'blocked']),
 }).required();
 

@@ -7,7 +7,7 @@ import {
   getDelivery, getEndpoint, listDeliveries, listEndpoints, replayDelivery, rotateEndpointSecret, updateEndpoint,
 } from '../../db/webhooks/webhooks';
 import { checkWebhookUrl } from '../../runtime/webhook-target';
-import { sessionPrincipal } from '../plugins/auth';
+import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
 import {
@@ -33,7 +33,7 @@ const deliveryQuery = strictObject({
   eventType: string().max(200),
 });
 
-const config = (operationId: string, summary: string) => ({ auth: 'session' as const, roles: ['owner' as const, 'admin' as const], operationId, summary });
+const config = (operationId: string, summary: string) => ({ ...OWNERS_AND_ADMINS, operationId, summary });
 
 /** Webhook endpoints and the delivery log: workspace owners and admins only. */
 export async function workspaceWebhookRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {

@@ -107,6 +107,14 @@ describe('integrations: sources and brand mentions', () => {
     assert.equal(errorCode(refused), 'SOURCE_POLICY_BLOCKED');
   });
 
+  it('refuses a publishedAt that is no date-time, or a date that does not exist, with 400', async () => {
+    for (const publishedAt of ['1', '2026-02-30T10:00:00Z']) {
+      const res = await mention({ url: `https://example.com/bad-date/${publishedAt}`, publishedAt });
+      assert.equal(res.statusCode, 400, `${publishedAt}: ${res.body}`);
+      assert.equal(errorCode(res), 'VALIDATION_FAILED');
+    }
+  });
+
   it('makes a source of every analysed signal, and a brand mention of a review signal', async () => {
     const loop = await createTenant(['service:signals:write', 'service:sources:read']);
     const marker = uniqueId('review');
