@@ -1,9 +1,10 @@
-import { Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { Client, WorkflowIdReusePolicy } from '@temporalio/client';
 import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
 import { DataSource } from 'typeorm';
 import { createActivities } from '../activities';
 import { MAINTENANCE_WORKFLOW_ID, maintenanceWorkflow } from '../workflows/platform/maintenance-workflow';
 import { Config } from '../runtime/config';
+import { startOnce } from '../runtime/start-once';
 import { tenantStartOptions } from '../runtime/workflow-memo';
 import { proofHealthWorkflow, proofHealthWorkflowId } from '../workflows/integrations/proof-health-workflow';
 
@@ -28,16 +29,13 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
 
 /** Starts the maintenance workflow unless it already runs; every worker may call this. */
 export async function ensureMaintenance(client: Client, config: Config): Promise<void> {
-  try {
-    await client.workflow.start(maintenanceWorkflow, {
-      workflowId: MAINTENANCE_WORKFLOW_ID,
-      taskQueue: config.taskQueue,
-      args: [{ intervalMs: config.maintenanceIntervalMs }],
-      memo: { role: 'maintenance' },
-    });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
+  // An ended maintenance run may start again; a running one is kept.
+  await startOnce(client.workflow, maintenanceWorkflow, {
+    workflowId: MAINTENANCE_WORKFLOW_ID,
+    taskQueue: config.taskQueue,
+    args: [{ intervalMs: config.maintenanceIntervalMs }],
+    memo: { role: 'maintenance' },
+  }, WorkflowIdReusePolicy.ALLOW_DUPLICATE);
 }
 
 /** One health workflow per active product; a running one is kept. Products added later start on their first run-now. */

@@ -1,13 +1,10 @@
-import {
-  Client, WorkflowClient, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError,
-  WorkflowStartOptions,
-} from '@temporalio/client';
-import { Workflow } from '@temporalio/common';
+import { Client, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
 import { DataSource } from 'typeorm';
 import {
   claimWorkflowCommands, completeWorkflowCommand, retryWorkflowCommandLater, WorkflowCommandBody,
 } from '../db/workflow-commands';
 import { Config } from '../runtime/config';
+import { startOnce } from '../runtime/start-once';
 import { tenantStartOptions } from '../runtime/workflow-memo';
 import { promiseSignal, repliedSignal, threadSlaWorkflow, threadSlaWorkflowId } from '../workflows/customer-loop/thread-sla-workflow';
 import { approvalOutcomeSignal, approvalWorkflowId, proofApprovalWorkflow } from '../workflows/proof/proof-approval-workflow';
@@ -32,17 +29,6 @@ import { RelayOptions } from './relay';
 const REQUEST_CLOSED_SIGNALS = {
   responded: requestRespondedSignal, cancelled: requestCancelledSignal, opted_out: requestOptedOutSignal,
 } as const;
-
-/** Starts a run that a repeated command must never start twice: an id that runs, or ran (per `reuse`), is left alone. */
-async function startOnce<T extends Workflow>(
-  wf: WorkflowClient, workflow: T, options: WorkflowStartOptions<T>, reuse: WorkflowIdReusePolicy = WorkflowIdReusePolicy.REJECT_DUPLICATE,
-): Promise<void> {
-  try {
-    await wf.start(workflow, { ...options, workflowIdConflictPolicy: 'USE_EXISTING', workflowIdReusePolicy: reuse });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
-}
 
 /** A signal to a workflow that already ended has nothing left to change: the database decided first. */
 async function ignoreEnded(send: Promise<void>): Promise<void> {

@@ -1,8 +1,8 @@
 import { FastifyInstance } from 'fastify';
 import { array, number, object, string } from 'yup';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { PromoteInput, compiledDocument, promote, startCompile } from '../../db/rooms/documents';
 import { ServiceError, validationFailed } from '../../runtime/service-error';
+import { startOnce } from '../../runtime/start-once';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { roomCompileWorkflow, roomCompileWorkflowId } from '../../workflows/rooms/room-compile-workflow';
 import { assertAiConfigured, endedWithin } from '../ai/ai-runner';
@@ -76,16 +76,11 @@ export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): P
     let ended = false;
     try {
       // The same run the outbox start names: whichever comes first starts it.
-      const handle = await deps.temporal.workflow.start(roomCompileWorkflow, {
+      const handle = await startOnce(deps.temporal.workflow, roomCompileWorkflow, {
         workflowId: roomCompileWorkflowId(documentId),
         taskQueue: config.taskQueue,
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         args: [{ documentId, ai }],
         ...tenantStartOptions(caller.organizationId, caller.productId),
-      }).catch((err: unknown) => {
-        if (err instanceof WorkflowExecutionAlreadyStartedError) return deps.temporal.workflow.getHandle(roomCompileWorkflowId(documentId));
-        throw err;
       });
       // The record tells the outcome; a failed run has already written it there. The wait is bounded: the
       // run goes on past it and fills the record.

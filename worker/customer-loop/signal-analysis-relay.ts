@@ -1,7 +1,8 @@
-import { Client, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { DataSource } from 'typeorm';
 import { claimSignalsForAnalysis } from '../../db/customer-loop/signal-analysis';
 import { Config } from '../../runtime/config';
+import { startOnce } from '../../runtime/start-once';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { signalAnalysisWorkflow, signalAnalysisWorkflowId } from '../../workflows/customer-loop/signal-analysis-workflow';
 import { RelayOptions } from '../relay';
@@ -14,21 +15,16 @@ export function signalAnalysisRelay(ds: DataSource, client: Client, config: Conf
     idleMs: config.signalRelayIdleMs,
     log: (line) => console.error(`[sv] ${line}`),
     tick: (batchSize) => claimSignalsForAnalysis(ds, batchSize, config.signalMonthlyAllowance, async (signal) => {
-      try {
-        await client.workflow.start(signalAnalysisWorkflow, {
-          workflowId: signalAnalysisWorkflowId(signal.id),
-          taskQueue: config.taskQueue,
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          args: [{
-            signalId: signal.id,
-            ai: { maxAttempts: config.aiMaxAttempts, retryInitialMs: config.aiRetryInitialMs, timeoutMs: config.aiTimeoutMs },
-          }],
-          ...tenantStartOptions(signal.organizationId, signal.productId),
-        });
-      } catch (err) {
-        // An earlier claim started it and its commit was lost: the analysis runs (or ran) already.
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
+      // An earlier claim may have started it and lost its commit: the analysis runs (or ran) already.
+      await startOnce(client.workflow, signalAnalysisWorkflow, {
+        workflowId: signalAnalysisWorkflowId(signal.id),
+        taskQueue: config.taskQueue,
+        args: [{
+          signalId: signal.id,
+          ai: { maxAttempts: config.aiMaxAttempts, retryInitialMs: config.aiRetryInitialMs, timeoutMs: config.aiTimeoutMs },
+        }],
+        ...tenantStartOptions(signal.organizationId, signal.productId),
+      });
     }),
   };
 }
