@@ -308,6 +308,16 @@ describe('rooms: rooms, members, messages, events and catch-up', function () {
     assert.equal((await asUser(tenant, 'outsider', { method: 'GET', url: '/api/v1/rooms/search' })).statusCode, 400);
   });
 
+  it('search: a room names at most five matched messages, its newest (ROOMS.md §4)', async () => {
+    const word = `yak${Date.now()}`;
+    const room = await openRoom(tenant, 'chatty');
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push((await say(tenant, 'chatty', room.id, `${word} number ${i}`)).id);
+    const [hit] = (await asKey(tenant, { method: 'GET', url: `/api/v1/rooms/search?q=${word}` })).json().data;
+    assert.equal(hit.room.id, room.id);
+    assert.deepEqual([...hit.matchedMessageIds].sort(), ids.slice(2).sort());
+  });
+
   it('delivers room.* webhooks to a subscribed endpoint', async () => {
     const receiver = await Receiver.start();
     try {
