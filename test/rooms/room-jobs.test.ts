@@ -153,6 +153,30 @@ describe('rooms: jobs, promises, solve sessions and handoff', function () {
     assert.equal((await ctx.dataSource.query('SELECT head_seq FROM rooms WHERE id = $1', [room.id]))[0].head_seq, headBefore);
   });
 
+  it('a job whose subject changed since it was accepted fails with its error, once (ROOMS.md §3 Job error, §8)', async () => {
+    const room = await openRoom(tenant, 'changer');
+    const made = await job(room.id, 'make_promise', { text: 'Fixed by Friday', dueAt: inSeconds(3600) });
+    assert.equal((await decide(made.result.approvalId, 'approve')).statusCode, 200);
+    const completed = await job(room.id, 'complete_promise', { promiseId: made.result.promiseId });
+    assert.equal(completed.status, 'succeeded');
+    // The same job as if it had not run yet, its subject changed meanwhile.
+    const requeue = () => ctx.dataSource.query(
+      `UPDATE room_jobs SET status = 'queued', result = NULL, error = NULL, completed_at = NULL WHERE id = $1`, [completed.id]);
+    const failure = async (message: string) => {
+      assert.equal(await runJob(ctx.dataSource, completed.id), 'failed');
+      const failed = (await getJob(room.id, completed.id)).json().data;
+      assert.deepEqual([failed.status, failed.result, failed.error], ['failed', null, { code: 'CONFLICT', message }]);
+      assert.ok(failed.completedAt);
+      assert.equal(await runJob(ctx.dataSource, completed.id), 'failed', 'a finished job is not run again');
+    };
+    await requeue();
+    await ctx.dataSource.query(`UPDATE room_promises SET state = 'missed' WHERE id = $1`, [made.result.promiseId]);
+    await failure('the promise is no longer active');
+    await requeue();
+    await ctx.dataSource.query(`UPDATE rooms SET status = 'archived' WHERE id = $1`, [room.id]);
+    await failure('the room is archived');
+  });
+
   it('release receipts: an inbox item naming the room to each joined end user, once per user', async () => {
     const room = await openRoom(tenant, 'shipper', { visibility: 'product' });
     await asUser(tenant, 'watcher', { method: 'POST', url: `/api/v1/rooms/${room.id}/join` });
