@@ -6,9 +6,9 @@ import {
 } from '../../db/integrations/hooks';
 import { recordValueEvent } from '../../db/integrations/value-events';
 import { ValueEventInput } from '../../db/rules/value-events';
-import { ServiceError, notFound } from '../../runtime/service-error';
+import { notFound } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
-import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
+import { OWNERS_AND_ADMINS, enforceRate, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
@@ -50,13 +50,11 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     schema: { params: tokenParams, body: valueEventBody, response: { 404: errorOf('NOT_FOUND: the token is unknown, malformed, rotated away or disabled, or its product is inactive (one answer for all)'), 429: errorOf('RATE_LIMITED: this hook was called more than PROOF_HOOK_RATE_PER_MINUTE times this minute; retry after Retry-After'), 200: dataOf(hookReceipt), 202: dataOf(hookReceipt) } },
     config: { auth: 'public', operationId: 'callValueEventHook', summary: 'Report a value event through a hook token; 202 first, 200 for a repeated eventId' },
     // The token is checked before the body is read, so every bad token hears the same 404 whatever it sent.
-    onRequest: async (request) => {
+    onRequest: async (request, reply) => {
       const hook = await resolveHookToken(ds, (request.params as { token: string }).token);
       if (!hook) throw notFound('hook');
-      if (hook.count > limit) {
-        const wait = Math.max(1, hook.reset - Math.floor(Date.now() / 1000));
-        throw new ServiceError('RATE_LIMITED', 429, `more than ${limit} calls this minute for this hook`, null, { 'retry-after': String(wait) });
-      }
+      // The hook's own one-minute window, taken in blocks like a key's (a refused call counts nothing).
+      await enforceRate(reply, hook.id, limit);
       resolved.set(request, hook);
     },
   }, async (request, reply) => {

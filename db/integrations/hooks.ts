@@ -77,14 +77,9 @@ export interface ResolvedHook {
   id: string;
   organizationId: string;
   productId: string;
-  count: number;
-  reset: number;
 }
 
-/**
- * The active hook of an active product that a token names, counting the call in the hook's
- * one-minute window (PostgreSQL, shared by every API process); null for every other token.
- */
+/** The active hook of an active product that a token names, marked as used; null for every other token. */
 export async function resolveHookToken(ds: DataSource, token: string): Promise<ResolvedHook | null> {
   if (!HOOK_TOKEN_PATTERN.test(token)) return null;
   const rows: Array<Record<string, any>> = await ds.query(
@@ -93,16 +88,11 @@ export async function resolveHookToken(ds: DataSource, token: string): Promise<R
         WHERE h.token_digest = $1 AND h.state = 'active' AND p.active
      ), touched AS (
        UPDATE proof_hooks SET last_used_at = now() WHERE id IN (SELECT id FROM h)
-     ), counted AS (
-       INSERT INTO rate_limit_windows AS w (key_id, window_start, count)
-       SELECT id, date_trunc('minute', now()), 1 FROM h
-       ON CONFLICT (key_id, window_start) DO UPDATE SET count = w.count + 1
-       RETURNING w.count, extract(epoch FROM w.window_start)::bigint + 60 AS reset
      )
-     SELECT h.*, counted.count, counted.reset FROM h, counted`,
+     SELECT h.* FROM h`,
     [sha256Hex(token)],
   );
   const row = rows[0];
   if (!row) return null;
-  return { id: row.id, organizationId: row.organization_id, productId: row.product_id, count: Number(row.count), reset: Number(row.reset) };
+  return { id: row.id, organizationId: row.organization_id, productId: row.product_id };
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../db/rules/secrets';
 import { call, createTenant, errorCode, withKey } from '../support/fixtures';
 import { IntegrationTenant, asOwner, createIntegrationTenant, valueEvent } from '../support/integrations';
 import { ctx } from '../support/root-hooks';
@@ -97,6 +98,11 @@ describe('integrations: value-event hooks', () => {
     assert.equal(third.statusCode, 429);
     assert.equal(errorCode(third), 'RATE_LIMITED');
     assert.ok(Number(third.headers['retry-after']) >= 1);
+    assert.deepEqual([third.headers['x-ratelimit-limit'], third.headers['x-ratelimit-remaining']], ['2', '0']);
+    const [{ count }] = await ctx.dataSource.query(
+      `SELECT w.count FROM rate_limit_windows w JOIN proof_hooks h ON h.id = w.key_id
+        WHERE h.token_digest = $1 AND w.window_start = date_trunc('minute', now())`, [sha256Hex(token)]);
+    assert.equal(count, 2, 'the refused call counted nothing');
   });
 
   it('refuses a body over 64 KB', async () => {

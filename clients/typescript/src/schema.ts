@@ -21864,7 +21864,6 @@ export interface operations {
                     author?: string;
                     text: string;
                     rating?: number;
-                    /** Format: date-time */
                     publishedAt?: string;
                     /** @enum {string} */
                     reuse?: "allowed_with_consent" | "blocked";
