@@ -32,7 +32,9 @@ export async function enqueueEvent(em: EntityManager, event: OutgoingEvent): Pro
 
 /**
  * Queues many events in one statement inside the caller's transaction: the same rows, in the same
- * table, as `enqueueEvent` writes one at a time. Answers their ids in order.
+ * table, as `enqueueEvent` writes one at a time. Answers their ids in order. The service writes its
+ * events one per change; this is the load generator's (`bench:webhooks`) and the tests' way to queue
+ * a burst.
  */
 export async function enqueueEvents(em: EntityManager, events: OutgoingEvent[]): Promise<string[]> {
   const ids = events.map((e) => e.id ?? newId('evt'));

@@ -12,11 +12,9 @@ import { sessionPrincipal } from '../plugins/auth';
 import { idParams, pathParams } from '../plugins/path-params';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
-import { addRoomsVersionHeader, productCaller } from './room-caller';
+import { READ, WRITE, addRoomsVersionHeader, productCaller } from './room-caller';
 import { agentRunSchema, approvalSchema } from './schemas';
 
-const READ = 'service:rooms:read';
-const WRITE = 'service:rooms:write';
 
 const invokeParams = strictObject({ id: string().required().max(100), alias: string().required().max(100) });
 const invokeBody = strictObject({

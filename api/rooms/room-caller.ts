@@ -4,6 +4,10 @@ import { RoomCaller, endUserCaller } from '../../db/rooms/rooms';
 const ROOMS_VERSION = '1.5';
 
 /** The paths of the Rooms contract (ROOMS.md §4): its OpenAPI tag, and where end users are rate-limited too. */
+/** The key scopes of the Rooms API. */
+export const READ = 'service:rooms:read';
+export const WRITE = 'service:rooms:write';
+
 export const ROOMS_PATHS = /^\/api\/(v1\/(rooms|agent-runs|approvals)|workspace\/rooms)(\/|$)/;
 
 /** The caller of a Rooms route in db/rooms terms: an end user (a customer), a key or a teammate. */

@@ -10,10 +10,9 @@ import type { AppDeps } from '../app';
 import { idParams } from '../plugins/path-params';
 import { dataOf, errorOf, named, timestamp } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
-import { addRoomsVersionHeader, keyOnly } from './room-caller';
+import { WRITE, addRoomsVersionHeader, keyOnly } from './room-caller';
 import { approvalSchema } from './schemas';
 
-const WRITE = 'service:rooms:write';
 
 const citation = object({ type: string().oneOf(['message', 'signal']).required(), id: string().required() });
 export const documentSchema = named('RoomDocument', object({

@@ -9,11 +9,9 @@ import type { AppDeps } from '../app';
 import { idParams, idString, pathParams } from '../plugins/path-params';
 import { dataOf, errorOf } from '../plugins/responses';
 import { isoDateTime, issuesOf, openObject, strictObject } from '../plugins/validation';
-import { addRoomsVersionHeader, endUserOnly, keyOnly, productCaller } from './room-caller';
+import { READ, WRITE, addRoomsVersionHeader, endUserOnly, keyOnly, productCaller } from './room-caller';
 import { handoffSchema, jobSchema, solveJoinSchema } from './schemas';
 
-const READ = 'service:rooms:read';
-const WRITE = 'service:rooms:write';
 
 const DAY_MS = 86_400_000;
 const PROMISE_HORIZON_DAYS = 365;

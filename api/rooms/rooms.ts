@@ -16,7 +16,7 @@ import type { AppDeps } from '../app';
 import { pathParams, idParams } from '../plugins/path-params';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
-import { addRoomsVersionHeader, endUserOnly, keyOnly, productCaller, roomCaller } from './room-caller';
+import { READ, WRITE, addRoomsVersionHeader, endUserOnly, keyOnly, productCaller, roomCaller } from './room-caller';
 import {
   canvasSchema, catchUpSchema, eventsPageSchema, invitedSchema, memberSchema, messageSchema, roomSchema, searchHitSchema,
 } from './schemas';
@@ -68,8 +68,6 @@ interface MessageBody {
   visibility?: 'customer' | 'internal';
 }
 
-const READ = 'service:rooms:read';
-const WRITE = 'service:rooms:write';
 
 /** The Rooms routes of rooms, members, messages, the event log, catch-up and the canvas (ROOMS.md §4). */
 export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
