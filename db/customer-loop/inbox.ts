@@ -49,6 +49,38 @@ export async function notifyInbox(em: EntityManager | DataSource, notice: InboxN
   await em.query('SELECT pg_notify($1, $2)', [INBOX_CHANNEL, JSON.stringify(notice)]);
 }
 
+/** What every item of one fan-out says; `roomId` names the room of a room's release receipt. */
+export interface FannedItem {
+  organizationId: string;
+  productId: string;
+  releaseId: string;
+  roomId: string | null;
+  subject: string;
+  preview: string;
+}
+
+/**
+ * One inbox item for each end user that `recipients` selects (SQL with an `end_user_id` column; $3 is
+ * the release, $4 the room, `params` follow from $8), and each recipient's notice, delivered by
+ * PostgreSQL at commit to every API process holding their stream: one statement for any number of
+ * recipients. A recipient whose item a unique index already holds gets none. Answers how many were
+ * written.
+ */
+export async function fanOutInboxItems(em: EntityManager, item: FannedItem, recipients: string, params: unknown[] = []): Promise<number> {
+  const sent: unknown[] = await em.query(
+    `WITH items AS (
+       INSERT INTO inbox_items (id, organization_id, product_id, end_user_id, release_id, room_id, subject, preview)
+       SELECT 'inb_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, r.end_user_id, $3, $4, $5, $6
+         FROM (${recipients}) r
+       ON CONFLICT DO NOTHING
+       RETURNING id, end_user_id
+     )
+     SELECT id, pg_notify($7, json_build_object('productId', $2::text, 'endUserId', end_user_id, 'itemId', id)::text) FROM items`,
+    [item.organizationId, item.productId, item.releaseId, item.roomId, item.subject, item.preview, INBOX_CHANNEL, ...params],
+  );
+  return sent.length;
+}
+
 export interface EndUserRef {
   productId: string;
   endUserId: string;

@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { notFound } from '../../runtime/service-error';
 import { Feature, Product, Release } from '../entities';
 import { newId } from '../rules/ids';
-import { INBOX_CHANNEL } from './inbox';
+import { PREVIEW_LENGTH, fanOutInboxItems } from './inbox';
 import { enqueueEvent } from '../outbox';
 import { ProductTenant } from './signals';
 
@@ -33,25 +33,17 @@ export async function publishRelease(ds: DataSource, input: PublishRelease) {
     await em.getRepository(Release).insert(release);
     await em.query(`UPDATE features SET state = 'released', updated_at = now() WHERE id = ANY($1)`, [featureIds]);
     const preview = `Shipped: ${features.map((f) => f.title).join(', ')}`;
-    // One statement for any number of recipients: the inbox items, and each recipient's notice
-    // (delivered by PostgreSQL at commit, to every API process holding their stream).
-    const recipients: Array<{ id: string }> = await em.query(
-      `WITH items AS (
-         INSERT INTO inbox_items (id, organization_id, product_id, end_user_id, release_id, subject, preview)
-         SELECT 'inb_' || replace(gen_random_uuid()::text, '-', ''), $2, $3, u.end_user_id, $1, $4, $5
-           FROM (SELECT end_user_id FROM feature_votes WHERE feature_id = ANY($6)
-                 UNION SELECT end_user_id FROM feature_follows WHERE feature_id = ANY($6)) u
-         RETURNING id, end_user_id
-       )
-       SELECT id, pg_notify($7, json_build_object('productId', $3::text, 'endUserId', end_user_id, 'itemId', id)::text) FROM items`,
-      [release.id, input.organizationId, input.productId, input.title, preview.slice(0, 160), featureIds, INBOX_CHANNEL],
-    );
+    const recipientCount = await fanOutInboxItems(em, {
+      organizationId: input.organizationId, productId: input.productId, releaseId: release.id, roomId: null,
+      subject: input.title, preview: preview.slice(0, PREVIEW_LENGTH),
+    }, 'SELECT end_user_id FROM feature_votes WHERE feature_id = ANY($8) UNION SELECT end_user_id FROM feature_follows WHERE feature_id = ANY($8)',
+    [featureIds]);
     await enqueueEvent(em, {
       organizationId: input.organizationId, productId: input.productId, type: 'release.published',
-      data: { releaseId: release.id, title: release.title, featureIds, recipientCount: recipients.length },
+      data: { releaseId: release.id, title: release.title, featureIds, recipientCount },
     });
     return {
-      id: release.id, productId: release.productId, title: release.title, featureIds, recipientCount: recipients.length,
+      id: release.id, productId: release.productId, title: release.title, featureIds, recipientCount,
       createdAt: release.createdAt.toISOString(),
     };
   });

@@ -2,7 +2,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { conflict, notFound, validationFailed } from '../../runtime/service-error';
 import { Room, RoomJob, RoomPromise, RoomSolveSession } from '../entities';
 import { JobStatus } from '../entities/room-job';
-import { INBOX_CHANNEL } from '../customer-loop/inbox';
+import { fanOutInboxItems } from '../customer-loop/inbox';
 import { newId } from '../rules/ids';
 import { enqueueWorkflowCommand } from '../workflow-commands';
 import { requestApproval } from './agent-runs';
@@ -109,21 +109,16 @@ const stale = (message: string): Outcome => ({ error: { code: 'CONFLICT', messag
 
 async function sendReleaseReceipts(em: EntityManager, room: Room, job: RoomJob, releaseId: string): Promise<Outcome> {
   const [release]: Array<{ title: string }> = await em.query('SELECT title FROM releases WHERE id = $1 AND product_id = $2', [releaseId, room.productId]);
-  // Joined end users without this room's receipt of this release get one; the unique index makes a second send a no-op.
-  const sent: unknown[] = await em.query(
-    `WITH items AS (
-       INSERT INTO inbox_items (id, organization_id, product_id, end_user_id, release_id, room_id, subject, preview)
-       SELECT 'inb_' || replace(gen_random_uuid()::text, '-', ''), $3, $4, m.end_user_id, $2, $1, $5, $6
-         FROM room_members m WHERE m.room_id = $1 AND m.type = 'end_user' AND m.state = 'joined'
-       ON CONFLICT (room_id, release_id, end_user_id) WHERE room_id IS NOT NULL DO NOTHING
-       RETURNING id, end_user_id
-     )
-     SELECT id, pg_notify($7, json_build_object('productId', $4::text, 'endUserId', end_user_id, 'itemId', id)::text) FROM items`,
-    [room.id, releaseId, room.organizationId, room.productId, release.title, 'A release discussed in one of your rooms has shipped', INBOX_CHANNEL]);
+  // Joined end users without this room's receipt of this release get one; the unique index on
+  // (room, release, end user) makes a second send a no-op.
+  const recipientCount = await fanOutInboxItems(em, {
+    organizationId: room.organizationId, productId: room.productId, releaseId, roomId: room.id,
+    subject: release.title, preview: 'A release discussed in one of your rooms has shipped',
+  }, `SELECT end_user_id FROM room_members WHERE room_id = $4 AND type = 'end_user' AND state = 'joined'`);
   await appendRoomEvent(em, room, {
-    type: 'room.release.receipt_sent', visibility: 'customer', actor: SYSTEM, data: { jobId: job.id, releaseId, recipientCount: sent.length },
+    type: 'room.release.receipt_sent', visibility: 'customer', actor: SYSTEM, data: { jobId: job.id, releaseId, recipientCount },
   });
-  return { result: { recipientCount: sent.length } };
+  return { result: { recipientCount } };
 }
 
 async function makePromise(em: EntityManager, room: Room, job: RoomJob, params: { text: string; dueAt: string }): Promise<Outcome> {
