@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ConfigError, loadConfig } from './config';
 
 /**
@@ -86,6 +86,29 @@ export function openSecret(stored: string): string {
 /** Whether a stored value should be sealed again: plaintext, or sealed under a key that no longer seals. */
 export function needsResealing(stored: string): boolean {
   return !isSealed(stored) || stored.split(':')[1] !== keyRing().current;
+}
+
+/**
+ * A MAC key per purpose, derived from a ring key (HKDF-SHA256), so a MAC never uses the key that seals
+ * and one purpose's MACs never verify as another's.
+ */
+function macKey(key: Buffer, purpose: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `sv-mac:${purpose}`, 32));
+}
+
+/** HMAC-SHA256 of `message` for `purpose` under the sealing key, as base64url. */
+export function ringMac(purpose: string, message: string): string {
+  const { current, keys } = keyRing();
+  return createHmac('sha256', macKey(keys.get(current)!, purpose)).update(message).digest('base64url');
+}
+
+/** Whether `mac` is `ringMac(purpose, message)` under any key of the ring (a rotation keeps older MACs good). */
+export function ringMacVerifies(purpose: string, message: string, mac: string): boolean {
+  const given = Buffer.from(mac, 'utf8');
+  return [...keyRing().keys.values()].some((key) => {
+    const expected = Buffer.from(createHmac('sha256', macKey(key, purpose)).update(message).digest('base64url'), 'utf8');
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
 }
 
 /** The TypeORM column transformer of a sealed column. */

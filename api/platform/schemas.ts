@@ -47,6 +47,11 @@ export const installationSchema = named('InstallationCheck', object({
   nonceConsumed: boolean().required(),
 }));
 
+export const anonymousProofSchema = named('AnonymousProof', object({
+  anonymousId: string().required(),
+  anonymousProof: string().required().meta({ description: 'keep it with the anonymous id; POST /api/v1/identity/merge needs it after sign-in' }),
+}));
+
 export const identityMergeSchema = named('IdentityMerge', object({
   anonymousId: string().required(),
   endUserId: string().required(),

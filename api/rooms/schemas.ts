@@ -15,7 +15,7 @@ const principal = object({ type: string().required(), principalId: string().requ
 export const memberSchema = named('RoomMember', object({
   principalId: string().required(),
   type: string().oneOf(['end_user', 'teammate', 'agent']).required(),
-  endUserId: string().nullable().defined(),
+  endUserId: string().nullable().defined().meta({ description: 'null unless an end user; an end user reads another member\'s anonymous (anon_...) id as null' }),
   teammateId: string().nullable().defined(),
   alias: string().nullable().defined(),
   role: string().oneOf(['owner', 'customer', 'teammate', 'agent']).required(),

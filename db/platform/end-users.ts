@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
-import { notFound, validationFailed } from '../../runtime/service-error';
+import { ringMac, ringMacVerifies } from '../../runtime/secret-box';
+import { forbidden, notFound, validationFailed } from '../../runtime/service-error';
 import { lockFeatures, recomputeFeature } from '../customer-loop/features';
 import { mergeRoomPrincipal } from '../rooms/room-identity';
 import { ProductTenant } from '../customer-loop/signals';
@@ -11,13 +12,41 @@ const UNIQUE_PER_USER: Array<[string, string]> = [
   ['feature_votes', 'feature_id'], ['feature_follows', 'feature_id'], ['release_receipts', 'release_id'],
 ];
 
+const PROOF_PURPOSE = 'anonymous-merge-proof';
+const PROOF_PREFIX = 'anp_';
+const proofMessage = (productId: string, anonymousId: string) => `${productId}\u0000${anonymousId}`;
+
+/**
+ * What a browser holding an anonymous identity keeps to merge it later: an HMAC of the product and
+ * the anonymous id under the secret key ring. Only a token of that anonymous end user is answered it
+ * (GET /api/v1/identity/anonymous-proof), so knowing an anonymous id is not enough to take its history.
+ */
+export function anonymousProofOf(productId: string, anonymousId: string): string {
+  return `${PROOF_PREFIX}${ringMac(PROOF_PURPOSE, proofMessage(productId, anonymousId))}`;
+}
+
+/** Refuses a merge without the proof of holding this anonymous id in this product; asked before any row is read. */
+function assertAnonymousProof(productId: string, anonymousId: string, proof: string | undefined): void {
+  if (proof === undefined) {
+    throw forbidden('a merge needs anonymousProof: GET /api/v1/identity/anonymous-proof with the anonymous end user\'s token');
+  }
+  if (!proof.startsWith(PROOF_PREFIX) || !ringMacVerifies(PROOF_PURPOSE, proofMessage(productId, anonymousId), proof.slice(PROOF_PREFIX.length))) {
+    throw forbidden('anonymousProof does not prove this anonymous id in this product');
+  }
+}
+
 /**
  * Moves an anonymous end user's history (signals, threads, inbox, votes, follows, receipts, and its rooms:
  * memberships, messages, runs, approvals) onto the signed end user, inside one product; the anonymous end
- * user is removed.
+ * user is removed. The caller must hold the anonymous identity's proof (403 before anything is read, so
+ * a refusal says nothing about whether the id exists).
  */
-export async function mergeEndUsers(ds: DataSource, tenant: ProductTenant, anonymousId: string, endUserId: string) {
+export async function mergeEndUsers(
+  ds: DataSource, tenant: ProductTenant, anonymous: { anonymousId: string; anonymousProof?: string }, endUserId: string,
+) {
+  const { anonymousId } = anonymous;
   if (anonymousId === endUserId) throw validationFailed([{ path: 'anonymousId', message: 'is the signed end user itself' }]);
+  assertAnonymousProof(tenant.productId, anonymousId, anonymous.anonymousProof);
   return ds.transaction(async (em) => {
     const [, removed]: [unknown, number] = await em.query(
       'DELETE FROM end_users WHERE product_id = $1 AND end_user_id = $2', [tenant.productId, anonymousId]);

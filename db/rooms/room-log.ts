@@ -1,6 +1,7 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { Room, RoomAttachment, RoomEvent, RoomMember, RoomMessage, RoomPoll } from '../entities';
 import { enqueueEvent } from '../outbox';
+import { ANONYMOUS_ID } from '../rules/ids';
 import { RoomReader, eventVisibleTo } from '../rules/room-rules';
 
 /** The 13 room events that also leave as webhooks (ROOMS.md §9); every other entry stays in the log. */
@@ -52,11 +53,21 @@ export interface RoomViewer extends RoomReader {
   member: RoomMember | null;
 }
 
+/**
+ * An end user reads another member's anonymous id as null: that id is what a merge would take, so only its
+ * holder, keys and teammates see it (the principalId stays the stable, opaque name of every member).
+ */
+function shownEndUserId(m: RoomMember, viewer: RoomViewer | null): string | null {
+  if (m.type !== 'end_user') return null;
+  const own = viewer?.principalId === m.principalId;
+  return viewer === null || viewer.internal || own || !ANONYMOUS_ID.test(m.endUserId!) ? m.endUserId : null;
+}
+
 export function viewMember(m: RoomMember, viewer: RoomViewer | null) {
   return {
     principalId: m.principalId,
     type: m.type,
-    endUserId: m.type === 'end_user' ? m.endUserId : null,
+    endUserId: shownEndUserId(m, viewer),
     teammateId: m.type === 'teammate' ? m.teammateId : null,
     alias: m.type === 'agent' ? m.alias : null,
     role: m.role,

@@ -18,3 +18,9 @@ export function newId(prefix: string): string {
 }
 
 export const ID_PATTERN = /^[a-z]{2,5}_[0-9a-z]{10,40}$/;
+
+/**
+ * Anonymous end-user ids are minted by the SDK as `anon_` plus at least 16 random characters. Another
+ * end user never sees one (Rooms masks them), and a merge takes proof of holding it, not just the id.
+ */
+export const ANONYMOUS_ID = /^anon_[A-Za-z0-9_-]{16,100}$/;

@@ -147,7 +147,8 @@ describe('rooms: operations (compaction, end-user rate limit, identity merge, co
       await asKey(tenant, { method: 'POST', url: `/api/v1/rooms/${hosted.id}/members`, payload: { endUserIds: [anon, signed] } });
       await asUser(tenant, anon, { method: 'POST', url: `/api/v1/rooms/${hosted.id}/join` });
 
-      const res = await asUser(tenant, signed, { method: 'POST', url: '/api/v1/identity/merge', payload: { anonymousId: anon } });
+      const proof = (await asUser(tenant, anon, { method: 'GET', url: '/api/v1/identity/anonymous-proof' })).json().data.anonymousProof;
+      const res = await asUser(tenant, signed, { method: 'POST', url: '/api/v1/identity/merge', payload: { anonymousId: anon, anonymousProof: proof } });
       assert.equal(res.statusCode, 200, res.body);
       assert.deepEqual(
         [res.json().data.moved.room_members, res.json().data.moved.room_messages, res.json().data.moved.room_agent_runs], [3, 1, 1]);
@@ -186,6 +187,41 @@ describe('rooms: operations (compaction, end-user rate limit, identity merge, co
       assert.equal(cancelled.json().data.status, 'cancelled', 'the signed user is now the run\'s starter');
       assert.equal((await asUser(tenant, signed, { method: 'PATCH', url: `/api/v1/rooms/${own.id}`, payload: { title: 'Signed idea' } })).statusCode, 200);
       assert.equal((await asUser(tenant, anon, { method: 'GET', url: `/api/v1/rooms/${own.id}` })).statusCode, 404, 'the anonymous principal holds nothing');
+    });
+
+    it('no answer shows an end user another member\'s anonymous id (what a merge would take); its holder and keys still see it', async () => {
+      const anon = `anon_${randomBytes(12).toString('hex')}`;
+      const host = `host-${randomBytes(4).toString('hex')}`;
+      const anonPrincipal = principalIdOf(tenant.product.id, 'end_user', anon);
+      const room = await openRoom(tenant, host, { visibility: 'product', title: 'Shared export pains' });
+      assert.equal((await asUser(tenant, anon, { method: 'POST', url: `/api/v1/rooms/${room.id}/join` })).statusCode, 200);
+      const said = await say(tenant, anon, room.id, 'Shared here too');
+      const asked = await asUser(tenant, host, { method: 'POST', url: `/api/v1/rooms/${room.id}/messages`, payload: { body: 'Which?', kind: 'poll', poll: { options: ['a', 'b'] } } });
+      assert.equal(asked.statusCode, 201, asked.body);
+      const answered = await asUser(tenant, anon, { method: 'PUT', url: `/api/v1/rooms/${room.id}/polls/${asked.json().data.poll.id}/responses`, payload: { optionIndex: 1 } });
+      assert.equal(answered.statusCode, 200, answered.body);
+      for (const messageId of [said.id, asked.json().data.id]) {
+        const reacted = await asUser(tenant, anon, { method: 'POST', url: `/api/v1/rooms/${room.id}/messages/${messageId}/reactions`, payload: { emoji: '👍' } });
+        assert.equal(reacted.statusCode, 200, reacted.body);
+      }
+
+      for (const url of [
+        `/api/v1/rooms/${room.id}/members`, `/api/v1/rooms/${room.id}`, `/api/v1/rooms/${room.id}/events`, `/api/v1/rooms/${room.id}/events?after=0`,
+        `/api/v1/rooms/${room.id}/catch-up`, '/api/v1/rooms', '/api/v1/rooms/search?q=Shared',
+      ]) {
+        const res = await asUser(tenant, host, { method: 'GET', url });
+        assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+        assert.ok(!res.body.includes(anon), `${url} shows another member's anonymous id: ${res.body}`);
+      }
+      const snapshot = (await asUser(tenant, host, { method: 'GET', url: `/api/v1/rooms/${room.id}/events` })).json().data.snapshot;
+      const masked = snapshot.members.find((m: Json) => m.principalId === anonPrincipal);
+      assert.deepEqual([masked.type, masked.endUserId], ['end_user', null], 'the member is there under its opaque principalId');
+      const signedMember = snapshot.members.find((m: Json) => m.type === 'end_user' && m.principalId !== anonPrincipal);
+      assert.equal(signedMember.endUserId, host, 'a signed member\'s id is shown as before');
+      const own = (await asUser(tenant, anon, { method: 'GET', url: `/api/v1/rooms/${room.id}/members` })).json().data;
+      assert.equal(own.find((m: Json) => m.principalId === anonPrincipal).endUserId, anon, 'the holder sees its own id');
+      const keyed = (await asKey(tenant, { method: 'GET', url: `/api/v1/rooms/${room.id}/members` })).json().data;
+      assert.equal(keyed.find((m: Json) => m.principalId === anonPrincipal).endUserId, anon, 'a key (the product\'s server) sees it');
     });
   });
 

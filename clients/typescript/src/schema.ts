@@ -1499,6 +1499,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/identity/anonymous-proof": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The proof an anonymous end user keeps to merge its history after sign-in */
+        get: operations["getAnonymousProof"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/identity/merge": {
         parameters: {
             query?: never;
@@ -1508,7 +1525,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Move an anonymous end user's history onto the signed end user (same product) */
+        /** Move an anonymous end user's history onto the signed end user (same product), with its proof */
         post: operations["mergeIdentity"];
         delete?: never;
         options?: never;
@@ -3600,6 +3617,11 @@ export interface components {
             /** Format: date-time */
             failedAt: string | null;
         };
+        AnonymousProof: {
+            anonymousId: string;
+            /** @description keep it with the anonymous id; POST /api/v1/identity/merge needs it after sign-in */
+            anonymousProof: string;
+        };
         ApprovalRequested: {
             item: components["schemas"]["ProofItem"];
             version: components["schemas"]["ProofVersion"];
@@ -4337,6 +4359,7 @@ export interface components {
             principalId: string;
             /** @enum {string} */
             type: "end_user" | "teammate" | "agent";
+            /** @description null unless an end user; an end user reads another member's anonymous (anon_...) id as null */
             endUserId: string | null;
             teammateId: string | null;
             alias: string | null;
@@ -12317,6 +12340,66 @@ export interface operations {
             };
         };
     };
+    getAnonymousProof: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AnonymousProof"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The end-user token is missing, malformed, badly signed, expired or already used */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the token's end user is not anonymous (anon_...), KEY_AUDIENCE_MISMATCH or PRODUCT_SCOPE_UNAVAILABLE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     mergeIdentity: {
         parameters: {
             query?: never;
@@ -12328,6 +12411,8 @@ export interface operations {
             content: {
                 "application/json": {
                     anonymousId: string;
+                    /** @description the anonymous end user's proof (GET /api/v1/identity/anonymous-proof); missing or not matching: 403 FORBIDDEN */
+                    anonymousProof?: string;
                 };
             };
         };
@@ -12361,7 +12446,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description KEY_AUDIENCE_MISMATCH (a service key was sent) or PRODUCT_SCOPE_UNAVAILABLE */
+            /** @description FORBIDDEN: anonymousProof is missing or does not prove anonymousId in this product (nothing moved), KEY_AUDIENCE_MISMATCH or PRODUCT_SCOPE_UNAVAILABLE */
             403: {
                 headers: {
                     [name: string]: unknown;
