@@ -54,6 +54,10 @@ export interface Config {
   aiEvaluatedModels: string[];
   aiMonthlyAllowance: number;
   inboxHeartbeatMs: number;
+  /** Open inbox streams one end user may hold at once, across every API process; the next one is 429. */
+  inboxStreamsPerEndUser: number;
+  /** Open inbox streams one API process holds at most, whoever holds them; the next one is 503. */
+  inboxStreamsPerProcess: number;
   collectPageUrl: string;
   draftTtlDays: number;
   uploadTtlMs: number;
@@ -227,6 +231,8 @@ export function loadConfig(env: Env = process.env): Config {
     aiEvaluatedModels: (text(env, 'SV_AI_EVALUATED_MODELS') ?? '').split(',').map((m) => m.trim()).filter(Boolean),
     aiMonthlyAllowance: int(env, 'SV_AI_MONTHLY_ALLOWANCE', 1_000, 0, 100_000_000),
     inboxHeartbeatMs: int(env, 'SV_INBOX_HEARTBEAT_MS', 15_000, 100, 600_000),
+    inboxStreamsPerEndUser: int(env, 'SV_INBOX_STREAMS_PER_END_USER', 5, 1, 100),
+    inboxStreamsPerProcess: int(env, 'SV_INBOX_STREAMS_PER_PROCESS', 1_000, 1, 1_000_000),
     collectPageUrl: (text(env, 'PROOF_COLLECT_PAGE_URL') ?? 'http://127.0.0.1:3000/collect').replace(/\/+$/, ''),
     draftTtlDays: int(env, 'PROOF_DRAFT_TTL_DAYS', 30, 1, 3650),
     uploadTtlMs: int(env, 'PROOF_UPLOAD_TTL_MS', 86_400_000, 100, 30 * 86_400_000),

@@ -1,4 +1,4 @@
-import { ServerResponse } from 'node:http';
+import { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import { array, number, string } from 'yup';
 import { InboxItem } from '../../db/entities';
@@ -9,9 +9,10 @@ import { encodeCursor } from '../../db/pagination';
 import { validationFailed } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
 import { InboxHub } from './inbox-hub';
+import { InboxStreamSlots } from './inbox-streams';
 import { endUserOf, productTenant } from '../plugins/product-tenant';
 import { strictObject } from '../plugins/validation';
-import { dataOf, fileOf } from '../plugins/responses';
+import { dataOf, errorOf, fileOf } from '../plugins/responses';
 import { inboxPageSchema, inboxReadSchema } from './schemas';
 
 export const MAX_INBOX_READ_IDS = 200;
@@ -50,11 +51,17 @@ function sse(raw: ServerResponse, event: string, data: unknown, id?: string): vo
 export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const hub = new InboxHub((ds.options as { url: string }).url);
+  const slots = new InboxStreamSlots(ds, {
+    perEndUser: deps.config.inboxStreamsPerEndUser, perProcess: deps.config.inboxStreamsPerProcess,
+  }, app.log);
   const streams = new Set<() => void>();
   app.addHook('preClose', async () => {
     for (const end of [...streams]) end();
   });
-  app.addHook('onClose', async () => hub.close());
+  app.addHook('onClose', async () => {
+    await slots.close();
+    await hub.close();
+  });
 
   app.get<{ Querystring: { endUserId?: string; limit: number; before?: string } }>('/api/v1/inbox', {
     schema: { querystring: pageQuery, response: { 200: dataOf(inboxPageSchema) } },
@@ -74,15 +81,23 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
 
   app.get('/api/v1/inbox/stream', {
     schema: {
-      response: { 200: fileOf('text/event-stream', 'events `ready` {endUserId, unread}, `item` (an InboxItem, id = resume cursor), `unread` {unread}') },
+      response: {
+        200: fileOf('text/event-stream', 'events `ready` {endUserId, unread}, `item` (an InboxItem, id = resume cursor), `unread` {unread}'),
+        429: errorOf('RATE_LIMITED: the end user\'s requests this minute (RATE_LIMIT_PER_MINUTE), or its open streams (SV_INBOX_STREAMS_PER_END_USER, details.reason inbox_streams_per_end_user)', { retryAfter: true }),
+        503: errorOf('SERVICE_UNAVAILABLE: this API process holds its most streams (SV_INBOX_STREAMS_PER_PROCESS, details.reason inbox_streams_per_process), or a dependency is unavailable', { retryAfter: true }),
+      },
     },
     config: { auth: 'identity', operationId: 'streamInbox', summary: 'Server-sent events: ready, item, unread; resumes from Last-Event-ID' },
   }, async (request, reply) => {
     const me = endUserOf(request);
     const lastEventId = request.headers['last-event-id'];
+    // Refused in the envelope before the answer becomes a stream.
+    const release = await slots.take(me);
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, {
+      // The rate window's x-ratelimit-* headers, set while the open was counted.
+      ...(reply.getHeaders() as OutgoingHttpHeaders),
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
       connection: 'keep-alive',
@@ -102,12 +117,15 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
       if (!open) return;
       open = false;
       streams.delete(end);
+      release();
       unsubscribe();
       for (const timer of timers) clearTimeout(timer);
       raw.end();
     };
     streams.add(end);
     raw.on('close', end);
+    // A client gone while its slot was being taken frees it at once.
+    if (raw.destroyed) end();
     const fail = (err: unknown) => {
       request.log.warn({ err }, 'inbox stream ended');
       end();

@@ -156,11 +156,22 @@ async function authenticateSession(ds: DataSource, request: FastifyRequest): Pro
   return { kind: 'session', ...session };
 }
 
+/** The inbox's reads: its page and opening its stream (marking read takes a fresh token each time). */
+const INBOX_READS = /^\/api\/v1\/inbox(\/stream)?$/;
+
+/**
+ * Where an end user's requests count in its own one-minute window, as a key's do: the Rooms paths
+ * (ROOMS.md §1) and the inbox's reads, which a token may repeat for its whole lifetime.
+ */
+export function endUserRateCounted(method: string, routeUrl: string): boolean {
+  return ROOMS_PATHS.test(routeUrl) || ((method === 'GET' || method === 'HEAD') && INBOX_READS.test(routeUrl));
+}
+
 /** Authenticates every request by its route's `auth` mode before the body is read. */
 export function registerAuth(app: FastifyInstance, ds: DataSource, config: Config): void {
-  /** Rooms limits each end user as it limits each key (ROOMS.md §1), in its principal's own window. */
+  /** Counts an end user's request in its principal's own window where `endUserRateCounted` says so. */
   async function limitEndUser(request: FastifyRequest, reply: FastifyReply, identity: EndUserIdentity): Promise<void> {
-    if (!ROOMS_PATHS.test(request.routeOptions.url ?? '')) return;
+    if (!endUserRateCounted(request.method, request.routeOptions.url ?? '')) return;
     await enforceRate(reply, principalIdOf(identity.productId, 'end_user', identity.endUserId), config.rateLimitPerMinute);
   }
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { FastifyInstance, RouteOptions } from 'fastify';
 import { AnySchema } from 'yup';
 import { ROOMS_PATHS } from '../rooms/room-caller';
+import { endUserRateCounted } from './auth';
 import { PUBLIC_PREFIX } from './public-rate-limit';
 import { errorEnvelope, proofErrorBody } from './responses';
 
@@ -18,7 +19,7 @@ interface Description {
   innerType?: Description;
   meta?: {
     open?: boolean; description?: string; format?: string; name?: string; example?: unknown;
-    jsonSchema?: JsonSchema; contentType?: string; noContent?: boolean;
+    jsonSchema?: JsonSchema; contentType?: string; noContent?: boolean; retryAfter?: boolean;
   };
   default?: unknown;
 }
@@ -185,15 +186,16 @@ function impliedErrors(route: RouteOptions, config: Record<string, unknown>, sch
   const out: Record<string, JsonSchema> = {
     400: errorResponse('VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema', proof),
   };
+  const endUserCounted = [route.method].flat().some((method) => endUserRateCounted(method, String(route.url)));
   if (auth === 'key' || auth === 'key-or-identity') {
     out[401] = errorResponse('INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired', proof);
     out[403] = errorResponse(`INSUFFICIENT_SCOPE${config.scope ? ` (needs ${config.scope})` : ''}, ENVIRONMENT_SCOPE_MISMATCH, PRODUCT_SCOPE_REQUIRED or PRODUCT_SCOPE_UNAVAILABLE`, proof);
-    const who = auth === 'key-or-identity' && ROOMS_PATHS.test(String(route.url)) ? 'the key, or the end user,' : 'the key';
+    const who = auth === 'key-or-identity' && endUserCounted ? 'the key, or the end user,' : 'the key';
     out[429] = errorResponse(`RATE_LIMITED: more requests this minute than ${who} may make`, proof, ['Retry-After']);
   } else if (auth === 'identity') {
     out[401] = errorResponse('The end-user token is missing, malformed, badly signed, expired or already used', proof);
     out[403] = errorResponse('KEY_AUDIENCE_MISMATCH (a service key was sent) or PRODUCT_SCOPE_UNAVAILABLE', proof);
-    if (ROOMS_PATHS.test(String(route.url))) {
+    if (endUserCounted) {
       out[429] = errorResponse('RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE)', proof, ['Retry-After']);
     }
   } else if (auth === 'session') {
@@ -225,8 +227,7 @@ function declaredResponse(status: string, d: Description | undefined, components
   const described: JsonSchema = { description: d?.meta?.description ?? STATUS_TEXT[status] ?? status };
   if (!d || d.meta?.noContent) return described;
   if (d.meta?.name === 'ErrorEnvelope') {
-    described.content = { 'application/json': { schema: errorRef(proof) } };
-    return described;
+    return errorResponse(described.description as string, proof, d.meta.retryAfter ? ['Retry-After'] : undefined);
   }
   if (d.meta?.contentType) {
     described.content = { [d.meta.contentType]: { schema: { type: 'string', ...(d.meta.format ? { format: d.meta.format } : {}) } } };

@@ -53,9 +53,12 @@ export const proofErrorBody = named('ProofErrorBody', mixed().meta({
   },
 }), { error: 'draft not found', code: 'NOT_FOUND' });
 
-/** An error status a route answers beyond the ones its auth, input and idempotency imply: `errorOf('CONFLICT: ...')`. */
-export function errorOf(description: string) {
-  return errorEnvelope.meta({ description });
+/**
+ * An error status a route answers beyond the ones its auth, input and idempotency imply: `errorOf('CONFLICT: ...')`;
+ * `retryAfter` documents the Retry-After header it carries.
+ */
+export function errorOf(description: string, options: { retryAfter?: boolean } = {}) {
+  return errorEnvelope.meta(options.retryAfter ? { description, retryAfter: true } : { description });
 }
 
 /** A status without a body (204, 304, 416). */

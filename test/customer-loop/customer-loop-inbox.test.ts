@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { AddressInfo } from 'node:net';
 import { FastifyInstance } from 'fastify';
+import { principalIdOf } from '../../db/rules/room-rules';
 import { LOOP_SCOPES, eventually, keyFor, postSignal, teammate } from '../support/customer-loop';
 import { Tenant, call, createTenant, endUserToken, errorCode, withKey } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
@@ -151,6 +153,115 @@ describe('customer loop: inbox and live stream', () => {
       await c.close();
       await assert.rejects(stream.waitFor('item', 1, 3_000), /expected 1 item/);
       assert.equal(stream.closedByServer, true);
+    });
+  });
+
+  describe('stream caps and the end user\'s rate window', () => {
+    const clients: SseClient[] = [];
+    const baseOf = (app: FastifyInstance) => `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    const open = async (app: FastifyInstance, sub: string) => {
+      const client = await SseClient.open(`${baseOf(app)}/api/v1/inbox/stream`, bearer(endUserToken(tenant.product, { sub })));
+      clients.push(client);
+      return client;
+    };
+    const refusal = (client: SseClient) => JSON.parse(client.body).error;
+    const listening = async (overrides: Parameters<typeof ctx.buildApp>[0] = {}) => {
+      const app = await ctx.buildApp(overrides);
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      return app;
+    };
+
+    after(() => {
+      for (const client of clients) client.close();
+    });
+
+    it('an end user holds at most 5 streams at once across API processes: the sixth is 429 with retry-after; a closed one frees its slot', async () => {
+      const [a, b] = [await listening(), await listening()];
+      const sub = `many-tabs-${randomBytes(4).toString('hex')}`;
+      const held: SseClient[] = [];
+      for (const app of [a, a, a, b, b]) {
+        const stream = await open(app, sub);
+        assert.equal(stream.status, 200);
+        await stream.waitFor('ready');
+        held.push(stream);
+      }
+      for (const app of [a, b]) {
+        const sixth = await open(app, sub);
+        assert.equal(sixth.status, 429, 'the sixth stream is refused, whichever process it reaches');
+        assert.deepEqual([refusal(sixth).code, refusal(sixth).details], ['RATE_LIMITED', { reason: 'inbox_streams_per_end_user', limit: 5 }]);
+        const retryAfter = Number(sixth.headers['retry-after']);
+        assert.ok(retryAfter >= 1 && retryAfter <= 60, `retry-after ${sixth.headers['retry-after']}`);
+      }
+      const someoneElse = await open(b, `one-tab-${randomBytes(4).toString('hex')}`);
+      assert.equal(someoneElse.status, 200, 'another end user has slots of its own');
+
+      held[3].close();
+      const reopened = await eventually(async () => {
+        const stream = await open(a, sub);
+        if (stream.status === 200) return stream;
+        stream.close();
+        return null;
+      });
+      await reopened.waitFor('ready');
+      assert.equal((await open(b, sub)).status, 429, 'the freed slot was taken again');
+      await a.close();
+      const leases = await ctx.dataSource.query('SELECT count(*)::int AS n FROM inbox_stream_leases WHERE end_user_id = $1', [sub]);
+      assert.equal(leases[0].n, 1, 'a closing process lets go of its streams\' slots; the other still holds one');
+      await b.close();
+    });
+
+    it('one process holds at most SV_INBOX_STREAMS_PER_PROCESS streams: past it 503 with retry-after', async () => {
+      const app = await listening({ inboxStreamsPerProcess: 2 });
+      const first = await open(app, `p1-${randomBytes(4).toString('hex')}`);
+      await open(app, `p2-${randomBytes(4).toString('hex')}`);
+      const third = await open(app, `p3-${randomBytes(4).toString('hex')}`);
+      assert.equal(third.status, 503);
+      assert.deepEqual([refusal(third).code, refusal(third).details], ['SERVICE_UNAVAILABLE', { reason: 'inbox_streams_per_process', limit: 2 }]);
+      assert.ok(Number(third.headers['retry-after']) >= 1);
+      first.close();
+      const later = await eventually(async () => {
+        const stream = await open(app, `p3-${randomBytes(4).toString('hex')}`);
+        if (stream.status === 200) return stream;
+        stream.close();
+        return null;
+      });
+      await later.waitFor('ready');
+      await app.close();
+    });
+
+    it('inbox reads (the page and stream opens) use up the end user\'s window; the refusal counts nothing', async () => {
+      const LIMIT = 3;
+      const app = await listening({ rateLimitPerMinute: LIMIT });
+      // Keep the burst inside one minute window.
+      const secondsLeft = 60 - new Date().getUTCSeconds();
+      if (secondsLeft < 5) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 100));
+      const sub = `poller-${randomBytes(4).toString('hex')}`;
+      const page = () => call({ method: 'GET', url: '/api/v1/inbox', headers: bearer(endUserToken(tenant.product, { sub })) }, app);
+      const remaining: string[] = [];
+      for (const res of [await page(), await page()]) {
+        assert.equal(res.statusCode, 200, res.body);
+        remaining.push(String(res.headers['x-ratelimit-remaining']));
+      }
+      const stream = await open(app, sub);
+      assert.equal(stream.status, 200);
+      remaining.push(String(stream.headers['x-ratelimit-remaining']));
+      assert.deepEqual(remaining, ['2', '1', '0'], 'one window across the inbox reads');
+      const limited = await page();
+      assert.equal(limited.statusCode, 429);
+      assert.equal(errorCode(limited), 'RATE_LIMITED');
+      assert.ok(Number(limited.headers['retry-after']) >= 1);
+      const refusedStream = await open(app, sub);
+      assert.equal(refusedStream.status, 429);
+      assert.equal(refusal(refusedStream).code, 'RATE_LIMITED');
+      const window: Array<{ n: number }> = await ctx.dataSource.query(
+        `SELECT coalesce(sum(count), 0)::int AS n FROM rate_limit_windows
+          WHERE (key_id = $1 OR key_id LIKE $1 || '#%') AND window_start = date_trunc('minute', now())`,
+        [principalIdOf(tenant.product.id, 'end_user', sub)]);
+      assert.equal(window[0].n, LIMIT, 'counted in the end user\'s own window rows');
+      const keyed = await call(withKey(await keyFor(tenant, ['service:inbox:read']), { method: 'GET', url: `/api/v1/inbox?endUserId=${sub}` }), app);
+      assert.equal(keyed.statusCode, 200, 'a key reading the inbox counts in its own window');
+      stream.close();
+      await app.close();
     });
   });
 

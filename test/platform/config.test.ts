@@ -25,6 +25,16 @@ describe('configuration defaults are the spec\'s values', () => {
     assert.throws(() => loadConfig({ SV_AI_MONTHLY_ALLOWANCE: '-1' }), /SV_AI_MONTHLY_ALLOWANCE/);
   });
 
+  it('inbox streams: 5 per end user, 1000 per process; each a whole number in range', () => {
+    const config = loadConfig({});
+    assert.deepEqual([config.inboxStreamsPerEndUser, config.inboxStreamsPerProcess], [5, 1_000]);
+    const set = loadConfig({ SV_INBOX_STREAMS_PER_END_USER: '2', SV_INBOX_STREAMS_PER_PROCESS: '50' });
+    assert.deepEqual([set.inboxStreamsPerEndUser, set.inboxStreamsPerProcess], [2, 50]);
+    for (const [name, bad] of [['SV_INBOX_STREAMS_PER_END_USER', '0'], ['SV_INBOX_STREAMS_PER_END_USER', '101'], ['SV_INBOX_STREAMS_PER_PROCESS', '0'], ['SV_INBOX_STREAMS_PER_PROCESS', 'many']]) {
+      assert.throws(() => loadConfig({ [name]: bad }), (err: Error) => err instanceof ConfigError && err.message.includes(name), `${name}=${bad}`);
+    }
+  });
+
   it('refuses a malformed value with a message naming the variable', () => {
     assert.throws(() => loadConfig({ PORT: 'abc' }), (err: Error) => err instanceof ConfigError && /PORT/.test(err.message));
     assert.throws(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' }), /WEBHOOK_ALLOW_PRIVATE_TARGETS/);

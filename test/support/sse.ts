@@ -12,6 +12,8 @@ export class SseClient {
   comments = 0;
   status = 0;
   headers: http.IncomingHttpHeaders = {};
+  /** The body of an answer that is not a stream (a refusal's envelope). */
+  body = '';
   private request: http.ClientRequest | null = null;
   private waiters: Array<() => void> = [];
   closedByServer = false;
@@ -25,6 +27,10 @@ export class SseClient {
         let buffer = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {
+          if (client.status !== 200) {
+            client.body += chunk;
+            return;
+          }
           buffer += chunk;
           let cut;
           while ((cut = buffer.indexOf('\n\n')) >= 0) {
