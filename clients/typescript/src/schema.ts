@@ -1499,6 +1499,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/inbox/{id}/control-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The end user's person link, delivered in their inbox: a new secret each time, shown once */
+        post: operations["redeemInboxControlLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/identity/merge": {
         parameters: {
             query?: never;
@@ -1822,6 +1839,26 @@ export interface paths {
         get: operations["getCustomerReceipt"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/proof/collect/control/person-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * E-mail the person link (all of the person's stories) to an address of one of their own stories; always 202, whether or not it matched
+         * @description Public: no credential.
+         */
+        post: operations["requestPersonLink"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2342,7 +2379,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Issue the customer's control link for an item, optionally by e-mail or in-app inbox
+         * Ask the item's customer to approve its wording; email or in_app also delivers them a person link (never answered)
          * @description Workspace roles: owner, admin.
          */
         post: operations["issueApprovalLink"];
@@ -3751,6 +3788,11 @@ export interface components {
             releaseId: string | null;
             /** @description the room of a release receipt */
             roomId: string | null;
+            /**
+             * Format: date-time
+             * @description set when the item delivers the end user a person link to their stories: redeem it with POST /api/v1/inbox/{id}/control-link until then
+             */
+            controlLinkExpiresAt: string | null;
             subject: string;
             preview: string;
             /** Format: date-time */
@@ -12317,6 +12359,82 @@ export interface operations {
             };
         };
     };
+    redeemInboxControlLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            controlToken: string;
+                            controlUrl: string;
+                            /** Format: date-time */
+                            controlExpiresAt: string;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The end-user token is missing, malformed, badly signed, expired or already used */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description KEY_AUDIENCE_MISMATCH (a service key was sent) or PRODUCT_SCOPE_UNAVAILABLE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     mergeIdentity: {
         parameters: {
             query?: never;
@@ -14588,6 +14706,15 @@ export interface operations {
                     "application/json": components["schemas"]["ProofErrorBody"];
                 };
             };
+            /** @description NOT_FOUND: no such resource for this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
             /** @description TOO_LARGE: the body is larger than the route accepts */
             413: {
                 headers: {
@@ -14663,6 +14790,84 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+        };
+    };
+    requestPersonLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            accepted: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description TOO_LARGE: the body is larger than the route accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: this content-type is not accepted here */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED: too many person-link requests for this person this minute */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18893,11 +19098,13 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            controlToken: string;
-                            controlUrl: string;
-                            expiresAt: string;
                             /** @enum {string} */
                             delivered: "none" | "email" | "in_app";
+                            /**
+                             * Format: date-time
+                             * @description the delivered person link's expiry; null with deliver: none
+                             */
+                            expiresAt: string | null;
                         };
                     };
                 };
