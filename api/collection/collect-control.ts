@@ -67,7 +67,7 @@ const receiptQuery = strictObject({ proofItemId: id(), receiptId: string().max(1
 const signedFile = object({ receipt: openObject(), passport: openObject(), signature: object({ alg: string(), kid: string(), value: string() }).required() });
 
 /** What the link reaches: the scope it was issued with (a story link its own story, a person link all the person's). */
-const personOf = (request: Parameters<typeof secretOf>[0]): ControlReach => {
+const reachOf = (request: Parameters<typeof secretOf>[0]): ControlReach => {
   const s = secretOf(request);
   if (!s.personRef) throw new ServiceError('UNAUTHORIZED', 401, 'this control link names no person');
   return { organizationId: s.organizationId, productId: s.productId, personRef: s.personRef, proofItemId: s.scope === 'story' ? s.proofItemId : null };
@@ -84,14 +84,14 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
     schema: { response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 200: dataOf(object({ person: openObject().required(), stories: array(storySchema).defined() })) } },
     onRequest: auth,
     config: { operationId: 'getControl', summary: 'The customer\'s stories, pending wording approvals, active uses and corrections' },
-  }, async (request) => ({ data: await controlView(ds, personOf(request)) }));
+  }, async (request) => ({ data: await controlView(ds, reachOf(request)) }));
 
   app.post<{ Body: ControlAction | { action: 'withdraw'; proofItemId: string; confirm: true } }>('/api/proof/collect/control', {
     schema: { body: controlBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
     config: { operationId: 'controlStory', summary: 'approve_wording, decline_wording, request_correction, pause, resume or withdraw (completed at once, final)' },
   }, async (request, reply) => {
-    const person = personOf(request);
+    const person = reachOf(request);
     const body = request.body;
     if (body.action === 'withdraw') {
       return { data: (await withdraw(ds, person, body.proofItemId)).result };
@@ -105,7 +105,7 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
     onRequest: auth,
     config: { operationId: 'getPassport', summary: 'Every use of the story and whether it renders now; download=1 answers the signed file' },
   }, async (request, reply) => {
-    const person = personOf(request);
+    const person = reachOf(request);
     if (request.query.download !== undefined) {
       const file = await signedPassport(ds, person, request.query.proofItemId);
       return reply.header('content-disposition', `attachment; filename="passport-${request.query.proofItemId}.json"`)
@@ -119,7 +119,7 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
     onRequest: auth,
     config: { operationId: 'changePassport', summary: 'remove_use (a placement stops showing it) or limit_channels (a narrowed grant)' },
   }, async (request, reply) => {
-    const { status, data } = await passportAction(ds, personOf(request), request.body);
+    const { status, data } = await passportAction(ds, reachOf(request), request.body);
     return reply.code(status).send({ data });
   });
 
@@ -128,14 +128,14 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
     onRequest: auth,
     config: { operationId: 'getCustomerReceipt', summary: 'The story\'s signed receipt (newest grant), as a downloadable JSON file' },
   }, async (request, reply) => {
-    const receipt = await customerReceipt(ds, personOf(request), request.query.proofItemId, request.query.receiptId);
+    const receipt = await customerReceipt(ds, reachOf(request), request.query.proofItemId, request.query.receiptId);
     return reply.header('content-disposition', `attachment; filename="receipt-${request.query.proofItemId}.json"`)
       .header('cache-control', 'no-store').send(receipt);
   });
 
   // Counted per person as well as per link: however many links ask, one person gets few e-mails.
   const personLinkRate: onRequestHookHandler = async (request, reply) => {
-    const { organizationId, productId, personRef } = personOf(request);
+    const { organizationId, productId, personRef } = reachOf(request);
     await enforceRate(reply, `person-link:${sha256Hex(`${organizationId}/${productId}/${personRef}`).slice(0, 32)}`, deps.config.personLinkPerMinute);
   };
   app.post<{ Body: { email: string } }>('/api/proof/collect/control/person-link', {
@@ -149,7 +149,7 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
       summary: 'E-mail the person link (all of the person\'s stories) to an address of one of their own stories; always 202, whether or not it matched',
     },
   }, async (request, reply) => {
-    await requestPersonLink(ds, personOf(request), request.body.email, { pageUrl: deps.config.collectPageUrl, controlTtlDays: deps.config.controlLinkTtlDays });
+    await requestPersonLink(ds, reachOf(request), request.body.email, { pageUrl: deps.config.collectPageUrl, controlTtlDays: deps.config.controlLinkTtlDays });
     return reply.code(202).send({ data: { accepted: true } });
   });
 }
@@ -188,14 +188,14 @@ export async function customerReviewRoutes(app: FastifyInstance, deps: AppDeps):
     schema: { response: { 200: dataOf(object({ versions: array(openObject()).defined(), assets: array(openObject()).defined() })) } },
     onRequest: auth,
     config: { operationId: 'getCustomerReview', summary: 'Versions and assets quoting the customer that await their decision' },
-  }, async (request) => ({ data: await reviewQueue(ds, personOf(request)) }));
+  }, async (request) => ({ data: await reviewQueue(ds, reachOf(request)) }));
 
   app.post<{ Body: ReviewDecision }>('/api/proof/review', {
     schema: { body: reviewBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
     config: { operationId: 'decideCustomerReview', summary: 'Approve or decline exact words (contentHash must match: 409)' },
   }, async (request, reply) => {
-    const { status, data } = await decideReview(ds, personOf(request), request.body);
+    const { status, data } = await decideReview(ds, reachOf(request), request.body);
     return reply.code(status).send({ data });
   });
 }

@@ -12,7 +12,7 @@ export interface ControlLinkSettings { pageUrl: string; controlTtlDays: number }
 
 export interface IssuedControlLink { controlToken: string; controlUrl: string; controlExpiresAt: string }
 
-export const controlLinkExpiry = (ttlDays: number, from = Date.now()) => new Date(from + ttlDays * DAY_MS);
+export const controlLinkExpiry = (ttlDays: number) => new Date(Date.now() + ttlDays * DAY_MS);
 
 /** A control secret of one scope; shown once by the caller, stored as its SHA-256. */
 async function issueControlLink(

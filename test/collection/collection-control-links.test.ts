@@ -5,7 +5,7 @@ import { newId } from '../../db/rules/ids';
 import { newSecret, sha256Hex } from '../../db/rules/secrets';
 import { call, endUserToken, eventually, withKey } from '../support/fixtures';
 import { as } from '../support/collection-setup';
-import { CollectionTenant, asDraft, createCollectionTenant, customerCall, fillDraft, submitDraft } from '../support/collection';
+import { CollectionTenant, createCollectionTenant, customerCall, fillDraft, submitDraft } from '../support/collection';
 import { ctx } from '../support/root-hooks';
 import { bodyOf } from '../support/smtp-sink';
 
