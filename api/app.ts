@@ -7,7 +7,7 @@ import { Config } from '../runtime/config';
 import { validationFailed } from '../runtime/service-error';
 import { registerAuth } from './plugins/auth';
 import { frameworkErrorHandler, isCustomerPath, registerErrorHandling } from './plugins/errors';
-import { collectControlRoutes, customerReviewRoutes } from './collection/collect-control';
+import { collectControlRoutes, customerReviewRoutes, inboxControlLinkRoutes } from './collection/collect-control';
 import { collectDraftRoutes } from './collection/collect-drafts';
 import { collectInterviewRoutes } from './collection/collect-interview';
 import { collectNojsRoutes } from './collection/collect-nojs';
@@ -143,6 +143,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(workspaceFeatureRoutes, deps);
   await app.register(releaseRoutes, deps);
   await app.register(inboxRoutes, deps);
+  await app.register(inboxControlLinkRoutes, deps);
   await app.register(identityMergeRoutes, deps);
   await app.register(collectDraftRoutes, deps);
   await app.register(collectUploadRoutes, deps);

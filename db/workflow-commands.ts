@@ -15,7 +15,11 @@ export type WorkflowCommandBody =
   | { type: 'thread.sla.replied'; threadId: string }
   | { type: 'proof.request.start'; tenant: Tenant; requestId: string; delivered: boolean; remindAfterMs: number | null; expiresAt: string }
   | { type: 'proof.request.closed'; requestId: string; outcome: 'responded' | 'cancelled' | 'opted_out' }
-  | { type: 'collection.approval_link.deliver'; tenant: Tenant; deliveryId: string; proofItemId: string; channel: 'email' | 'in_app' }
+  | {
+    type: 'collection.approval_link.deliver'; tenant: Tenant; deliveryId: string; proofItemId: string; channel: 'email' | 'in_app';
+    /** Why the person link goes out (rows written before this field: approval), and until when it works. */
+    reason?: 'approval' | 'person_link'; expiresAt?: string;
+  }
   | { type: 'collection.domain.check'; tenant: Tenant; domainId: string; intervalMs: number; deadline: string }
   | { type: 'collection.upload.start'; tenant: Tenant; sessionId: string; expiresAt: string; taskQueue: string }
   | { type: 'collection.upload.cancel'; sessionId: string }

@@ -65,6 +65,8 @@ export interface Config {
   /** How long an API process keeps the customer routes' allowed CORS origins: the bound on a change taking effect. */
   customerOriginsCacheMs: number;
   controlLinkTtlDays: number;
+  /** Person-link e-mails one person may be sent per minute, however many of their links ask (COLLECTION.md §3.5). */
+  personLinkPerMinute: number;
   dailySubmissionCeiling: number;
   transcribeBaseUrl: string | undefined;
   transcribeApiKey: string | undefined;
@@ -239,6 +241,7 @@ export function loadConfig(env: Env = process.env): Config {
     assembleWaitMs: int(env, 'PROOF_ASSEMBLE_WAIT_MS', 10_000, 0, 600_000),
     customerOriginsCacheMs: int(env, 'PROOF_CORS_CACHE_MS', 30_000, 0, 600_000),
     controlLinkTtlDays: int(env, 'PROOF_CONTROL_LINK_TTL_DAYS', 365, 1, 3650),
+    personLinkPerMinute: int(env, 'PROOF_PERSON_LINK_PER_MINUTE', 5, 1, 1_000_000),
     dailySubmissionCeiling: int(env, 'PROOF_DAILY_SUBMISSION_CEILING', 10_000, 1, 1_000_000_000),
     transcribeBaseUrl: text(env, 'TRANSCRIBE_BASE_URL'),
     transcribeApiKey: text(env, 'TRANSCRIBE_API_KEY'),

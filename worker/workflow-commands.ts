@@ -120,7 +120,7 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
       await startOnce(wf, approvalLinkWorkflow, {
         workflowId: approvalLinkWorkflowId(c.proofItemId, c.deliveryId),
         taskQueue: config.taskQueue,
-        args: [{ proofItemId: c.proofItemId, channel: c.channel }],
+        args: [{ proofItemId: c.proofItemId, channel: c.channel, reason: c.reason, expiresAt: c.expiresAt }],
         ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
       });
       return;

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { ApplicationFailure } from '@temporalio/activity';
 import { claimDelivery, completeDelivery, expireRequest, linkUrlOf, requestStatus } from '../../db/collection/requests';
-import { issueApprovalLink } from '../../db/collection/approval-links';
+import { controlLinkExpiry, endUserOfPerson, issuePersonLink, issueStoryLink, storyWithAddress } from '../../db/collection/control-links';
 import { insertInboxItem } from '../../db/customer-loop/inbox';
 import { ProofItem } from '../../db/entities';
 import { newId } from '../../db/rules/ids';
@@ -49,25 +49,43 @@ export function createProofRequestActivities({ dataSource, config }: ProofReques
       await completeDelivery(dataSource, requestId, kind);
       return 'delivered';
     },
-    /** Mints a control link of its own for the message, so the secret never travels through Temporal. */
-    async deliverApprovalLink(proofItemId: string, channel: 'email' | 'in_app'): Promise<string> {
+    /**
+     * Mints the person link for the message itself, so no secret travels through Temporal. An address
+     * only a key gave (no story the person told through a customer route has it) is the key's word,
+     * not the person's: it gets a story link for this item, never a person link.
+     */
+    async deliverApprovalLink(
+      proofItemId: string, channel: 'email' | 'in_app', reason: 'approval' | 'person_link' = 'approval', expiresAt?: string,
+    ): Promise<string> {
       const item = await dataSource.getRepository(ProofItem).findOneByOrFail({ id: proofItemId });
       if (item.status === 'revoked' || !item.customerPersonId) return 'skipped';
+      const person = { organizationId: item.organizationId, productId: item.productId, personRef: item.customerPersonId };
+      const until = expiresAt ? new Date(expiresAt) : controlLinkExpiry(config.controlLinkTtlDays);
       const product = await productName(dataSource, item.productId);
-      const subject = `${product} asks you to review your story`;
+      const subject = reason === 'person_link' ? `Your stories with ${product}` : `${product} asks you to review your story`;
+      const text = reason === 'person_link'
+        ? `You asked for the link to your stories with ${product}.`
+        : `${product} has a version of your story for you to review.`;
       if (channel === 'email') {
         const mailer = mailTransport(config);
         if (!mailer) throw ApplicationFailure.retryable('SMTP_URL is not configured', 'MAILER_UNAVAILABLE');
         if (!item.customerEmail) return 'skipped';
-        const link = await issueApprovalLink(dataSource, item, { pageUrl: config.collectPageUrl, controlTtlDays: config.controlLinkTtlDays });
+        const own = await storyWithAddress(dataSource, person, item.customerEmail);
+        const link = await dataSource.transaction((em) => (own
+          ? issuePersonLink(em, person, config.collectPageUrl, until)
+          : issueStoryLink(em, person, item.id, config.collectPageUrl, until)));
         await mailer.send({
           to: item.customerEmail, subject,
-          text: [`${product} has a version of your story for you to review.`, '', `Review, approve or withdraw it: ${link.controlUrl}`].join('\n'),
+          text: [text, '', `See, approve, pause or withdraw your ${own ? 'stories' : 'story'}: ${link.controlUrl}`, '',
+            'Keep this link to yourself: anyone holding it can act for you.'].join('\n'),
         });
       } else {
+        const endUserId = await endUserOfPerson(dataSource, person);
+        if (!endUserId) return 'skipped';
+        // The inbox names the person link; the signed end user redeems it (POST /api/v1/inbox/{id}/control-link).
         await insertInboxItem(dataSource.manager, {
-          id: newId('inb'), organizationId: item.organizationId, productId: item.productId, endUserId: item.customerPersonId,
-          subject, preview: `${product} has a version of your story for you to review.`,
+          id: newId('inb'), organizationId: item.organizationId, productId: item.productId, endUserId,
+          subject, preview: text, control: { personRef: item.customerPersonId, expiresAt: until },
         });
       }
       return 'delivered';

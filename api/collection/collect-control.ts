@@ -1,7 +1,7 @@
-import { FastifyInstance } from 'fastify';
+import { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { array, boolean, mixed, number, object, string } from 'yup';
 import {
-  ControlAction, PassportAction, Person, controlAction, controlView, customerReceipt, passport, passportAction, signedPassport, withdraw,
+  ControlAction, ControlReach, PassportAction, controlAction, controlView, customerReceipt, passport, passportAction, signedPassport, withdraw,
 } from '../../db/collection/control';
 import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
 import { ServiceError } from '../../runtime/service-error';
@@ -9,6 +9,11 @@ import type { AppDeps } from '../app';
 import { dataOf, timestamp, errorOf } from '../plugins/responses';
 import { openObject, strictObject } from '../plugins/validation';
 import { customerAuth, secretOf } from './customer-auth';
+import { redeemInboxPersonLink, requestPersonLink } from '../../db/collection/control-links';
+import { sha256Hex } from '../../db/rules/secrets';
+import { enforceRate } from '../plugins/auth';
+import { idParams } from '../plugins/path-params';
+import { endUserOf } from '../plugins/product-tenant';
 import { ReviewDecision, decideReview, reviewQueue } from '../../db/collection/review';
 
 const id = () => string().required().max(100);
@@ -61,10 +66,11 @@ const itemQuery = strictObject({ proofItemId: id(), download: mixed().oneOf(['1'
 const receiptQuery = strictObject({ proofItemId: id(), receiptId: string().max(100) });
 const signedFile = object({ receipt: openObject(), passport: openObject(), signature: object({ alg: string(), kid: string(), value: string() }).required() });
 
-const personOf = (request: Parameters<typeof secretOf>[0]): Person => {
+/** What the link reaches: the scope it was issued with (a story link its own story, a person link all the person's). */
+const reachOf = (request: Parameters<typeof secretOf>[0]): ControlReach => {
   const s = secretOf(request);
   if (!s.personRef) throw new ServiceError('UNAUTHORIZED', 401, 'this control link names no person');
-  return { organizationId: s.organizationId, productId: s.productId, personRef: s.personRef };
+  return { organizationId: s.organizationId, productId: s.productId, personRef: s.personRef, proofItemId: s.scope === 'story' ? s.proofItemId : null };
 };
 
 /** The customer's control link: their stories, wording decisions, corrections, pause, withdraw; passport; receipts. */
@@ -78,14 +84,14 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
     schema: { response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 200: dataOf(object({ person: openObject().required(), stories: array(storySchema).defined() })) } },
     onRequest: auth,
     config: { operationId: 'getControl', summary: 'The customer\'s stories, pending wording approvals, active uses and corrections' },
-  }, async (request) => ({ data: await controlView(ds, personOf(request)) }));
+  }, async (request) => ({ data: await controlView(ds, reachOf(request)) }));
 
   app.post<{ Body: ControlAction | { action: 'withdraw'; proofItemId: string; confirm: true } }>('/api/proof/collect/control', {
     schema: { body: controlBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
     config: { operationId: 'controlStory', summary: 'approve_wording, decline_wording, request_correction, pause, resume or withdraw (completed at once, final)' },
   }, async (request, reply) => {
-    const person = personOf(request);
+    const person = reachOf(request);
     const body = request.body;
     if (body.action === 'withdraw') {
       return { data: (await withdraw(ds, person, body.proofItemId)).result };
@@ -99,7 +105,7 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
     onRequest: auth,
     config: { operationId: 'getPassport', summary: 'Every use of the story and whether it renders now; download=1 answers the signed file' },
   }, async (request, reply) => {
-    const person = personOf(request);
+    const person = reachOf(request);
     if (request.query.download !== undefined) {
       const file = await signedPassport(ds, person, request.query.proofItemId);
       return reply.header('content-disposition', `attachment; filename="passport-${request.query.proofItemId}.json"`)
@@ -109,11 +115,11 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.post<{ Body: PassportAction }>('/api/proof/collect/control/passport', {
-    schema: { body: passportBody, response: { 200: dataOf(openObject()), 201: dataOf(openObject()) } },
+    schema: { body: passportBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
     config: { operationId: 'changePassport', summary: 'remove_use (a placement stops showing it) or limit_channels (a narrowed grant)' },
   }, async (request, reply) => {
-    const { status, data } = await passportAction(ds, personOf(request), request.body);
+    const { status, data } = await passportAction(ds, reachOf(request), request.body);
     return reply.code(status).send({ data });
   });
 
@@ -122,9 +128,46 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
     onRequest: auth,
     config: { operationId: 'getCustomerReceipt', summary: 'The story\'s signed receipt (newest grant), as a downloadable JSON file' },
   }, async (request, reply) => {
-    const receipt = await customerReceipt(ds, personOf(request), request.query.proofItemId, request.query.receiptId);
+    const receipt = await customerReceipt(ds, reachOf(request), request.query.proofItemId, request.query.receiptId);
     return reply.header('content-disposition', `attachment; filename="receipt-${request.query.proofItemId}.json"`)
       .header('cache-control', 'no-store').send(receipt);
+  });
+
+  // Counted per person as well as per link: however many links ask, one person gets few e-mails.
+  const personLinkRate: onRequestHookHandler = async (request, reply) => {
+    const { organizationId, productId, personRef } = reachOf(request);
+    await enforceRate(reply, `person-link:${sha256Hex(`${organizationId}/${productId}/${personRef}`).slice(0, 32)}`, deps.config.personLinkPerMinute);
+  };
+  app.post<{ Body: { email: string } }>('/api/proof/collect/control/person-link', {
+    schema: {
+      body: strictObject({ email: string().required().email().max(320) }).required(),
+      response: { 429: errorOf('RATE_LIMITED: too many person-link requests for this person this minute'), 202: dataOf(object({ accepted: boolean().required() })) },
+    },
+    onRequest: [auth, personLinkRate],
+    config: {
+      operationId: 'requestPersonLink',
+      summary: 'E-mail the person link (all of the person\'s stories) to an address of one of their own stories; always 202, whether or not it matched',
+    },
+  }, async (request, reply) => {
+    await requestPersonLink(ds, reachOf(request), request.body.email, { pageUrl: deps.config.collectPageUrl, controlTtlDays: deps.config.controlLinkTtlDays });
+    return reply.code(202).send({ data: { accepted: true } });
+  });
+}
+
+/** `/api/v1/inbox/{id}/control-link`: the signed end user redeems the person link an inbox item delivers. */
+export async function inboxControlLinkRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  app.post<{ Params: { id: string } }>('/api/v1/inbox/:id/control-link', {
+    schema: {
+      params: idParams,
+      response: {
+        201: dataOf(object({ controlToken: string().required(), controlUrl: string().required(), controlExpiresAt: timestamp().required() })),
+      },
+    },
+    config: { auth: 'identity', operationId: 'redeemInboxControlLink', summary: 'The end user\'s person link, delivered in their inbox: a new secret each time, shown once' },
+  }, async (request, reply) => {
+    const link = await redeemInboxPersonLink(ds, endUserOf(request), request.params.id, deps.config.collectPageUrl);
+    return reply.code(201).header('cache-control', 'no-store').send({ data: link });
   });
 }
 
@@ -145,14 +188,14 @@ export async function customerReviewRoutes(app: FastifyInstance, deps: AppDeps):
     schema: { response: { 200: dataOf(object({ versions: array(openObject()).defined(), assets: array(openObject()).defined() })) } },
     onRequest: auth,
     config: { operationId: 'getCustomerReview', summary: 'Versions and assets quoting the customer that await their decision' },
-  }, async (request) => ({ data: await reviewQueue(ds, personOf(request)) }));
+  }, async (request) => ({ data: await reviewQueue(ds, reachOf(request)) }));
 
   app.post<{ Body: ReviewDecision }>('/api/proof/review', {
     schema: { body: reviewBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
     config: { operationId: 'decideCustomerReview', summary: 'Approve or decline exact words (contentHash must match: 409)' },
   }, async (request, reply) => {
-    const { status, data } = await decideReview(ds, personOf(request), request.body);
+    const { status, data } = await decideReview(ds, reachOf(request), request.body);
     return reply.code(status).send({ data });
   });
 }

@@ -4,7 +4,7 @@ import {
   NewRequest, cancelRequest, createBulk, createRequest, linkUrlOf, listRequests, markSent, readRequest, viewRequest,
 } from '../../db/collection/requests';
 import { OpportunityDecision, decideOpportunity, listOpportunities } from '../../db/integrations/opportunities';
-import { approvalTarget, issueApprovalLink } from '../../db/collection/approval-links';
+import { approvalTarget, requestCustomerApproval } from '../../db/collection/approval-links';
 import { closeCorrection, listCorrections, listRouting, updateRouting } from '../../db/collection/follow-ups';
 import { REQUEST_CHANNELS, RequestChannel, RequestRecipient } from '../../db/entities/proof-request';
 import { ROUTING_STATES, RoutingState } from '../../db/entities/proof-routing';
@@ -14,7 +14,7 @@ import type { AppDeps } from '../app';
 import { HUMAN_DECISION, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { PageRequest } from '../../db/pagination';
-import { dataOf, pageOf, errorOf } from '../plugins/responses';
+import { dataOf, pageOf, errorOf, timestamp } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
 import {
   candidateSchema, correctionSchema, readers, recipientSchema, requestSchema, routingSchema, writers,
@@ -195,12 +195,12 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
       body: approvalLinkBody,
       response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'),
         201: dataOf(object({
-          controlToken: string().required(), controlUrl: string().required(), expiresAt: string().required(),
           delivered: string().oneOf(['none', 'email', 'in_app']).required(),
+          expiresAt: timestamp().nullable().defined().meta({ description: 'the delivered person link\'s expiry; null with deliver: none' }),
         })),
       },
     },
-    config: { ...writers, operationId: 'issueApprovalLink', summary: 'Issue the customer\'s control link for an item, optionally by e-mail or in-app inbox' },
+    config: { ...writers, operationId: 'issueApprovalLink', summary: 'Ask the item\'s customer to approve its wording; email or in_app also delivers them a person link (never answered)' },
   }, async (request, reply) => {
     const { organizationId } = creator(request);
     const { versionId, deliver } = request.body;
@@ -209,8 +209,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
       if (!mailTransport(deps.config)) throw mailerUnavailable();
       if (!item.customerEmail) throw conflict('the customer left no e-mail address');
     }
-    const link = await issueApprovalLink(ds, item, { pageUrl: deps.config.collectPageUrl, controlTtlDays: deps.config.controlLinkTtlDays }, deliver);
-    return reply.code(201).send({ data: { controlToken: link.controlToken, controlUrl: link.controlUrl, expiresAt: link.controlExpiresAt, delivered: deliver } });
+    return reply.code(201).send({ data: await requestCustomerApproval(ds, item, deps.config.controlLinkTtlDays, deliver) });
   });
 
 }

@@ -4,9 +4,7 @@ import { ProofItem, ProofVersion } from '../entities';
 import { revokedFinal } from '../proof/proof-items';
 import { newId } from '../rules/ids';
 import { enqueueWorkflowCommand } from '../workflow-commands';
-import { issueControlLink } from './submit';
-
-export interface ApprovalLinkSettings { pageUrl: string; controlTtlDays: number }
+import { controlLinkExpiry, endUserOfPerson } from './control-links';
 
 /** The item a teammate asks its customer about: the workspace's, not revoked, with a known person. */
 export async function approvalTarget(ds: DataSource, organizationId: string, itemId: string, versionId?: string) {
@@ -23,21 +21,23 @@ export async function approvalTarget(ds: DataSource, organizationId: string, ite
 }
 
 /**
- * A control link for the item's customer (re-issued when theirs was lost, or to ask for approval of
- * a newer version, which their control page lists under pendingApprovals). The secret is shown once.
+ * Asks the item's customer about its wording. The version is already among the pendingApprovals of
+ * any control link they hold, so `none` only answers; `email` and `in_app` also have a person link
+ * delivered to the person (the delivery mints it: no secret is answered, or travels through the
+ * outbox or Temporal). `expiresAt` is that link's.
  */
-export async function issueApprovalLink(ds: DataSource, item: ProofItem, settings: ApprovalLinkSettings, deliver: 'none' | 'email' | 'in_app' = 'none') {
-  return ds.transaction(async (em) => {
-    const link = await issueControlLink(em, {
-      organizationId: item.organizationId, productId: item.productId, personRef: item.customerPersonId!,
-    }, settings);
-    // The delivery mints its own link, so this secret never travels through the outbox or Temporal.
-    if (deliver !== 'none') {
-      await enqueueWorkflowCommand(em, {
-        type: 'collection.approval_link.deliver', tenant: { organizationId: item.organizationId, productId: item.productId },
-        deliveryId: newId('ald'), proofItemId: item.id, channel: deliver,
-      });
-    }
-    return link;
+export async function requestCustomerApproval(ds: DataSource, item: ProofItem, controlTtlDays: number, deliver: 'none' | 'email' | 'in_app') {
+  if (deliver === 'none') return { delivered: deliver, expiresAt: null };
+  const person = { organizationId: item.organizationId, productId: item.productId, personRef: item.customerPersonId! };
+  if (deliver === 'in_app' && !(await endUserOfPerson(ds, person))) {
+    throw conflict('the customer has no in-app inbox: no end user is known for their stories');
+  }
+  const expiresAt = controlLinkExpiry(controlTtlDays).toISOString();
+  await ds.transaction(async (em) => {
+    await enqueueWorkflowCommand(em, {
+      type: 'collection.approval_link.deliver', tenant: { organizationId: item.organizationId, productId: item.productId },
+      deliveryId: newId('ald'), proofItemId: item.id, channel: deliver, reason: 'approval', expiresAt,
+    });
   });
+  return { delivered: deliver, expiresAt };
 }

@@ -15,11 +15,18 @@ import { recoveryClosed } from '../rules/proof-status';
 
 const CUSTOMER: Actor = { type: 'customer', id: null };
 
-/** Whose stories a control link opens: one person in one product. */
+/** One person in one product. */
 export interface Person { organizationId: string; productId: string; personRef: string }
 
-/** One of the person's items; anything else (another person's, another product's) is 404. */
-async function personItem(em: EntityManager, person: Person, itemId: string, lock = false): Promise<ProofItem> {
+/**
+ * What a control link reaches (COLLECTION.md §3.5): a story link only the story of its own submission
+ * (`proofItemId`), a person link (`proofItemId` null) all of the person's stories in the product.
+ */
+export interface ControlReach extends Person { proofItemId: string | null }
+
+/** One of the items the link reaches; anything else (another story, person or product) is 404. */
+async function personItem(em: EntityManager, person: ControlReach, itemId: string, lock = false): Promise<ProofItem> {
+  if (person.proofItemId !== null && person.proofItemId !== itemId) throw notFound('story');
   const item = await em.getRepository(ProofItem).findOne({
     where: { id: itemId, organizationId: person.organizationId, productId: person.productId, customerPersonId: person.personRef },
     ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
@@ -69,12 +76,14 @@ async function story(em: EntityManager, item: ProofItem) {
   };
 }
 
-/** The control page: the person (as they gave themselves) and every one of their stories, newest first. */
-export async function controlView(ds: DataSource, person: Person) {
-  const items = await ds.getRepository(ProofItem).createQueryBuilder('i')
+/** The control page: the person (as they gave themselves) and every story the link reaches, newest first. */
+export async function controlView(ds: DataSource, person: ControlReach) {
+  const query = ds.getRepository(ProofItem).createQueryBuilder('i')
     .where('i.organization_id = :o AND i.product_id = :p AND i.customer_person_id = :r',
       { o: person.organizationId, p: person.productId, r: person.personRef })
-    .andWhere(`i.status <> 'deleted'`)
+    .andWhere(`i.status <> 'deleted'`);
+  if (person.proofItemId !== null) query.andWhere('i.id = :id', { id: person.proofItemId });
+  const items = await query
     .orderBy('i.created_at', 'DESC').addOrderBy('i.id', 'DESC')
     .take(100)
     .getMany();
@@ -100,7 +109,7 @@ const viewWithdrawal = (r: ProofRevocation): Withdrawal['result'] => ({
  * pending reviews cancelled. A repeat answers the same revocation. Their workflows hear of it through
  * the workflow-command outbox, written in this transaction.
  */
-export async function withdraw(ds: DataSource, person: Person, itemId: string): Promise<Withdrawal> {
+export async function withdraw(ds: DataSource, person: ControlReach, itemId: string): Promise<Withdrawal> {
   return ds.transaction(async (em) => {
     const item = await personItem(em, person, itemId, true);
     const revocations = em.getRepository(ProofRevocation);
@@ -176,7 +185,7 @@ export type ControlAction =
   | { action: 'pause' | 'resume'; proofItemId: string };
 
 /** Every action but withdraw; a withdrawn story answers REVOKED_FINAL to all of them. */
-export async function controlAction(ds: DataSource, person: Person, body: ControlAction): Promise<{ status: number; data: Record<string, unknown> }> {
+export async function controlAction(ds: DataSource, person: ControlReach, body: ControlAction): Promise<{ status: number; data: Record<string, unknown> }> {
   return ds.transaction(async (em) => {
     const item = await personItem(em, person, body.proofItemId, true);
     assertChangeable(item);
@@ -223,7 +232,7 @@ export async function controlAction(ds: DataSource, person: Person, body: Contro
 }
 
 /** Every use of the story and whether it renders now (the live evaluator in each placement's context). */
-export async function passport(ds: DataSource, person: Person, itemId: string) {
+export async function passport(ds: DataSource, person: ControlReach, itemId: string) {
   const item = await personItem(ds.manager, person, itemId);
   const grants = await grantsOf(ds.manager, item.id);
   const currentId = item.approvedPublicVersionId ?? item.originalVersionId;
@@ -258,7 +267,7 @@ export async function passport(ds: DataSource, person: Person, itemId: string) {
 export const PASSPORT_SCHEMA = 'service-proof-passport-v1';
 
 /** The passport as a file, signed like receipts (Ed25519 over its canonical JSON). */
-export async function signedPassport(ds: DataSource, person: Person, itemId: string) {
+export async function signedPassport(ds: DataSource, person: ControlReach, itemId: string) {
   const body = await passport(ds, person, itemId);
   const key = await activeSigningKey(ds);
   const payload = { schema: PASSPORT_SCHEMA, canonicalization: CANONICALIZATION, issuedAt: new Date().toISOString(), ...body };
@@ -267,7 +276,7 @@ export async function signedPassport(ds: DataSource, person: Person, itemId: str
 
 export type PassportAction = { action: 'remove_use'; proofItemId: string; placementId: string } | { action: 'limit_channels'; proofItemId: string; channels: string[] };
 
-export async function passportAction(ds: DataSource, person: Person, body: PassportAction) {
+export async function passportAction(ds: DataSource, person: ControlReach, body: PassportAction) {
   return ds.transaction(async (em) => {
     const item = await personItem(em, person, body.proofItemId, true);
     assertChangeable(item);
@@ -293,7 +302,7 @@ export async function passportAction(ds: DataSource, person: Person, body: Passp
 }
 
 /** The newest grant's signed receipt of the story (or the named one of it). */
-export async function customerReceipt(ds: DataSource, person: Person, itemId: string, receiptId?: string) {
+export async function customerReceipt(ds: DataSource, person: ControlReach, itemId: string, receiptId?: string) {
   const item = await personItem(ds.manager, person, itemId);
   const rows: Array<{ id: string }> = await ds.query(
     `SELECT r.id FROM proof_receipts r JOIN consent_grants g ON g.id = r.consent_grant_id

@@ -3,7 +3,7 @@ import { conflict, notFound } from '../../runtime/service-error';
 import { ProofAsset, ProofItem } from '../entities';
 import { sha256OfCanonical } from '../rules/canonical-json';
 import { Actor, appendProofEvent } from '../proof/proof-ledger';
-import { Person, controlAction, controlView } from './control';
+import { ControlReach, controlAction, controlView } from './control';
 
 const CUSTOMER: Actor = { type: 'customer', id: null };
 
@@ -16,15 +16,17 @@ export function assetContentHash(content: AssetContent): string {
   return `sha256:${sha256OfCanonical(rest)}`;
 }
 
-async function personItemIds(ds: DataSource, person: Person): Promise<string[]> {
+/** The live stories the link reaches (a story link: its own one at most). */
+async function personItemIds(ds: DataSource, person: ControlReach): Promise<string[]> {
   const rows: Array<{ id: string }> = await ds.query(
-    `SELECT id FROM proof_items WHERE organization_id = $1 AND product_id = $2 AND customer_person_id = $3 AND status NOT IN ('deleted', 'revoked')`,
-    [person.organizationId, person.productId, person.personRef]);
+    `SELECT id FROM proof_items WHERE organization_id = $1 AND product_id = $2 AND customer_person_id = $3 AND status NOT IN ('deleted', 'revoked')
+        AND ($4::text IS NULL OR id = $4)`,
+    [person.organizationId, person.productId, person.personRef, person.proofItemId]);
   return rows.map((r) => r.id);
 }
 
 /** What awaits the customer: new wordings of their stories and generated assets quoting them. */
-export async function reviewQueue(ds: DataSource, person: Person) {
+export async function reviewQueue(ds: DataSource, person: ControlReach) {
   const { stories } = await controlView(ds, person);
   const versions = stories.flatMap((s) => s.pendingApprovals.map((p) => ({
     kind: 'version' as const, id: p.versionId, proofItemId: s.proofItemId, content: p.content, contentHash: p.contentHash, semanticDiff: p.semanticDiff,
@@ -47,12 +49,12 @@ export async function reviewQueue(ds: DataSource, person: Person) {
 export interface ReviewDecision { kind: 'version' | 'asset'; id: string; decision: 'approve' | 'decline'; contentHash: string }
 
 /** The customer approves or declines exact words: a version (as approve_wording) or an asset quoting them. */
-export async function decideReview(ds: DataSource, person: Person, body: ReviewDecision) {
+export async function decideReview(ds: DataSource, person: ControlReach, body: ReviewDecision) {
   if (body.kind === 'version') {
     const [row]: Array<{ proof_item_id: string; content_hash: string }> = await ds.query(
       `SELECT v.proof_item_id, v.content_hash FROM proof_versions v JOIN proof_items i ON i.id = v.proof_item_id
-        WHERE v.id = $1 AND i.organization_id = $2 AND i.product_id = $3 AND i.customer_person_id = $4`,
-      [body.id, person.organizationId, person.productId, person.personRef]);
+        WHERE v.id = $1 AND i.organization_id = $2 AND i.product_id = $3 AND i.customer_person_id = $4 AND ($5::text IS NULL OR i.id = $5)`,
+      [body.id, person.organizationId, person.productId, person.personRef, person.proofItemId]);
     if (!row) throw notFound('version');
     if (row.content_hash !== body.contentHash) throw conflict('contentHash does not match: the words changed');
     const action = body.decision === 'approve'

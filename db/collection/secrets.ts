@@ -10,6 +10,9 @@ export const secretPattern = (prefix: string) => new RegExp(`^${prefix}_[A-Za-z0
 /** Any customer secret, wherever it appears (a query string must never carry one). */
 export const ANY_CUSTOMER_SECRET = /(^|[^A-Za-z0-9])(ds|pr|cl|ct|ut|iv)_[A-Za-z0-9_-]{43}/;
 
+/** What a control secret reaches (COLLECTION.md §3.5): its own submission's story, or one person's stories. */
+export type ControlScope = 'story' | 'person';
+
 export interface SecretRow {
   digest: string;
   kind: SecretKind;
@@ -19,6 +22,8 @@ export interface SecretRow {
   uploadId: string | null;
   interviewId: string | null;
   personRef: string | null;
+  scope: ControlScope | null;
+  proofItemId: string | null;
   expiresAt: Date | null;
   usedAt: Date | null;
 }
@@ -30,6 +35,8 @@ export interface SecretBinding {
   uploadId?: string | null;
   interviewId?: string | null;
   personRef?: string | null;
+  scope?: ControlScope | null;
+  proofItemId?: string | null;
   expiresAt?: Date | null;
 }
 
@@ -37,10 +44,10 @@ export interface SecretBinding {
 export async function issueSecret(em: EntityManager, kind: SecretKind, binding: SecretBinding): Promise<string> {
   const secret = newSecret(SECRET_PREFIX[kind]);
   await em.query(
-    `INSERT INTO collection_secrets (digest, kind, organization_id, product_id, draft_id, upload_id, interview_id, person_ref, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    `INSERT INTO collection_secrets (digest, kind, organization_id, product_id, draft_id, upload_id, interview_id, person_ref, scope, proof_item_id, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
     [sha256Hex(secret), kind, binding.organizationId, binding.productId, binding.draftId ?? null, binding.uploadId ?? null,
-      binding.interviewId ?? null, binding.personRef ?? null, binding.expiresAt ?? null],
+      binding.interviewId ?? null, binding.personRef ?? null, binding.scope ?? null, binding.proofItemId ?? null, binding.expiresAt ?? null],
   );
   return secret;
 }
@@ -54,6 +61,8 @@ const toRow = (r: Record<string, unknown>): SecretRow => ({
   uploadId: r.upload_id as string | null,
   interviewId: r.interview_id as string | null,
   personRef: r.person_ref as string | null,
+  scope: r.scope as ControlScope | null,
+  proofItemId: r.proof_item_id as string | null,
   expiresAt: r.expires_at as Date | null,
   usedAt: r.used_at as Date | null,
 });

@@ -8,7 +8,7 @@ import { Actor, appendProofEvent } from '../proof/proof-ledger';
 import { ConsentTerms, contentHash, recordGrant } from '../proof/proof-items';
 import { DraftFields, effectiveDraftStatus, findDraft } from './drafts';
 import { PinnedFlow, pinnedFlow, routeOf } from './pinned-flow';
-import { issueSecret } from './secrets';
+import { controlLinkExpiry, issueStoryLink } from './control-links';
 import { expired, invalidInput, uploadsOfDraft } from './uploads';
 import { enqueueWorkflowCommand } from '../workflow-commands';
 
@@ -98,7 +98,7 @@ export interface StoredSubmission extends Submission {
 /**
  * Submits a draft in one transaction: the item (`submitted`), its original, the person, the grant
  * with the consent template version and wording hash, its receipt, a routing record when scored, the
- * request `responded`, the ledger events, and a control link returned once.
+ * request `responded`, the ledger events, and a story link (the control link of this story only) returned once.
  */
 export async function submitDraft(ds: DataSource, draftId: string, ctx: SubmitContext): Promise<StoredSubmission> {
   return ds.transaction(async (em) => {
@@ -192,7 +192,8 @@ export async function storeSubmission(
   await em.query(
     `UPDATE collection_drafts SET status = 'submitted', submitted_at = now(), proof_item_id = $2, person_ref = $3, updated_at = now() WHERE id = $1`,
     [draft.id, itemId, personRef]);
-  const control = await issueControlLink(em, { organizationId: item.organizationId, productId: item.productId, personRef }, ctx);
+  const control = await issueStoryLink(em, { organizationId: item.organizationId, productId: item.productId, personRef }, itemId, ctx.pageUrl,
+    controlLinkExpiry(ctx.controlTtlDays));
   return {
     submissionId: item.submissionId, proofItemId: itemId, originalVersionId: versionId, consentGrantId, receiptId,
     overLimit: item.overLimit, overLimitReasons: item.overLimitReasons, ...control,
@@ -201,12 +202,3 @@ export async function storeSubmission(
 }
 
 const draftId = (d: CollectionDraft) => d.id.slice(d.id.indexOf('_') + 1);
-
-/** A control link for one person's stories in one product: reusable, shown once, 365 days by default. */
-export async function issueControlLink(
-  em: EntityManager, person: { organizationId: string; productId: string; personRef: string }, ctx: Pick<SubmitContext, 'pageUrl' | 'controlTtlDays'>,
-) {
-  const expiresAt = new Date(Date.now() + ctx.controlTtlDays * DAY_MS);
-  const controlToken = await issueSecret(em, 'control', { ...person, expiresAt });
-  return { controlToken, controlUrl: `${ctx.pageUrl}/control#${controlToken}`, controlExpiresAt: expiresAt.toISOString() };
-}

@@ -18,6 +18,8 @@ export interface InboxItemView {
   threadId: string | null;
   releaseId: string | null;
   roomId: string | null;
+  /** When the item delivers a person link: until when the end user may redeem it. */
+  controlLinkExpiresAt: string | null;
   subject: string;
   preview: string;
   createdAt: string;
@@ -37,6 +39,7 @@ export function viewInboxItem(item: InboxItem): InboxItemView {
     threadId: item.threadId,
     releaseId: item.releaseId,
     roomId: item.roomId,
+    controlLinkExpiresAt: item.controlExpiresAt?.toISOString() ?? null,
     subject: item.subject,
     preview: item.preview,
     createdAt: item.createdAt.toISOString(),
@@ -162,6 +165,8 @@ export interface NewInboxItem {
   endUserId: string;
   threadId?: string | null;
   releaseId?: string | null;
+  /** A person link the end user redeems (the secret is minted then, never stored here). */
+  control?: { personRef: string; expiresAt: Date };
   subject: string;
   preview: string;
   id: string;
@@ -169,10 +174,10 @@ export interface NewInboxItem {
 
 export async function insertInboxItem(em: EntityManager, item: NewInboxItem): Promise<void> {
   await em.query(
-    `INSERT INTO inbox_items (id, organization_id, product_id, end_user_id, thread_id, release_id, subject, preview)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    `INSERT INTO inbox_items (id, organization_id, product_id, end_user_id, thread_id, release_id, subject, preview, control_person_ref, control_expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     [item.id, item.organizationId, item.productId, item.endUserId, item.threadId ?? null, item.releaseId ?? null,
-      item.subject, previewOf(item.preview)],
+      item.subject, previewOf(item.preview), item.control?.personRef ?? null, item.control?.expiresAt ?? null],
   );
   await notifyInbox(em, { productId: item.productId, endUserId: item.endUserId, itemId: item.id });
 }

@@ -25,6 +25,13 @@ export class InboxItem {
   @Column({ name: 'room_id', type: 'text', nullable: true })
   roomId!: string | null;
 
+  /** Set on an item that delivers a person link (COLLECTION.md §3.5): the person whose stories it opens. */
+  @Column({ name: 'control_person_ref', type: 'text', nullable: true })
+  controlPersonRef!: string | null;
+
+  @Column({ name: 'control_expires_at', type: 'timestamptz', nullable: true })
+  controlExpiresAt!: Date | null;
+
   @Column({ type: 'text' })
   subject!: string;
 

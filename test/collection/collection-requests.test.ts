@@ -209,24 +209,24 @@ describe('collection setup: personal requests, candidates, routing, corrections,
     assert.equal((await as(other.owner, { method: 'PATCH', url: `/api/proof/collect/corrections/${correctionId}`, payload: { status: 'closed', note: 'Not mine' } }, app)).statusCode, 404);
   });
 
-  it('approval link: a control secret shown once and stored as a hash, by e-mail through the sink; 503 without a mailer; revoked is REVOKED_FINAL', async () => {
+  it('approval link: no secret in the answer, a control link by e-mail through the sink stored as a hash; 503 without a mailer; revoked is REVOKED_FINAL', async () => {
     const to = address('approval');
     const s = await submit(t, submissionBody({ customer: { personRef: `cus-${newId('p')}`, email: to, name: 'Ada' } }), app);
     const url = `/api/proof/collect/items/${s.proofItemId}/approval-link`;
     const plain = await as(t.owner, { method: 'POST', url, payload: { deliver: 'none' } }, app);
     assert.equal(plain.statusCode, 201, plain.body);
-    const { controlToken, controlUrl } = plain.json().data;
-    assert.match(controlToken, /^ct_[A-Za-z0-9_-]{43}$/);
-    assert.equal(controlUrl, `${ctx.config.collectPageUrl}/control#${controlToken}`);
-    const secrets = await ctx.dataSource.query(`SELECT digest FROM collection_secrets WHERE digest = $1`, [sha256Hex(controlToken)]);
-    assert.equal(secrets.length, 1);
+    assert.deepEqual(plain.json().data, { delivered: 'none', expiresAt: null }, 'COLLECTION.md §5: never controlToken or controlUrl');
     const noMail = await ctx.buildApp({ smtpUrl: undefined });
     assert.equal((await as(t.owner, { method: 'POST', url, payload: { deliver: 'email' } }, noMail)).statusCode, 503);
     const mailed = await as(t.owner, { method: 'POST', url, payload: { deliver: 'email' } }, app);
     assert.equal(mailed.json().data.delivered, 'email');
     const [mail] = await eventually(async () => (ctx.smtpSink.to(to).length ? ctx.smtpSink.to(to) : undefined));
     assert.doesNotMatch(mail.subject, /ct_/);
-    assert.match(bodyOf(mail.raw), new RegExp(`${ctx.config.collectPageUrl.replace(/[.]/g, '\\.')}/control#ct_[A-Za-z0-9_-]{43}`));
+    const mailedToken = new RegExp(`${ctx.config.collectPageUrl.replace(/[.]/g, '\\.')}/control#(ct_[A-Za-z0-9_-]{43})`).exec(bodyOf(mail.raw))?.[1];
+    assert.ok(mailedToken, 'the e-mail carries the control link');
+    assert.doesNotMatch(mailed.body, /ct_/);
+    const secrets = await ctx.dataSource.query(`SELECT digest FROM collection_secrets WHERE digest = $1`, [sha256Hex(mailedToken)]);
+    assert.equal(secrets.length, 1);
     const [command] = await ctx.dataSource.query(
       `SELECT command FROM workflow_commands WHERE command->>'type' = 'collection.approval_link.deliver' AND command->>'proofItemId' = $1`, [s.proofItemId]);
     assert.equal(command.command.channel, 'email', 'the delivery was asked for through the outbox, in the link\'s transaction');

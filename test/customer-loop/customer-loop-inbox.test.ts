@@ -28,7 +28,8 @@ describe('customer loop: inbox and live stream', () => {
     const page = first.json().data;
     assert.equal(page.unread, 3);
     assert.deepEqual(page.items.map((i: { preview: string }) => i.preview), ['update 3', 'update 2']);
-    assert.deepEqual(Object.keys(page.items[0]).sort(), ['createdAt', 'id', 'preview', 'readAt', 'releaseId', 'roomId', 'subject', 'threadId']);
+    assert.deepEqual(Object.keys(page.items[0]).sort(), ['controlLinkExpiresAt', 'createdAt', 'id', 'preview', 'readAt', 'releaseId', 'roomId', 'subject', 'threadId']);
+    assert.equal(page.items[0].controlLinkExpiresAt, null, 'a thread reply delivers no control link');
     const rest = (await call(withKey(inboxKey, { method: 'GET', url: `/api/v1/inbox?endUserId=pager&limit=2&before=${page.nextCursor}` }))).json().data;
     assert.deepEqual(rest.items.map((i: { preview: string }) => i.preview), ['update 1']);
     assert.equal(rest.nextCursor, null);

@@ -11,9 +11,16 @@ export const approvalLinkWorkflowId = (itemId: string, requestId: string) => `ap
 export interface ApprovalLinkInput {
   proofItemId: string;
   channel: 'email' | 'in_app';
+  /** Absent in runs started before person links: an approval, expiring a link lifetime after delivery. */
+  reason?: 'approval' | 'person_link';
+  expiresAt?: string;
 }
 
-/** Delivers a customer's approval link by e-mail or to their in-app inbox, retrying until the mail server takes it. */
+/**
+ * Delivers a person link to the customer of a story (COLLECTION.md §3.5), by e-mail to that story's
+ * address or to their in-app inbox, retrying until the mail server takes it: for a teammate's approval
+ * request, or because the customer asked for it with a link they hold.
+ */
 export async function approvalLinkWorkflow(input: ApprovalLinkInput): Promise<string> {
-  return deliverApprovalLink(input.proofItemId, input.channel);
+  return deliverApprovalLink(input.proofItemId, input.channel, input.reason, input.expiresAt);
 }

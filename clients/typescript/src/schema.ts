@@ -1499,17 +1499,17 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/identity/anonymous-proof": {
+    "/api/v1/inbox/{id}/control-link": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** The proof an anonymous end user keeps to merge its history after sign-in */
-        get: operations["getAnonymousProof"];
+        get?: never;
         put?: never;
-        post?: never;
+        /** The end user's person link, delivered in their inbox: a new secret each time, shown once */
+        post: operations["redeemInboxControlLink"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1525,7 +1525,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Move an anonymous end user's history onto the signed end user (same product), with its proof */
+        /** Move an anonymous end user's history onto the signed end user (same product) */
         post: operations["mergeIdentity"];
         delete?: never;
         options?: never;
@@ -1839,6 +1839,26 @@ export interface paths {
         get: operations["getCustomerReceipt"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/proof/collect/control/person-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * E-mail the person link (all of the person's stories) to an address of one of their own stories; always 202, whether or not it matched
+         * @description Public: no credential.
+         */
+        post: operations["requestPersonLink"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2359,7 +2379,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Issue the customer's control link for an item, optionally by e-mail or in-app inbox
+         * Ask the item's customer to approve its wording; email or in_app also delivers them a person link (never answered)
          * @description Workspace roles: owner, admin.
          */
         post: operations["issueApprovalLink"];
@@ -3617,11 +3637,6 @@ export interface components {
             /** Format: date-time */
             failedAt: string | null;
         };
-        AnonymousProof: {
-            anonymousId: string;
-            /** @description keep it with the anonymous id; POST /api/v1/identity/merge needs it after sign-in */
-            anonymousProof: string;
-        };
         ApprovalRequested: {
             item: components["schemas"]["ProofItem"];
             version: components["schemas"]["ProofVersion"];
@@ -3773,6 +3788,11 @@ export interface components {
             releaseId: string | null;
             /** @description the room of a release receipt */
             roomId: string | null;
+            /**
+             * Format: date-time
+             * @description set when the item delivers the end user a person link to their stories: redeem it with POST /api/v1/inbox/{id}/control-link until then
+             */
+            controlLinkExpiresAt: string | null;
             subject: string;
             preview: string;
             /** Format: date-time */
@@ -4359,7 +4379,6 @@ export interface components {
             principalId: string;
             /** @enum {string} */
             type: "end_user" | "teammate" | "agent";
-            /** @description null unless an end user; an end user reads another member's anonymous (anon_...) id as null */
             endUserId: string | null;
             teammateId: string | null;
             alias: string | null;
@@ -12192,7 +12211,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
+            /** @description RATE_LIMITED: more requests this minute than the key may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -12327,18 +12346,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: the end user's requests this minute (RATE_LIMIT_PER_MINUTE), or its open streams (SV_INBOX_STREAMS_PER_END_USER, details.reason inbox_streams_per_end_user) */
-            429: {
-                headers: {
-                    /** @description seconds to wait before retrying */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE: this API process holds its most streams (SV_INBOX_STREAMS_PER_PROCESS, details.reason inbox_streams_per_process), or a dependency is unavailable */
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -12351,23 +12359,30 @@ export interface operations {
             };
         };
     };
-    getAnonymousProof: {
+    redeemInboxControlLink: {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                id: string;
+            };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        data: components["schemas"]["AnonymousProof"];
+                        data: {
+                            controlToken: string;
+                            controlUrl: string;
+                            /** Format: date-time */
+                            controlExpiresAt: string;
+                        };
                     };
                 };
             };
@@ -12389,8 +12404,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: the token's end user is not anonymous (anon_...), KEY_AUDIENCE_MISMATCH or PRODUCT_SCOPE_UNAVAILABLE */
+            /** @description KEY_AUDIENCE_MISMATCH (a service key was sent) or PRODUCT_SCOPE_UNAVAILABLE */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12422,8 +12446,6 @@ export interface operations {
             content: {
                 "application/json": {
                     anonymousId: string;
-                    /** @description the anonymous end user's proof (GET /api/v1/identity/anonymous-proof); missing or not matching: 403 FORBIDDEN */
-                    anonymousProof?: string;
                 };
             };
         };
@@ -12457,7 +12479,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description FORBIDDEN: anonymousProof is missing or does not prove anonymousId in this product (nothing moved), KEY_AUDIENCE_MISMATCH or PRODUCT_SCOPE_UNAVAILABLE */
+            /** @description KEY_AUDIENCE_MISMATCH (a service key was sent) or PRODUCT_SCOPE_UNAVAILABLE */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14684,6 +14706,15 @@ export interface operations {
                     "application/json": components["schemas"]["ProofErrorBody"];
                 };
             };
+            /** @description NOT_FOUND: no such resource for this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
             /** @description TOO_LARGE: the body is larger than the route accepts */
             413: {
                 headers: {
@@ -14759,6 +14790,84 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such resource for this tenant */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+        };
+    };
+    requestPersonLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            accepted: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description TOO_LARGE: the body is larger than the route accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description UNSUPPORTED_MEDIA_TYPE: this content-type is not accepted here */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED: too many person-link requests for this person this minute */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18989,11 +19098,13 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            controlToken: string;
-                            controlUrl: string;
-                            expiresAt: string;
                             /** @enum {string} */
                             delivered: "none" | "email" | "in_app";
+                            /**
+                             * Format: date-time
+                             * @description the delivered person link's expiry; null with deliver: none
+                             */
+                            expiresAt: string | null;
                         };
                     };
                 };
