@@ -81,7 +81,7 @@ export async function addDomain(ds: DataSource, organizationId: string, flowId: 
   });
 }
 
-export const HOSTNAME_TAKEN = 'the hostname was verified for another flow first';
+const HOSTNAME_TAKEN = 'the hostname was verified for another flow first';
 
 /**
  * Records one DNS check (the verification workflow's activity): `verified` is final; otherwise the
