@@ -29,7 +29,7 @@ export function createDomainActivities({ dataSource, config }: DomainActivityDep
     return r;
   };
   return {
-    async checkCollectionDomain(domainId: string): Promise<'verified' | 'pending' | 'gone'> {
+    async checkCollectionDomain(domainId: string): Promise<'verified' | 'pending' | 'gone' | 'failed'> {
       return recordDomainCheck(dataSource, domainId, async (d) => {
         const r = resolver();
         const [txt, cname] = await Promise.all([orNull(r.resolveTxt(verifyName(d.hostname))), orNull(r.resolveCname(d.hostname))]);

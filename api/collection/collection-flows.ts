@@ -139,11 +139,11 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
   app.post<{ Params: { id: string }; Body: { hostname: string } }>('/api/proof/collect/forms/:id/domains', {
     schema: {
       params: idParams, body: domainBody,
-      response: { 409: errorOf('CONFLICT: the hostname is another flow\'s'), 201: dataOf(domainSchema), 200: dataOf(domainSchema) },
+      response: { 409: errorOf('CONFLICT: the hostname is verified for another flow'), 201: dataOf(domainSchema), 200: dataOf(domainSchema) },
     },
     config: {
       ...writers, operationId: 'addCollectionDomain',
-      summary: 'Add a custom domain (at most five): 201 with the DNS records to set; the flow\'s own hostname again: 200, checked now',
+      summary: 'Claim a custom domain (at most five): 201 with the DNS records to set; the flow\'s own hostname again: 200, checked now; 409 once another flow verified it',
     },
   }, async (request, reply) => {
     const { domain, created } = await addDomain(ds, who(request).organizationId, request.params.id, request.body.hostname, {
@@ -169,9 +169,11 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
     if (!flow.liveVersionId) throw conflict('the flow was never published');
     let url = liveUrlOf(deps.config.collectPageUrl, flow.publicId);
     if (request.query.domain !== undefined) {
-      const domains = await listDomains(ds, organizationId, flow.id);
       const host = request.query.domain.toLowerCase();
-      if (!domains.some((d) => d.hostname === host)) throw validationFailed([{ path: 'domain', message: 'is not a domain of this flow' }]);
+      const domain = (await listDomains(ds, organizationId, flow.id)).find((d) => d.hostname === host);
+      if (!domain) throw validationFailed([{ path: 'domain', message: 'is not a domain of this flow' }]);
+      // A claim that failed (its window closed, or another flow verified the hostname first) serves nothing.
+      if (domain.status === 'failed') throw conflict('this domain failed verification; add it again to claim it');
       url = `https://${host}/f/${flow.publicId}`;
     }
     const svg = await QRCode.toString(url, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 });

@@ -46,21 +46,24 @@ export async function listDomains(ds: DataSource, organizationId: string, flowId
 export interface DomainCheckSettings { checkIntervalMs: number; verifyTtlMs: number }
 
 /**
- * A new hostname for the flow, pending until its records verify; at most five per flow, each hostname
- * once. The same flow's hostname again asks for a check now (`created: false`); a `failed` one gets a
- * new verification window. Either way the `collection-domain/<id>` workflow is asked through the outbox.
+ * A new hostname for the flow, pending until its records verify; at most five per flow. Only a verified
+ * claim holds a hostname: another flow's (or workspace's) pending or failed claim of it blocks nothing,
+ * each claim has its own token, and the first whose records verify wins; a hostname verified by another
+ * flow is 409. The same flow's hostname again asks for a check now (`created: false`); a `failed` one gets
+ * a new verification window. Either way the `collection-domain/<id>` workflow is asked through the outbox.
  */
 export async function addDomain(ds: DataSource, organizationId: string, flowId: string, rawHostname: string, settings: DomainCheckSettings) {
   const hostname = normalizeHostname(rawHostname);
   return ds.transaction(async (em) => {
     const flow = await findFlow(em, organizationId, flowId, true);
-    const taken = await em.getRepository(CollectionDomain).findOneBy({ hostname });
-    if (taken && taken.flowId !== flowId) throw conflict('this hostname is already in use');
-    let id = taken?.id;
-    if (taken?.status === 'failed') {
-      await em.getRepository(CollectionDomain).update({ id: taken.id }, { status: 'pending_verification' });
+    const holder = await em.getRepository(CollectionDomain).findOneBy({ hostname, status: 'verified' });
+    if (holder && holder.flowId !== flowId) throw conflict('this hostname is already verified for another flow');
+    const own = await em.getRepository(CollectionDomain).findOneBy({ flowId, hostname });
+    let id = own?.id;
+    if (own?.status === 'failed') {
+      await em.getRepository(CollectionDomain).update({ id: own.id }, { status: 'pending_verification' });
     }
-    if (!taken) {
+    if (!own) {
       const [{ n }] = await em.query('SELECT count(*)::int AS n FROM collection_domains WHERE flow_id = $1', [flowId]);
       if (n >= MAX_DOMAINS_PER_FLOW) throw validationFailed([{ path: 'hostname', message: `a flow has at most ${MAX_DOMAINS_PER_FLOW} domains` }]);
       id = newId('cdm');
@@ -68,31 +71,67 @@ export async function addDomain(ds: DataSource, organizationId: string, flowId: 
         id, organizationId, flowId, hostname, status: 'pending_verification', verificationToken: randomBytes(16).toString('hex'),
       });
     }
-    if (taken?.status !== 'verified') {
+    if (own?.status !== 'verified') {
       await enqueueWorkflowCommand(em, {
         type: 'collection.domain.check', tenant: { organizationId, productId: flow.productId }, domainId: id!,
         intervalMs: settings.checkIntervalMs, deadline: new Date(Date.now() + settings.verifyTtlMs).toISOString(),
       });
     }
-    return { domain: await em.getRepository(CollectionDomain).findOneByOrFail({ id: id! }), created: !taken };
+    return { domain: await em.getRepository(CollectionDomain).findOneByOrFail({ id: id! }), created: !own };
   });
 }
 
+const HOSTNAME_TAKEN = 'the hostname was verified for another flow first';
+
 /**
  * Records one DNS check (the verification workflow's activity): `verified` is final; otherwise the
- * domain stays pending with what is missing. `gone` when the domain was removed meanwhile.
+ * domain stays pending with what is missing. `gone` when the domain was removed meanwhile; `failed` when
+ * another flow's claim of the hostname verified first (checked before the lookup, and again by the
+ * partial unique index when two claims verify at once): a claim that lost is failed and serves nothing.
  */
 export async function recordDomainCheck(
   ds: DataSource, domainId: string, judge: (d: CollectionDomain) => Promise<DomainJudgement>,
-): Promise<'verified' | 'pending' | 'gone'> {
+): Promise<'verified' | 'pending' | 'gone' | 'failed'> {
   const domain = await ds.getRepository(CollectionDomain).findOneBy({ id: domainId });
   if (!domain) return 'gone';
-  if (domain.status === 'verified') return 'verified';
+  if (domain.status !== 'pending_verification') return domain.status === 'verified' ? 'verified' : 'failed';
+  if (await hostnameHeldElsewhere(ds, domain)) return loseClaim(ds, domainId);
   const outcome = await judge(domain);
-  await ds.getRepository(CollectionDomain).update({ id: domainId }, outcome.verified
-    ? { status: 'verified', verifiedAt: new Date(), lastCheckedAt: new Date(), lastError: null }
-    : { status: 'pending_verification', lastCheckedAt: new Date(), lastError: outcome.problems.join('; ') });
-  return outcome.verified ? 'verified' : 'pending';
+  if (!outcome.verified) {
+    await ds.getRepository(CollectionDomain).update({ id: domainId, status: 'pending_verification' }, {
+      lastCheckedAt: new Date(), lastError: outcome.problems.join('; '),
+    });
+    return 'pending';
+  }
+  try {
+    const [, won]: [unknown, number] = await ds.query(
+      `UPDATE collection_domains SET status = 'verified', verified_at = now(), last_checked_at = now(), last_error = NULL
+        WHERE id = $1 AND status = 'pending_verification'`, [domainId]);
+    if (won === 1) {
+      // The claims that lost hear it at once rather than at their next check.
+      await ds.query(
+        `UPDATE collection_domains SET status = 'failed', last_checked_at = now(), last_error = $3
+          WHERE hostname = $1 AND id <> $2 AND status = 'pending_verification'`, [domain.hostname, domainId, HOSTNAME_TAKEN]);
+      return 'verified';
+    }
+  } catch (err) {
+    // The partial unique index: another claim verified in the meantime.
+    if ((err as { code?: string }).code !== '23505') throw err;
+    return loseClaim(ds, domainId);
+  }
+  // Removed, or failed by a claim that won, between the read and the update.
+  return (await ds.getRepository(CollectionDomain).findOneBy({ id: domainId })) ? 'failed' : 'gone';
+}
+
+async function hostnameHeldElsewhere(ds: DataSource, domain: CollectionDomain): Promise<boolean> {
+  return ds.getRepository(CollectionDomain).existsBy({ hostname: domain.hostname, status: 'verified' });
+}
+
+async function loseClaim(ds: DataSource, domainId: string): Promise<'failed'> {
+  await ds.query(
+    `UPDATE collection_domains SET status = 'failed', last_checked_at = now(), last_error = $2 WHERE id = $1 AND status = 'pending_verification'`,
+    [domainId, HOSTNAME_TAKEN]);
+  return 'failed';
 }
 
 /** The verification window closed with the records still missing. */

@@ -73,8 +73,16 @@ export async function linkSourceToItem(em: EntityManager, sourceId: string, proo
 
 type SourceRow = ProofSource & { itemStatus?: string | null; itemPublic?: boolean | null };
 
+/** Item states whose words a source no longer serves (a deleted item's are erased once its window closes). */
+const GONE_STATES = ['revoked', 'deleted'];
+
+/**
+ * A source of a revoked or deleted item answers without the customer's words: no text, title or
+ * attribution (INTEGRATIONS.md §7: "revoked or erased → null, policy blocked"); ids, provenance (content
+ * hashes) and the policy stay, so what happened to it can still be read.
+ */
 function viewSource(row: SourceRow, canReadPrivate: boolean) {
-  const gone = row.itemStatus === 'revoked' || row.itemStatus === 'deleted';
+  const gone = GONE_STATES.includes(row.itemStatus ?? '');
   const approvedPublic = row.itemStatus === 'approved' && row.itemPublic === true;
   const withheld = !gone && row.capturedText !== null && !approvedPublic && !canReadPrivate;
   return {
@@ -85,8 +93,8 @@ function viewSource(row: SourceRow, canReadPrivate: boolean) {
     capturedAt: row.capturedAt.toISOString(),
     capturedText: gone || withheld ? null : row.capturedText,
     capturedTextWithheld: withheld,
-    title: row.title,
-    attribution: row.attribution ?? null,
+    title: gone ? null : row.title,
+    attribution: gone ? null : row.attribution ?? null,
     links: row.links,
     provenance: row.provenance,
     policy: gone
@@ -132,6 +140,8 @@ export async function listSources(
   if (filter.since) qb.andWhere('s.captured_at >= :since', { since: filter.since });
   if (filter.until) qb.andWhere('s.captured_at < :until', { until: filter.until });
   const words = (filter.q ?? '').split(/\s+/).filter(Boolean);
+  // Words that are not served are not searched either: a match would tell them.
+  if (words.length) qb.andWhere('(i.status IS NULL OR i.status NOT IN (:...gone))', { gone: GONE_STATES });
   const searchable = canReadPrivate
     ? `coalesce(s.captured_text, '')`
     : `CASE WHEN i.status = 'approved' AND i.approved_public_version_id IS NOT NULL THEN coalesce(s.captured_text, '') ELSE '' END`;

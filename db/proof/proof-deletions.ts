@@ -4,6 +4,8 @@ import { ProofItem } from '../entities';
 import { SYSTEM_ACTOR, appendProofEvent } from './proof-ledger';
 import { findItem, viewItem } from './proof-items';
 import { enqueueWorkflowCommand } from '../workflow-commands';
+import { MediaStore } from '../../runtime/media-store';
+import { eraseItemMedia, eraseItemWords } from './proof-purge';
 
 function viewDeletion(item: ProofItem) {
   return { item: viewItem(item), deletedAt: item.deletedAt?.toISOString() ?? null, recoveryClosesAt: item.recoveryClosesAt?.toISOString() ?? null };
@@ -52,11 +54,13 @@ export async function restoreItem(ds: DataSource, organizationId: string, itemId
 
 /**
  * Closes the recovery window of the deletion made at `deletedAt` (a later delete-restore-delete has
- * its own): the customer's words, contact details and consent evidence are erased; version rows and
- * their content hashes stay, so the ledger still points at something. Idempotent.
+ * its own): the customer's words, contact details and consent evidence are erased from the item, its
+ * versions and every other copy (eraseItemWords), then its media's bytes leave the store; version rows
+ * and their content hashes stay, so the ledger still points at something. Idempotent: a retry after the
+ * commit erases the bytes again and writes nothing twice.
  */
-export async function closeRecoveryWindow(ds: DataSource, itemId: string, deletedAt: string): Promise<boolean> {
-  return ds.transaction(async (em) => {
+export async function closeRecoveryWindow(ds: DataSource, store: MediaStore, itemId: string, deletedAt: string): Promise<boolean> {
+  const closed = await ds.transaction(async (em) => {
     // TypeORM answers an UPDATE ... RETURNING as [rows, affected].
     const [rows]: [Array<{ organization_id: string; product_id: string }>, number] = await em.query(
       `UPDATE proof_items SET recovery_closed_at = now(), customer_email = NULL, customer_name = NULL
@@ -68,10 +72,14 @@ export async function closeRecoveryWindow(ds: DataSource, itemId: string, delete
     if (!row) return false;
     await em.query(`UPDATE consent_grants SET evidence = NULL WHERE proof_item_id = $1`, [itemId]);
     await em.query(`UPDATE proof_versions SET content = '{}', semantic_diff = '{}' WHERE proof_item_id = $1`, [itemId]);
+    await eraseItemWords(em, itemId);
     await appendProofEvent(em, {
       organizationId: row.organization_id, productId: row.product_id, proofItemId: itemId, actor: SYSTEM_ACTOR,
       eventType: 'proof.item.purged', properties: {},
     });
     return true;
   });
+  const [purged] = await ds.query(`SELECT 1 FROM proof_items WHERE id = $1 AND recovery_closed_at IS NOT NULL`, [itemId]);
+  if (purged) await eraseItemMedia(ds, store, itemId);
+  return closed;
 }

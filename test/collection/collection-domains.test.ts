@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { newId } from '../../db/rules/ids';
-import { domainVerificationWorkflowId } from '../../workflows/collection/domain-verification-workflow';
+import { checkNowSignal, domainVerificationWorkflowId } from '../../workflows/collection/domain-verification-workflow';
 import { Tenant, createTenant, eventually } from '../support/fixtures';
 import { as, liveFlow } from '../support/collection-setup';
 import { ctx } from '../support/root-hooks';
@@ -62,7 +62,7 @@ describe('collection setup: custom domains verified through DNS (collection-doma
     await eventually(async () => (await listed(hostname))?.status === 'verified');
   });
 
-  it('a CNAME to another host is not verified; another tenant cannot take or check the hostname', async () => {
+  it('a CNAME to another host is not verified; another tenant may claim it meanwhile but cannot check this flow\'s', async () => {
     const hostname = host('wrong');
     const d: Domain = (await as(t.owner, { method: 'POST', url, payload: { hostname } })).json().data;
     ctx.dnsSink.set(d.records[1].name, { txt: [d.records[1].value] });
@@ -75,7 +75,92 @@ describe('collection setup: custom domains verified through DNS (collection-doma
     assert.equal(checked!.status, 'pending_verification');
     const other = await createTenant();
     const otherUrl = `/api/proof/collect/forms/${(await liveFlow(other)).flow.id}/domains`;
-    assert.equal((await as(other.owner, { method: 'POST', url: otherUrl, payload: { hostname } })).statusCode, 409);
+    const claimed = await as(other.owner, { method: 'POST', url: otherUrl, payload: { hostname } });
+    assert.equal(claimed.statusCode, 201, 'an unverified claim holds nothing');
+    assert.notEqual(claimed.json().data.records[1].value, d.records[1].value, 'each claim proves itself with its own token');
     assert.equal((await as(other.owner, { method: 'POST', url, payload: { hostname } })).statusCode, 404);
+  });
+
+  describe('claims of one hostname by several workspaces', () => {
+    const preflight = (origin: string) => ctx.app.inject({
+      method: 'OPTIONS', url: '/api/proof/collect/drafts/drf_none',
+      headers: { origin, 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'content-type' },
+    });
+    /** The preflight's answer once it is `status`, within the suite's origins cache bound. */
+    const preflightSettles = (origin: string, status: number) => eventually(async () => (await preflight(origin)).statusCode === status, ctx.config.customerOriginsCacheMs + 2_000);
+    const claimant = async () => {
+      const tenant = await createTenant();
+      const flow = (await liveFlow(tenant)).flow;
+      const flowUrl = `/api/proof/collect/forms/${flow.id}/domains`;
+      const list = async (hostname: string): Promise<Domain | undefined> =>
+        (await as(tenant.owner, { method: 'GET', url: flowUrl })).json().data.find((d: Domain) => d.hostname === hostname);
+      return { tenant, flow, url: flowUrl, list };
+    };
+
+    it('both are pending; the first whose records verify wins, the other fails, is refused with 409 and never serves', async () => {
+      const hostname = host('race');
+      const [a, b] = [await claimant(), await claimant()];
+      const claimA = await as(a.tenant.owner, { method: 'POST', url: a.url, payload: { hostname } });
+      const claimB = await as(b.tenant.owner, { method: 'POST', url: b.url, payload: { hostname } });
+      assert.equal(claimA.statusCode, 201, claimA.body);
+      assert.equal(claimB.statusCode, 201, claimB.body);
+      const [dA, dB]: Domain[] = [claimA.json().data, claimB.json().data];
+      assert.equal(dA.status, 'pending_verification');
+      assert.equal(dB.status, 'pending_verification');
+      assert.equal((await preflight(`https://${hostname}`)).statusCode, 403, 'no pending claim serves');
+
+      // B's records are the ones that appear first: B wins, though A claimed first.
+      ctx.dnsSink.set(hostname, { cname: `${ctx.config.collectCnameTarget}.` });
+      ctx.dnsSink.set(dB.records[1].name, { txt: [dB.records[1].value] });
+      assert.equal((await as(b.tenant.owner, { method: 'POST', url: b.url, payload: { hostname } })).statusCode, 200);
+      await eventually(async () => (await b.list(hostname))?.status === 'verified');
+      assert.equal(await ctx.temporal.workflow.getHandle(domainVerificationWorkflowId(dB.id)).result(), 'verified');
+
+      const lost = await eventually(async () => ((await a.list(hostname))?.status === 'failed' ? a.list(hostname) : undefined));
+      assert.match(lost!.lastError!, /verified for another flow/);
+      // Now A's records are there too: asking again is refused, and a check it was waiting on fails.
+      ctx.dnsSink.set(dA.records[1].name, { txt: [dA.records[1].value, dB.records[1].value] });
+      const refused = await as(a.tenant.owner, { method: 'POST', url: a.url, payload: { hostname } });
+      assert.equal(refused.statusCode, 409, refused.body);
+      assert.equal(refused.json().code, 'CONFLICT');
+      await ctx.temporal.workflow.getHandle(domainVerificationWorkflowId(dA.id)).signal(checkNowSignal);
+      assert.equal(await ctx.temporal.workflow.getHandle(domainVerificationWorkflowId(dA.id)).result(), 'failed');
+      assert.equal((await a.list(hostname))?.status, 'failed');
+      // Two verified claims of one hostname cannot exist, whatever writes them.
+      await assert.rejects(
+        ctx.dataSource.query(`UPDATE collection_domains SET status = 'verified', verified_at = now() WHERE id = $1`, [dA.id]),
+        /collection_domains_verified_hostname/);
+      const holders = await ctx.dataSource.query(`SELECT flow_id FROM collection_domains WHERE hostname = $1 AND status = 'verified'`, [hostname]);
+      assert.deepEqual(holders, [{ flow_id: b.flow.id }]);
+
+      // The winner's origin is allowed; once the winner lets it go, A's failed claim serves nothing.
+      const origin = `https://${hostname}`;
+      await preflightSettles(origin, 204);
+      assert.equal((await as(b.tenant.owner, { method: 'DELETE', url: `${b.url}?hostname=${hostname}` })).statusCode, 204);
+      await preflightSettles(origin, 403);
+      const qr = await as(a.tenant.owner, { method: 'GET', url: `/api/proof/collect/forms/${a.flow.id}/qr?domain=${hostname}` });
+      assert.equal(qr.statusCode, 409, 'no QR code for a claim that failed');
+      // The hostname is free again: A may claim it anew and, its records being there, wins it.
+      assert.equal((await as(a.tenant.owner, { method: 'POST', url: a.url, payload: { hostname } })).statusCode, 200);
+      await eventually(async () => (await a.list(hostname))?.status === 'verified');
+      await preflightSettles(origin, 204);
+    });
+
+    it('a claim that failed (its window closed) no longer blocks another workspace', async () => {
+      const hostname = host('expired');
+      const [a, b] = [await claimant(), await claimant()];
+      const shortWindow = await ctx.buildApp({ domainVerifyTtlMs: 300 });
+      assert.equal((await as(a.tenant.owner, { method: 'POST', url: a.url, payload: { hostname } }, shortWindow)).statusCode, 201);
+      await eventually(async () => (await a.list(hostname))?.status === 'failed');
+      const claimB = await as(b.tenant.owner, { method: 'POST', url: b.url, payload: { hostname } });
+      assert.equal(claimB.statusCode, 201, claimB.body);
+      const dB: Domain = claimB.json().data;
+      ctx.dnsSink.set(hostname, { cname: ctx.config.collectCnameTarget });
+      ctx.dnsSink.set(dB.records[1].name, { txt: [dB.records[1].value] });
+      assert.equal((await as(b.tenant.owner, { method: 'POST', url: b.url, payload: { hostname } })).statusCode, 200);
+      await eventually(async () => (await b.list(hostname))?.status === 'verified');
+      assert.equal((await as(a.tenant.owner, { method: 'POST', url: a.url, payload: { hostname } })).statusCode, 409);
+      assert.equal((await a.list(hostname))?.status, 'failed');
+    });
   });
 });

@@ -59,6 +59,29 @@ describe('integrations: sources and brand mentions', () => {
     assert.ok(src.provenance.some((p: { step: string }) => p.step === 'revoked'));
   });
 
+  it('serves none of a revoked or deleted item\'s words: no text, title or attribution, by list or by id, and search finds none', async () => {
+    for (const end of ['revoked', 'deleted'] as const) {
+      const m = uniqueId('zq').toLowerCase();
+      const s = await approvedItem(tenant, submissionBody({
+        content: { text: `Exports take seconds ${m}`, title: `Fast exports ${m}`, attribution: { name: `Ada ${m}`, company: 'Analytical Ltd' } },
+      }));
+      assert.equal((await sources(`?q=${m}`)).json().data.length, 1, `${end}: found while the item lives`);
+      if (end === 'revoked') {
+        const filed = await call(withKey(tenant.key, { method: 'POST', url: `/api/v1/proof/items/${s.proofItemId}/revoke` }));
+        await asOwner(tenant, 'POST', `/api/workspace/proof/revocations/${filed.json().data.revocation.id}/complete`);
+      } else {
+        assert.equal((await asOwner(tenant, 'DELETE', `/api/workspace/proof/items/${s.proofItemId}`)).statusCode, 200);
+      }
+      const listed = await sources(`?proofItemId=${s.proofItemId}`);
+      const [src] = listed.json().data;
+      assert.deepEqual([src.capturedText, src.title, src.attribution, src.policy.reuse], [null, null, null, 'blocked'], end);
+      const one = await call(withKey(tenant.key, { method: 'GET', url: `/api/v1/sources/${src.id}` }));
+      assert.equal(one.statusCode, 200);
+      assert.ok(!listed.body.includes(m) && !one.body.includes(m), `${end}: the words are not served`);
+      assert.equal((await sources(`?q=${m}`)).json().data.length, 0, `${end}: nor found by search`);
+    }
+  });
+
   it('writes sources for value events and filters by system, kind and externalId', async () => {
     const body = valueEvent({ type: 'resolved_ticket', properties: { ticketId: 'T-9' } });
     const e = (await postValueEvent(tenant, body)).json().data;

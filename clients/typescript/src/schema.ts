@@ -2114,7 +2114,7 @@ export interface paths {
         get: operations["listCollectionDomains"];
         put?: never;
         /**
-         * Add a custom domain (at most five): 201 with the DNS records to set; the flow's own hostname again: 200, checked now
+         * Claim a custom domain (at most five): 201 with the DNS records to set; the flow's own hostname again: 200, checked now; 409 once another flow verified it
          * @description Workspace roles: owner, admin.
          */
         post: operations["addCollectionDomain"];
@@ -16897,7 +16897,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProofErrorBody"];
                 };
             };
-            /** @description CONFLICT: the hostname is another flow's */
+            /** @description CONFLICT: the hostname is verified for another flow */
             409: {
                 headers: {
                     [name: string]: unknown;
