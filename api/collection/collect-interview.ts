@@ -133,6 +133,7 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
     schema: {
       params: pathParams('sessionId'),
       response: {
+        401: errorOf('UNAUTHORIZED: the x-upload-token is missing, malformed or unknown'),
         409: finished, 410: gone, 413: errorOf('TOO_LARGE: a Content-Length larger than the upload was opened for'),
         415: errorOf('UNSUPPORTED_MEDIA_TYPE: not application/octet-stream, or the bytes are not an accepted video type'),
         422: errorOf('CHECKSUM_MISMATCH: the bytes do not match the sha256 given at start'),

@@ -25,7 +25,8 @@ export async function sweepExpiredDrafts(ds: DataSource, store: MediaStore, limi
     if (ids.length === 0) return { drafts: [] as string[], uploads: [] as string[] };
     await em.query(
       `UPDATE collection_drafts SET status = 'expired', fields = '{}'::jsonb, updated_at = now() WHERE id = ANY($1)`, [ids]);
-    const uploads: Array<{ id: string }> = await em.query(
+    // An UPDATE answers [rows, count] through TypeORM's query().
+    const [uploads]: [Array<{ id: string }>, number] = await em.query(
       `UPDATE collection_uploads SET status = CASE WHEN status = 'open' THEN 'expired' ELSE 'cancelled' END, updated_at = now()
         WHERE draft_id = ANY($1) AND status IN ('open', 'complete') RETURNING id`, [ids]);
     // Their workflows wait for a cancel or a timer; the signal lets them end now.
@@ -47,15 +48,16 @@ export async function sweepExpiredDrafts(ds: DataSource, store: MediaStore, limi
 export async function sweepUnsubmittedMedia(ds: DataSource, store: MediaStore, ttlMs: number, limit = 100): Promise<number> {
   const ended = await ds.transaction(async (em) => {
     const rows: Array<{ id: string }> = await em.query(
+      `SELECT u.id FROM collection_uploads u JOIN collection_drafts d ON d.id = u.draft_id
+        WHERE u.draft_id IS NOT NULL AND u.status IN ('open', 'complete') AND d.status = 'open'
+          AND u.updated_at <= $1 AND d.updated_at <= $1
+        ORDER BY u.updated_at LIMIT $2 FOR UPDATE OF u SKIP LOCKED`, [new Date(Date.now() - ttlMs), limit]);
+    const ids = rows.map((r) => r.id);
+    await em.query(
       `UPDATE collection_uploads SET status = CASE WHEN status = 'open' THEN 'expired' ELSE 'cancelled' END, updated_at = now()
-        WHERE id IN (
-          SELECT u.id FROM collection_uploads u JOIN collection_drafts d ON d.id = u.draft_id
-           WHERE u.draft_id IS NOT NULL AND u.status IN ('open', 'complete') AND d.status = 'open'
-             AND u.updated_at <= $1 AND d.updated_at <= $1
-           ORDER BY u.updated_at LIMIT $2 FOR UPDATE OF u SKIP LOCKED)
-        RETURNING id`, [new Date(Date.now() - ttlMs), limit]);
-    for (const u of rows) await enqueueWorkflowCommand(em, { type: 'collection.upload.cancel', sessionId: u.id });
-    return rows.map((r) => r.id);
+        WHERE id = ANY($1)`, [ids]);
+    for (const id of ids) await enqueueWorkflowCommand(em, { type: 'collection.upload.cancel', sessionId: id });
+    return ids;
   });
   for (const uploadId of ended) await eraseUploadBytes(ds, store, uploadId);
   return ended.length;

@@ -129,8 +129,8 @@ describe('collection: upload bodies are judged before they are read, streamed to
     const outsider = await new HeldRequest(base, 'POST', `/api/v1/rooms/${room.id}/attachments`, {
       authorization: `Bearer ${endUserToken(rooms.product, { sub: 'bodies-outsider' })}`, 'content-type': 'image/png', 'content-length': 5 * MiB,
     }, pngBytes(2048)).within(2_000, 'a room attachment from an outsider');
-    assert.equal(outsider.status, 403, outsider.body);
-    assert.equal(JSON.parse(outsider.body).error.code, 'FORBIDDEN');
+    assert.equal(outsider.status, 404, outsider.body);
+    assert.equal(JSON.parse(outsider.body).error.code, 'NOT_FOUND');
   });
 
   it('a declared length over the slot, or none, is refused before a byte is read', async () => {
@@ -196,7 +196,7 @@ describe('collection: upload bodies are judged before they are read, streamed to
 
   it('quotas: a draft holds at most PROOF_UPLOAD_DRAFT_MAX_BYTES (413); a form and a client address open at most their daily bytes (429)', async () => {
     const image = pngBytes(100_000);
-    const perDraft = await ctx.buildApp({ uploadQuotas: { draftBytes: 150_000, flowDailyBytes: 10 * MiB, addressDailyBytes: 10 * MiB } });
+    const perDraft = await ctx.buildApp({ uploadQuotas: { draftBytes: 150_000, flowDailyBytes: 1024 * MiB, addressDailyBytes: 1024 * MiB } });
     const d = await startDraft(t, perDraft);
     const first = await openImage(d, image, perDraft, '198.51.100.1');
     assert.equal(first.statusCode, 201, first.body);
@@ -210,15 +210,16 @@ describe('collection: upload bodies are judged before they are read, streamed to
     assert.equal((await openImage(d, image, perDraft, '198.51.100.1')).statusCode, 201, 'a cancelled upload holds nothing');
 
     const fresh = await createCollectionTenant();
-    const perFlow = await ctx.buildApp({ uploadQuotas: { draftBytes: 10 * MiB, flowDailyBytes: 150_000, addressDailyBytes: 10 * MiB } });
+    const perFlow = await ctx.buildApp({ uploadQuotas: { draftBytes: 1024 * MiB, flowDailyBytes: 150_000, addressDailyBytes: 1024 * MiB } });
     assert.equal((await openImage(await startDraft(fresh, perFlow), image, perFlow, '198.51.100.2')).statusCode, 201);
     const flowFull = await openImage(await startDraft(fresh, perFlow), image, perFlow, '198.51.100.3');
     assert.equal(flowFull.statusCode, 429, flowFull.body);
     assert.equal(flowFull.json().code, 'RATE_LIMITED');
     assert.ok(Number(flowFull.headers['retry-after']) > 0 && Number(flowFull.headers['retry-after']) <= 86_400, 'retry at the next UTC day');
-    assert.equal((await openImage(await startDraft(t, perFlow), image, perFlow, '198.51.100.3')).statusCode, 201, 'another form has its own bytes');
+    const another = await createCollectionTenant();
+    assert.equal((await openImage(await startDraft(another, perFlow), image, perFlow, '198.51.100.3')).statusCode, 201, 'another form has its own bytes');
 
-    const perAddress = await ctx.buildApp({ uploadQuotas: { draftBytes: 10 * MiB, flowDailyBytes: 10 * MiB, addressDailyBytes: 150_000 } });
+    const perAddress = await ctx.buildApp({ uploadQuotas: { draftBytes: 1024 * MiB, flowDailyBytes: 1024 * MiB, addressDailyBytes: 150_000 } });
     assert.equal((await openImage(await startDraft(t, perAddress), image, perAddress, '198.51.100.4')).statusCode, 201);
     const addressFull = await openImage(await startDraft(fresh, perAddress), image, perAddress, '198.51.100.4');
     assert.equal(addressFull.statusCode, 429, addressFull.body);
@@ -281,6 +282,11 @@ describe('collection: upload bodies are judged before they are read, streamed to
     assert.equal(n, 0);
     const statuses = await ctx.dataSource.query(`SELECT id, status FROM collection_uploads WHERE draft_id = ANY($1) ORDER BY id`, [[left.id, open.id]]);
     assert.deepEqual(statuses.map((u: { status: string }) => u.status).sort(), ['cancelled', 'expired']);
+    for (const u of statuses) {
+      const signalled = await ctx.dataSource.query(
+        `SELECT 1 FROM workflow_commands WHERE ordering_key = $1 AND command->>'type' = 'collection.upload.cancel'`, [`upload/${u.id}`]);
+      assert.equal(signalled.length, 1, 'the upload\'s workflow is told to end');
+    }
     const resumed = await customerCall(asDraft(left, { method: 'GET', url: `/api/proof/collect/drafts/${left.id}` }));
     assert.equal(resumed.statusCode, 200, 'the draft itself lives on');
     assert.equal(resumed.json().data.draft.text, 'Onboarding went from nine days to two.', 'its text stays until the draft\'s own lifetime');
