@@ -61,6 +61,10 @@ export interface Config {
   collectPageUrl: string;
   draftTtlDays: number;
   uploadTtlMs: number;
+  /** Quotas on anonymous upload storage (bytes opened): per draft, per flow per UTC day, per client address per UTC day. */
+  uploadQuotas: { draftBytes: number; flowDailyBytes: number; addressDailyBytes: number };
+  /** An open draft's uploads and media are erased this long after the draft and the upload last changed. */
+  unsubmittedMediaTtlMs: number;
   assembleWaitMs: number;
   /** How long an API process keeps the customer routes' allowed CORS origins: the bound on a change taking effect. */
   customerOriginsCacheMs: number;
@@ -167,6 +171,8 @@ function trustProxy(env: Env): boolean | number | string[] {
   return list;
 }
 
+const GiB = 1024 * 1024 * 1024;
+
 const S3_VARIABLES = ['MEDIA_S3_ENDPOINT', 'MEDIA_S3_BUCKET', 'MEDIA_S3_REGION', 'MEDIA_S3_ACCESS_KEY_ID', 'MEDIA_S3_SECRET_ACCESS_KEY'];
 
 function mediaS3(env: Env): Config['mediaS3'] {
@@ -238,6 +244,12 @@ export function loadConfig(env: Env = process.env): Config {
     collectPageUrl: (text(env, 'PROOF_COLLECT_PAGE_URL') ?? 'http://127.0.0.1:3000/collect').replace(/\/+$/, ''),
     draftTtlDays: int(env, 'PROOF_DRAFT_TTL_DAYS', 30, 1, 3650),
     uploadTtlMs: int(env, 'PROOF_UPLOAD_TTL_MS', 86_400_000, 100, 30 * 86_400_000),
+    uploadQuotas: {
+      draftBytes: int(env, 'PROOF_UPLOAD_DRAFT_MAX_BYTES', GiB, 1, 1024 * GiB),
+      flowDailyBytes: int(env, 'PROOF_UPLOAD_FLOW_DAILY_BYTES', 20 * GiB, 1, 1024 * 1024 * GiB),
+      addressDailyBytes: int(env, 'PROOF_UPLOAD_ADDRESS_DAILY_BYTES', 2 * GiB, 1, 1024 * 1024 * GiB),
+    },
+    unsubmittedMediaTtlMs: int(env, 'PROOF_UNSUBMITTED_MEDIA_TTL_MS', 86_400_000, 100, 30 * 86_400_000),
     assembleWaitMs: int(env, 'PROOF_ASSEMBLE_WAIT_MS', 10_000, 0, 600_000),
     customerOriginsCacheMs: int(env, 'PROOF_CORS_CACHE_MS', 30_000, 0, 600_000),
     controlLinkTtlDays: int(env, 'PROOF_CONTROL_LINK_TTL_DAYS', 365, 1, 3650),

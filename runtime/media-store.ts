@@ -1,11 +1,16 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import {
   AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateBucketCommand, CreateMultipartUploadCommand,
   DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, PutObjectCommand, S3Client, UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { Config } from './config';
+
+/** A body as it arrives, or bytes already at hand. */
+export type Chunks = AsyncIterable<Buffer> | Iterable<Buffer>;
 
 /** A byte range, both ends inclusive. */
 export interface ByteRange { start: number; end: number }
@@ -15,6 +20,12 @@ export interface ByteRange { start: number; end: number }
  * S3-compatible bucket shared by every API and worker process. Keys are `/`-separated paths.
  */
 export interface MediaStore {
+  /**
+   * Writes `body` as `key` chunk by chunk, never holding it whole: the object appears only once the
+   * body ended without an error, so a body that throws (a refused check, a dropped connection) leaves
+   * whatever `key` held before.
+   */
+  write(key: string, body: Chunks): Promise<void>;
   put(key: string, bytes: Buffer): Promise<void>;
   /** Writes the concatenation of `sources`, in order, as `key`; each chunk passes through `inspect` on the way. */
   compose(key: string, sources: string[], inspect: (chunk: Buffer) => void): Promise<void>;
@@ -36,34 +47,26 @@ export class FolderMediaStore implements MediaStore {
     return path.join(this.root, checkKey(key));
   }
 
-  async put(key: string, bytes: Buffer): Promise<void> {
+  async write(key: string, body: Chunks): Promise<void> {
     const file = this.file(key);
     await fs.promises.mkdir(path.dirname(file), { recursive: true });
-    // Written beside and renamed, so a reader never sees half a part.
-    const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
-    await fs.promises.writeFile(temp, bytes);
-    await fs.promises.rename(temp, file);
-  }
-
-  async compose(key: string, sources: string[], inspect: (chunk: Buffer) => void): Promise<void> {
-    const file = this.file(key);
-    await fs.promises.mkdir(path.dirname(file), { recursive: true });
-    const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
-    const out = fs.createWriteStream(temp);
+    // Written beside and renamed, so a reader never sees half a file.
+    const temp = `${file}.${process.pid}.${Date.now()}.${Math.random().toString(36).slice(2)}.tmp`;
     try {
-      for (const source of sources) {
-        for await (const chunk of fs.createReadStream(this.file(source))) {
-          inspect(chunk as Buffer);
-          if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-        }
-      }
-      await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+      await pipeline(Readable.from(body), fs.createWriteStream(temp));
       await fs.promises.rename(temp, file);
     } catch (err) {
-      out.destroy();
       await fs.promises.rm(temp, { force: true });
       throw err;
     }
+  }
+
+  async put(key: string, bytes: Buffer): Promise<void> {
+    await this.write(key, [bytes]);
+  }
+
+  async compose(key: string, sources: string[], inspect: (chunk: Buffer) => void): Promise<void> {
+    await this.write(key, concatenated(this, sources, inspect));
   }
 
   async read(key: string, range?: ByteRange): Promise<Readable> {
@@ -111,6 +114,11 @@ export class S3MediaStore implements MediaStore {
   }
 
   async compose(key: string, sources: string[], inspect: (chunk: Buffer) => void): Promise<void> {
+    await this.write(key, concatenated(this, sources, inspect));
+  }
+
+  /** One PUT for a body under a part's size; a multipart upload of 8 MiB parts (aborted on an error) for a larger one. */
+  async write(key: string, body: Chunks): Promise<void> {
     const Bucket = await this.bucket();
     const Key = checkKey(key);
     let pending: Buffer[] = [];
@@ -126,13 +134,10 @@ export class S3MediaStore implements MediaStore {
       pendingBytes = 0;
     };
     try {
-      for (const source of sources) {
-        for await (const chunk of await this.read(source)) {
-          inspect(chunk as Buffer);
-          pending.push(chunk as Buffer);
-          pendingBytes += (chunk as Buffer).length;
-          if (pendingBytes >= S3_PART_BYTES) await flush();
-        }
+      for await (const chunk of body) {
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        if (pendingBytes >= S3_PART_BYTES) await flush();
       }
       if (uploadId === undefined) {
         await this.client.send(new PutObjectCommand({ Bucket, Key, Body: Buffer.concat(pending) }));
@@ -162,6 +167,75 @@ export class S3MediaStore implements MediaStore {
       }));
     }
   }
+}
+
+/** The objects `sources`, one after another, each chunk shown to `inspect` on the way. */
+async function* concatenated(store: MediaStore, sources: string[], inspect: (chunk: Buffer) => void): AsyncIterable<Buffer> {
+  for (const source of sources) {
+    for await (const chunk of await store.read(source)) {
+      inspect(chunk as Buffer);
+      yield chunk as Buffer;
+    }
+  }
+}
+
+/** How much of a file's head its type is told from (npm file-type). */
+export const SNIFF_BYTES = 64 * 1024;
+
+/** What a received body held: its length and sha256. */
+export interface Received {
+  size: number;
+  sha256: string;
+}
+
+export interface ReceiveChecks {
+  /** The most bytes the body may hold; one more and `tooLarge` is thrown, before it is written. */
+  maxBytes: number;
+  tooLarge: (received: number) => Error;
+  /** The first SNIFF_BYTES (or all, when shorter), before any byte is written: throws to refuse (a sniffed type). */
+  head?: (bytes: Buffer) => unknown;
+  /** Every chunk on its way (a text check); throws to refuse. */
+  inspect?: (chunk: Buffer) => void;
+  /** The whole body's length and sha256, before the object is committed: throws to refuse (a wrong length or checksum). */
+  end?: (received: Received) => unknown;
+}
+
+/**
+ * Streams a request body into the store as `key` while counting, hashing and sniffing it: nothing is
+ * held in memory past the head, and a refused body leaves no object behind.
+ */
+export async function receive(store: MediaStore, key: string, body: Chunks, checks: ReceiveChecks): Promise<Received> {
+  const hash = createHash('sha256');
+  let size = 0;
+  let received: Received | undefined;
+  async function* checked(): AsyncIterable<Buffer> {
+    let head: Buffer[] | null = checks.head ? [] : null;
+    let headSize = 0;
+    // The head is held back until it is judged, so a refused type writes nothing.
+    async function* judged(held: Buffer[]): AsyncIterable<Buffer> {
+      await checks.head!(Buffer.concat(held));
+      head = null;
+      yield* held;
+    }
+    for await (const chunk of body) {
+      size += chunk.length;
+      if (size > checks.maxBytes) throw checks.tooLarge(size);
+      hash.update(chunk);
+      checks.inspect?.(chunk);
+      if (head === null) {
+        yield chunk;
+      } else {
+        head.push(chunk);
+        headSize += chunk.length;
+        if (headSize >= SNIFF_BYTES) yield* judged(head);
+      }
+    }
+    if (head !== null) yield* judged(head);
+    received = { size, sha256: hash.digest('hex') };
+    await checks.end?.(received);
+  }
+  await store.write(key, checked());
+  return received!;
 }
 
 const stores = new Map<string, MediaStore>();

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { Config } from '../../runtime/config';
 import { mediaStoreOf } from '../../runtime/media-store';
-import { DraftSweepCounts, sweepExpiredDrafts } from '../../db/collection/draft-expiry';
+import { DraftSweepCounts, sweepExpiredDrafts, sweepUnsubmittedMedia } from '../../db/collection/draft-expiry';
 import { AssemblyResult, assembleUpload, eraseUploadBytes, expireUpload } from '../../db/collection/uploads';
 
 export interface CollectionActivityDeps {
@@ -22,9 +22,13 @@ export function createCollectionActivities({ dataSource, config }: CollectionAct
     async eraseUpload(sessionId: string): Promise<void> {
       await eraseUploadBytes(dataSource, store, sessionId);
     },
-    /** The maintenance round's draft sweep: idle drafts are erased, bytes included. */
-    async sweepExpiredDrafts(): Promise<DraftSweepCounts> {
-      return sweepExpiredDrafts(dataSource, store);
+    /**
+     * The maintenance round's draft sweep: idle drafts are erased, bytes included; before that, what an
+     * unsubmitted draft uploaded is erased once it sat for PROOF_UNSUBMITTED_MEDIA_TTL_MS.
+     */
+    async sweepExpiredDrafts(): Promise<DraftSweepCounts & { unsubmittedUploads: number }> {
+      const unsubmittedUploads = await sweepUnsubmittedMedia(dataSource, store, config.unsubmittedMediaTtlMs);
+      return { ...await sweepExpiredDrafts(dataSource, store), unsubmittedUploads };
     },
   };
 }

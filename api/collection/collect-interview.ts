@@ -1,20 +1,20 @@
-import { FastifyInstance } from 'fastify';
+import { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { array, number, object, string } from 'yup';
 import {
   NewInterview, answerInterview, createInterview, finishInterview, putInterviewUpload, readInterview, startInterviewUpload,
 } from '../../db/collection/interviews';
-import { KIND_MAX_BYTES, SHA256_HEX } from '../../db/rules/upload-rules';
+import { sha256Hex } from '../../db/rules/secrets';
+import { SHA256_HEX } from '../../db/rules/upload-rules';
 import { mediaStoreOf } from '../../runtime/media-store';
 import { ServiceError, notFound } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
 import { sessionPrincipal } from '../plugins/auth';
 import { pathParams } from '../plugins/path-params';
 import { dataOf, errorOf, timestamp } from '../plugins/responses';
+import { bodyChunks, declaredLength, takeStreamedBodies } from '../plugins/streamed-body';
 import { strictObject } from '../plugins/validation';
 import { customerAuth, secretOf } from './customer-auth';
 import { writers } from './collection-schemas';
-
-const ANSWER_BODY_LIMIT = KIND_MAX_BYTES.video + 1;
 
 const questionSchema = object({ id: string().required(), text: string().required() });
 const interviewView = object({
@@ -65,9 +65,14 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
   const store = mediaStoreOf(cfg);
   // Customer routes answer 415 for any body type they do not take (Fastify would read text/plain).
   app.removeContentTypeParser('text/plain');
-  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: ANSWER_BODY_LIMIT }, (_req, body, done) => done(null, body));
+  takeStreamedBodies(app, 'application/octet-stream');
   const interviewAuth = customerAuth(ds, cfg, 'interview');
-  const uploadAuth = customerAuth(ds, cfg, 'upload', { uploadParam: 'sessionId' });
+  const tokenAuth = customerAuth(ds, cfg, 'upload', { uploadParam: 'sessionId' });
+  // The token must be this session's, and the session an interview's (a draft's upload token is not): 404 before the body is read.
+  const uploadAuth: onRequestHookHandler = async function (request, reply) {
+    await tokenAuth.call(this, request, reply, () => undefined);
+    if (!request.customerSecret?.interviewId) throw notFound('upload');
+  };
   const interviewOf = (request: Parameters<typeof secretOf>[0]) => {
     const id = secretOf(request).interviewId;
     if (!id) throw notFound('interview');
@@ -104,6 +109,7 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
       body: interviewBody,
       response: {
         409: finished, 410: gone, 413: errorOf('TOO_LARGE: a recorded answer is larger than the video limit'),
+        429: errorOf('RATE_LIMITED: more requests this minute, or this client address opened PROOF_UPLOAD_ADDRESS_DAILY_BYTES of uploads this UTC day; retry after Retry-After'),
         200: dataOf(object({ interview: interviewView.required() })),
         201: dataOf(object({ upload: interviewUpload.required(), uploadToken: string().required() })),
       },
@@ -115,30 +121,32 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
     const body = request.body;
     if (body.action === 'finish') return { data: { interview: await finishInterview(ds, id) } };
     if (body.action === 'start_upload') {
-      const opened = await startInterviewUpload(ds, id, { questionId: body.questionId!, size: body.size!, sha256: body.sha256! });
+      const opened = await startInterviewUpload(ds, id, { questionId: body.questionId!, size: body.size!, sha256: body.sha256! }, {
+        clientAddress: sha256Hex(request.ip), addressDailyBytes: cfg.uploadQuotas.addressDailyBytes,
+      });
       return reply.code(201).send({ data: opened });
     }
     return { data: { interview: await answerInterview(ds, id, body.questionId!, body.text!) } };
   });
 
-  app.put<{ Params: { sessionId: string }; Body: Buffer }>('/api/proof/interview/uploads/:sessionId', {
+  app.put<{ Params: { sessionId: string } }>('/api/proof/interview/uploads/:sessionId', {
     schema: {
       params: pathParams('sessionId'),
       response: {
-        409: finished, 410: gone, 413: errorOf('TOO_LARGE: more bytes than the upload was opened for'),
+        401: errorOf('UNAUTHORIZED: the x-upload-token is missing, malformed or unknown'),
+        409: finished, 410: gone, 413: errorOf('TOO_LARGE: a Content-Length larger than the upload was opened for'),
         415: errorOf('UNSUPPORTED_MEDIA_TYPE: not application/octet-stream, or the bytes are not an accepted video type'),
         422: errorOf('CHECKSUM_MISMATCH: the bytes do not match the sha256 given at start'),
         201: dataOf(object({ media: object({ id: string().required(), kind: string().required(), contentType: string().required(), size: number().required(), sha256: string().required() }).required() })),
       },
     },
-    bodyLimit: ANSWER_BODY_LIMIT,
     onRequest: uploadAuth,
-    config: { operationId: 'putInterviewUpload', summary: 'The recorded answer\'s raw bytes in one request (video rules); written once' },
+    config: { operationId: 'putInterviewUpload', summary: 'The recorded answer\'s raw bytes in one request, with their Content-Length (video rules); written once' },
   }, async (request, reply) => {
-    if (!request.headers['content-type']?.startsWith('application/octet-stream') || !Buffer.isBuffer(request.body)) {
+    if (!request.headers['content-type']?.startsWith('application/octet-stream')) {
       throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, 'send the recording as application/octet-stream');
     }
-    const id = interviewOf(request);
-    return reply.code(201).send({ data: await putInterviewUpload(ds, store, id, request.params.sessionId, request.body) });
+    const body = { chunks: bodyChunks(request), length: declaredLength(request) };
+    return reply.code(201).send({ data: await putInterviewUpload(ds, store, interviewOf(request), request.params.sessionId, body) });
   });
 }

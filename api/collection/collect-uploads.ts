@@ -6,11 +6,12 @@ import { DataSource } from 'typeorm';
 import { findDraft, effectiveDraftStatus } from '../../db/collection/drafts';
 import { pinnedFlow } from '../../db/collection/pinned-flow';
 import {
-  OpenUploadBody, cancelUpload, checkAssemblable, effectiveStatus, expired, findUpload, openUpload, partsOf, putPart, viewUpload,
+  OpenUploadBody, PartBody, cancelUpload, checkAssemblable, effectiveStatus, expired, findUpload, openUpload, partsOf, putPart, viewUpload,
 } from '../../db/collection/uploads';
 import { CollectionMedia, CollectionUpload } from '../../db/entities';
 import { activeSigningKey } from '../../db/proof/proof-signing';
 import { MAX_PART_SIZE, MIN_PART_SIZE, SHA256_HEX, UPLOAD_KINDS } from '../../db/rules/upload-rules';
+import { sha256Hex } from '../../db/rules/secrets';
 import { Config, transcriptionConfigured } from '../../runtime/config';
 import { mediaStoreOf } from '../../runtime/media-store';
 import { ServiceError, conflict, notFound } from '../../runtime/service-error';
@@ -26,11 +27,11 @@ import {
   CaptionCorrection, captionState, captionableUpload, correctCaptions, currentVtt, requestCaptions,
 } from '../../db/collection/captions';
 import { sendStoredRange } from '../plugins/byte-ranges';
+import { bodyChunks, declaredLength, takeStreamedBodies } from '../plugins/streamed-body';
 
 const uploadParams = pathParams('id', 'sessionId');
 const draftParams = pathParams('id');
 const PREVIEW_TTL_MS = 10 * 60_000;
-export const PART_BODY_LIMIT = MAX_PART_SIZE + 1;
 
 export const uploadSchema = object({
   id: string().required(), kind: string().required(), purpose: string().required(), status: string().required(),
@@ -135,7 +136,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   const transcriptionOff = () => new ServiceError('UNAVAILABLE', 503, 'captions are not available: transcription is off');
   const partAuth = customerAuth(ds, cfg, 'upload', { draftParam: 'id', uploadParam: 'sessionId', rateMultiplier: 5 });
 
-  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: PART_BODY_LIMIT }, (_req, body, done) => done(null, body));
+  takeStreamedBodies(app, 'application/octet-stream');
 
   const withState = async (u: CollectionUpload) => {
     const view = viewUpload(u, await partsOf(ds, u.id));
@@ -147,7 +148,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   };
 
   app.post<{ Params: { id: string }; Body: OpenUploadBody }>('/api/proof/collect/drafts/:id/uploads', {
-    schema: { params: draftParams, body: openBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 201: dataOf(object({ upload: uploadSchema.required(), uploadToken: string().required() })) } },
+    schema: { params: draftParams, body: openBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 413: errorOf('TOO_LARGE: the body or upload is larger than allowed, or the draft\'s uploads would hold more than PROOF_UPLOAD_DRAFT_MAX_BYTES'), 429: errorOf('RATE_LIMITED: more requests this minute, or the form (PROOF_UPLOAD_FLOW_DAILY_BYTES) or this client address (PROOF_UPLOAD_ADDRESS_DAILY_BYTES) opened its bytes of uploads for this UTC day; retry after Retry-After'), 201: dataOf(object({ upload: uploadSchema.required(), uploadToken: string().required() })) } },
     onRequest: draftAuth,
     config: { operationId: 'openUpload', summary: 'Open a resumable multipart upload (size and sha256 of the whole file); the upload token once' },
   }, async (request, reply) => {
@@ -156,6 +157,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     const flow = await pinnedFlow(ds.manager, draft.flowVersionId);
     const { upload, uploadToken } = await openUpload(ds, draft, request.body, {
       ttlMs: cfg.uploadTtlMs, consentTemplateVersionId: flow.consent?.consentTemplateVersionId ?? null, taskQueue: cfg.taskQueue,
+      clientAddress: sha256Hex(request.ip), quotas: cfg.uploadQuotas,
     });
     return reply.code(201).send({ data: { upload: await withState(upload), uploadToken } });
   });
@@ -170,18 +172,17 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     return { data: { upload: await withState(upload) } };
   });
 
-  app.put<{ Params: { id: string; sessionId: string }; Querystring: { part: number }; Body: Buffer }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
+  app.put<{ Params: { id: string; sessionId: string }; Querystring: { part: number } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
     schema: {
       params: uploadParams, querystring: partQuery,
       response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'), 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'), 200: dataOf(object({ number: number().required(), size: number().required(), sha256: string().required(), receivedBytes: number().required() })) },
     },
-    bodyLimit: PART_BODY_LIMIT,
     onRequest: partAuth,
-    config: { operationId: 'putUploadPart', summary: 'Send one part (application/octet-stream, ?part=n, optional x-part-sha256); re-sending replaces it' },
+    config: { operationId: 'putUploadPart', summary: 'Send one part (application/octet-stream with its Content-Length, ?part=n, optional x-part-sha256); re-sending replaces it' },
   }, async (request) => {
-    const declared = declaredPart(request);
+    const body = partBody(request);
     const upload = await findUpload(ds, request.params.id, request.params.sessionId);
-    return { data: await putPart(ds, store, upload, request.query.part, request.body, declared) };
+    return { data: await putPart(ds, store, upload, request.query.part, body) };
   });
 
   app.post<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
@@ -303,14 +304,18 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   });
 }
 
-/** A part's body must be octet-stream bytes; its optional `x-part-sha256` is 64 lowercase hex characters. */
-export function declaredPart(request: FastifyRequest): string | undefined {
-  if (!request.headers['content-type']?.startsWith('application/octet-stream') || !Buffer.isBuffer(request.body)) {
+/**
+ * A part's body: octet-stream bytes of a declared length, not read yet (the route's credential and
+ * binding were checked in onRequest; the length is judged against the part's slot before any byte is read);
+ * its optional `x-part-sha256` is 64 lowercase hex characters.
+ */
+export function partBody(request: FastifyRequest): PartBody {
+  if (!request.headers['content-type']?.startsWith('application/octet-stream')) {
     throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, 'send the part as application/octet-stream');
   }
   const declared = request.headers['x-part-sha256'];
   if (declared !== undefined && (typeof declared !== 'string' || !SHA256_HEX.test(declared))) {
     throw new ServiceError('INVALID_INPUT', 400, 'x-part-sha256 must be 64 lowercase hex characters');
   }
-  return declared;
+  return { chunks: bodyChunks(request), length: declaredLength(request), sha256: declared };
 }

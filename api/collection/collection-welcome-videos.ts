@@ -13,9 +13,10 @@ import type { AppDeps } from '../app';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams, pathParams } from '../plugins/path-params';
 import { dataOf, errorOf, noContent, pageOf, timestamp } from '../plugins/responses';
+import { takeStreamedBodies } from '../plugins/streamed-body';
 import { strictObject } from '../plugins/validation';
 import { readers, writers } from './collection-schemas';
-import { declaredPart, PART_BODY_LIMIT, partQuery, uploadSchema, uploadWorkflows } from './collect-uploads';
+import { partBody, partQuery, uploadSchema, uploadWorkflows } from './collect-uploads';
 import { customerAuth } from './customer-auth';
 
 const videoParams = pathParams('id', 'videoId');
@@ -75,7 +76,7 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
     return { organizationId: s.organizationId, teammateId: s.teammateId };
   };
   app.removeContentTypeParser('text/plain');
-  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer', bodyLimit: PART_BODY_LIMIT }, (_req, body, done) => done(null, body));
+  takeStreamedBodies(app, 'application/octet-stream');
 
   const uploadState = async (u: CollectionUpload) => ({ ...viewUpload(u, await partsOf(ds, u.id)), status: effectiveStatus(u) });
   const withUpload = async (v: CollectionWelcomeVideo) => {
@@ -135,7 +136,7 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
     config: { ...readers, operationId: 'getWelcomeVideoState', summary: 'A welcome video\'s state and its upload\'s resume state (parts received)' },
   }, async (request) => ({ data: await withUpload(await findWelcomeVideo(ds.manager, who(request).organizationId, request.params.id, request.params.videoId)) }));
 
-  app.put<{ Params: { id: string; videoId: string }; Querystring: { part: number }; Body: Buffer }>('/api/proof/collect/forms/:id/welcome-video/:videoId', {
+  app.put<{ Params: { id: string; videoId: string }; Querystring: { part: number } }>('/api/proof/collect/forms/:id/welcome-video/:videoId', {
     schema: {
       params: videoParams, querystring: partQuery,
       response: {
@@ -148,13 +149,12 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
         422: errorOf('CHECKSUM_MISMATCH: the part does not match x-part-sha256'),
       },
     },
-    bodyLimit: PART_BODY_LIMIT,
     onRequest: videoUploadAuth,
-    config: { operationId: 'putWelcomeVideoPart', summary: 'Send one part of the welcome video (application/octet-stream, ?part=n, x-upload-token); re-sending replaces it' },
+    config: { operationId: 'putWelcomeVideoPart', summary: 'Send one part of the welcome video (application/octet-stream with its Content-Length, ?part=n, x-upload-token); re-sending replaces it' },
   }, async (request) => {
-    const declared = declaredPart(request);
+    const body = partBody(request);
     const upload = await findUpload(ds, null, request.customerSecret!.uploadId!);
-    return { data: await putPart(ds, store, upload, request.query.part, request.body, declared) };
+    return { data: await putPart(ds, store, upload, request.query.part, body) };
   });
 
   app.post<{ Params: { id: string; videoId: string } }>('/api/proof/collect/forms/:id/welcome-video/:videoId', {

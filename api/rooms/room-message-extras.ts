@@ -1,17 +1,17 @@
 import { FastifyInstance, FastifyRequest } from 'fastify';
-import { fileTypeFromBuffer } from 'file-type';
 import { number, string } from 'yup';
 import { REPORT_REASONS } from '../../db/entities/room-moderation-case';
 import { readableAttachment, uploadAttachment } from '../../db/rooms/attachments';
 import { ReportInput, appealCase, reportMessage } from '../../db/rooms/moderation';
 import { respondToPoll } from '../../db/rooms/polls';
 import { toggleReaction } from '../../db/rooms/reactions';
-import { attachmentDisposition, bytesMatchType, declaredAttachmentType, emojiValid, filenameProblem } from '../../db/rules/room-rules';
+import { attachmentDisposition, declaredAttachmentType, emojiValid, filenameProblem } from '../../db/rules/room-rules';
 import { mediaStoreOf } from '../../runtime/media-store';
 import { validationFailed } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
 import { sendStoredRange } from '../plugins/byte-ranges';
 import { idParams, pathParams } from '../plugins/path-params';
+import { bodyChunks, declaredLength, takeStreamedBodies } from '../plugins/streamed-body';
 import { dataOf, errorOf, fileOf, noContent } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
 import { addRoomsVersionHeader, endUserOnly } from './room-caller';
@@ -28,21 +28,21 @@ const reportBody = strictObject({
 }).required();
 const appealBody = strictObject({ statement: string().min(1).max(2000).required() }).required();
 
-/** The declared type, size, filename and magic bytes of an upload, all checked before any lookup. */
-async function checkedUpload(request: FastifyRequest) {
+/**
+ * The declared type, size and filename of an upload, all checked before any lookup and before a byte
+ * is read; the bytes themselves are checked as they stream to the store.
+ */
+function declaredUpload(request: FastifyRequest, maxBytes: number) {
   const declared = declaredAttachmentType(request.headers['content-type']);
   if ('problem' in declared) throw validationFailed([{ path: 'content-type', message: declared.problem }]);
-  const bytes = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-  if (bytes.length === 0) throw validationFailed([{ path: '', message: 'send the file\'s bytes (at least 1 byte)' }]);
+  const length = declaredLength(request);
+  if (length === 0) throw validationFailed([{ path: '', message: 'send the file\'s bytes (at least 1 byte)' }]);
+  if (length > maxBytes) throw validationFailed([{ path: 'content-length', message: `at most ${maxBytes} bytes (SV_ROOM_ATTACHMENT_MAX_BYTES)` }]);
   const header = request.headers['x-filename'];
   const filename = typeof header === 'string' ? header : null;
   const problem = filename === null ? null : filenameProblem(filename);
   if (problem) throw validationFailed([{ path: 'x-filename', message: problem }]);
-  const sniffed = await fileTypeFromBuffer(bytes);
-  if (!bytesMatchType(declared.type, sniffed?.mime, bytes)) {
-    throw validationFailed([{ path: '', message: `the bytes are not ${declared.type}${sniffed ? ` (they look like ${sniffed.mime})` : ''}` }]);
-  }
-  return { contentType: declared.type, bytes, filename };
+  return { contentType: declared.type, chunks: bodyChunks(request), length, filename };
 }
 
 /** Reactions, attachments, poll answers, reports and appeals of room messages (ROOMS.md §4). */
@@ -69,9 +69,8 @@ export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps
   await app.register(async (raw) => {
     // The body is the file itself, in whatever type was declared; the route checks the type, not a parser.
     raw.removeAllContentTypeParsers();
-    raw.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+    takeStreamedBodies(raw, '*');
     raw.post<{ Params: { id: string } }>('/api/v1/rooms/:id/attachments', {
-      bodyLimit: deps.config.roomAttachmentMaxBytes,
       schema: {
         params: idParams,
         response: {
@@ -86,7 +85,7 @@ export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps
           + 'the bytes must be of that type; optional x-filename); attach it with a message\'s attachmentIds within 24 h',
       },
     }, async (request, reply) => {
-      const upload = await checkedUpload(request);
+      const upload = declaredUpload(request, deps.config.roomAttachmentMaxBytes);
       return reply.code(201).send({ data: await uploadAttachment(ds, store, endUserOnly(request), request.params.id, upload) });
     });
   });

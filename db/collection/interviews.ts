@@ -1,13 +1,11 @@
-import { fileTypeFromBuffer } from 'file-type';
 import { DataSource, EntityManager } from 'typeorm';
-import { MediaStore } from '../../runtime/media-store';
+import { Chunks, MediaStore, receive } from '../../runtime/media-store';
 import { ServiceError, conflict, notFound } from '../../runtime/service-error';
 import { newId } from '../rules/ids';
-import { sha256Hex } from '../rules/secrets';
-import { KIND_MAX_BYTES, acceptedType } from '../rules/upload-rules';
+import { KIND_MAX_BYTES } from '../rules/upload-rules';
 import { assertOwnProduct, Teammate } from './scope';
 import { issueSecret } from './secrets';
-import { SNIFF_BYTES, expired, invalidInput, mediaIdOf, mediaKey } from './uploads';
+import { chargeAddress, expired, invalidInput, mediaIdOf, mediaKey, sniffAs } from './uploads';
 
 /** An interview link lives 30 days (COLLECTION.md §2). */
 export const INTERVIEW_TTL_DAYS = 30;
@@ -110,17 +108,24 @@ export async function finishInterview(ds: DataSource, id: string) {
   });
 }
 
-/** Opens the one-request upload of a recorded answer and issues its `ut_` token (shown once). */
-export async function startInterviewUpload(ds: DataSource, id: string, body: { questionId: string; size: number; sha256: string }) {
+/**
+ * Opens the one-request upload of a recorded answer and issues its `ut_` token (shown once); the bytes
+ * count against the client address's daily upload quota, as a draft's uploads do.
+ */
+export async function startInterviewUpload(
+  ds: DataSource, id: string, body: { questionId: string; size: number; sha256: string }, quota: { clientAddress: string; addressDailyBytes: number },
+) {
   if (body.size > KIND_MAX_BYTES.video) throw new ServiceError('TOO_LARGE', 413, `a recorded answer may be at most ${KIND_MAX_BYTES.video} bytes`);
   return ds.transaction(async (em) => {
     const i = await findInterview(em, id, true);
     assertOpen(i);
     questionOf(i, body.questionId);
+    await chargeAddress(em, quota.clientAddress, body.size, quota.addressDailyBytes);
     const uploadId = newId('ups');
     await em.query(
-      `INSERT INTO collection_interview_uploads (id, interview_id, question_id, size, sha256, status) VALUES ($1, $2, $3, $4, $5, 'open')`,
-      [uploadId, id, body.questionId, body.size, body.sha256]);
+      `INSERT INTO collection_interview_uploads (id, interview_id, question_id, size, sha256, status, client_address)
+       VALUES ($1, $2, $3, $4, $5, 'open', $6)`,
+      [uploadId, id, body.questionId, body.size, body.sha256, quota.clientAddress]);
     const uploadToken = await issueSecret(em, 'upload', {
       organizationId: i.organization_id, productId: i.product_id, interviewId: id, uploadId, expiresAt: i.expires_at,
     });
@@ -133,26 +138,38 @@ export async function startInterviewUpload(ds: DataSource, id: string, body: { q
 
 /**
  * The answer's raw bytes in one request, written once (a second PUT is ALREADY_USED): the size and
- * sha256 given at start, and bytes that sniff as an accepted video type. The original goes to the media
- * store as `med_` media and becomes the question's answer.
+ * sha256 given at start, and bytes that sniff as an accepted video type. The declared length is judged
+ * before a byte is read; the bytes then stream to the media store as `med_` media, which becomes the
+ * question's answer.
  */
-export async function putInterviewUpload(ds: DataSource, store: MediaStore, interviewId: string, uploadId: string, bytes: Buffer) {
+export async function putInterviewUpload(
+  ds: DataSource, store: MediaStore, interviewId: string, uploadId: string, body: { chunks: Chunks; length: number },
+) {
   const [upload]: Array<{ status: string; size: string; sha256: string; question_id: string }> = await ds.query(
     `SELECT status, size, sha256, question_id FROM collection_interview_uploads WHERE id = $1 AND interview_id = $2`, [uploadId, interviewId]);
   if (!upload) throw notFound('upload');
   if (upload.status === 'complete') throw new ServiceError('ALREADY_USED', 409, 'this answer was already uploaded');
   const i = await findInterview(ds, interviewId);
   assertOpen(i);
-  if (bytes.length > Number(upload.size)) throw new ServiceError('TOO_LARGE', 413, `the upload was opened for ${upload.size} bytes`);
-  if (bytes.length < Number(upload.size)) throw invalidInput(`the upload was opened for ${upload.size} bytes; got ${bytes.length}`);
-  const sha256 = sha256Hex(bytes);
-  if (sha256 !== upload.sha256) throw new ServiceError('CHECKSUM_MISMATCH', 422, 'the bytes do not match the sha256 given at start');
-  const sniffed = await fileTypeFromBuffer(bytes.subarray(0, SNIFF_BYTES));
-  const contentType = acceptedType('video', sniffed?.mime);
-  if (!contentType) throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, `these bytes are ${sniffed?.mime ?? 'of no known type'}, not an accepted video type`);
+  const opened = Number(upload.size);
+  const wrongSize = (got: number) => (got > opened
+    ? new ServiceError('TOO_LARGE', 413, `the upload was opened for ${opened} bytes; got ${got}`)
+    : invalidInput(`the upload was opened for ${opened} bytes; got ${got}`));
+  if (body.length !== opened) throw wrongSize(body.length);
   const mediaId = mediaIdOf(uploadId);
   const key = mediaKey(i.organization_id, mediaId);
-  await store.put(key, bytes);
+  let contentType = '';
+  const { size, sha256 } = await receive(store, key, body.chunks, {
+    maxBytes: opened,
+    tooLarge: wrongSize,
+    head: async (bytes) => {
+      contentType = await sniffAs('video', bytes);
+    },
+    end: (received) => {
+      if (received.size !== opened) throw wrongSize(received.size);
+      if (received.sha256 !== upload.sha256) throw new ServiceError('CHECKSUM_MISMATCH', 422, 'the bytes do not match the sha256 given at start');
+    },
+  });
   return ds.transaction(async (em) => {
     const [locked]: Array<{ status: string }> = await em.query(
       `SELECT status FROM collection_interview_uploads WHERE id = $1 FOR UPDATE`, [uploadId]);
@@ -161,12 +178,12 @@ export async function putInterviewUpload(ds: DataSource, store: MediaStore, inte
     await em.query(
       `INSERT INTO collection_media (id, organization_id, product_id, upload_id, kind, content_type, size, sha256, storage_key)
        VALUES ($1, $2, $3, $4, 'video', $5, $6, $7, $8)`,
-      [mediaId, i.organization_id, i.product_id, uploadId, contentType, bytes.length, sha256, key]);
+      [mediaId, i.organization_id, i.product_id, uploadId, contentType, size, sha256, key]);
     await em.query(`UPDATE collection_interview_uploads SET status = 'complete', media_id = $2 WHERE id = $1`, [uploadId, mediaId]);
     await em.query(
       `INSERT INTO collection_interview_answers (interview_id, question_id, media_id) VALUES ($1, $2, $3)
        ON CONFLICT (interview_id, question_id) DO UPDATE SET media_id = EXCLUDED.media_id, updated_at = now()`,
       [interviewId, upload.question_id, mediaId]);
-    return { media: { id: mediaId, kind: 'video', contentType, size: bytes.length, sha256 } };
+    return { media: { id: mediaId, kind: 'video', contentType, size, sha256 } };
   });
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { fileTypeFromBuffer } from 'file-type';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { ServiceError, conflict, notFound } from '../../runtime/service-error';
-import { MediaStore } from '../../runtime/media-store';
+import { Chunks, MediaStore, SNIFF_BYTES, receive } from '../../runtime/media-store';
 import { CollectionDraft, CollectionMedia, CollectionUpload } from '../entities';
 import { UploadKind } from '../entities/collection-upload';
 import { newId } from '../rules/ids';
@@ -66,12 +66,56 @@ export interface OpenUploadBody {
   capture?: { source: string; screenConsent?: boolean; consentVersionId?: string };
 }
 
+export interface UploadQuotas { draftBytes: number; flowDailyBytes: number; addressDailyBytes: number }
+
+const utcDayStart = (now = new Date()) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+
+/** Seconds to the next UTC day, when the daily quotas start again. */
+function untilNextUtcDay(now = new Date()): string {
+  return String(Math.max(1, Math.ceil((Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000)));
+}
+
+const dailyQuotaReached = (what: string, limit: number) => new ServiceError('RATE_LIMITED', 429,
+  `${what} may open at most ${limit} bytes of uploads a UTC day; try again tomorrow`, null, { 'retry-after': untilNextUtcDay() });
+
 /**
- * Opens an upload session on an open draft and issues its `ut_` token (shown once). Size, part plan
- * and capture rules are checked here; the bytes' type is checked on part 1 and on the whole file.
+ * The client address's daily quota over every anonymous upload it opened today (draft uploads and
+ * recorded interview answers), counted under a lock on the address so two opens cannot both slip under it.
+ */
+export async function chargeAddress(em: EntityManager, clientAddress: string, size: number, limit: number): Promise<void> {
+  await em.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`upload-quota:address:${clientAddress}`]);
+  const [{ used }] = await em.query(
+    `SELECT (SELECT coalesce(sum(size), 0) FROM collection_uploads WHERE client_address = $1 AND created_at >= $2)
+          + (SELECT coalesce(sum(size), 0) FROM collection_interview_uploads WHERE client_address = $1 AND created_at >= $2) AS used`,
+    [clientAddress, utcDayStart()]);
+  if (Number(used) + size > limit) throw dailyQuotaReached('one client address', limit);
+}
+
+/**
+ * The quotas on anonymous upload storage, counted in bytes opened (no part can exceed its upload's
+ * size): what the draft holds now, what its flow and the client address opened this UTC day. Runs in
+ * the open's transaction, with the draft locked.
+ */
+async function chargeUpload(em: EntityManager, draft: CollectionDraft, size: number, clientAddress: string, quotas: UploadQuotas): Promise<void> {
+  const [{ held }] = await em.query(
+    `SELECT coalesce(sum(size), 0) AS held FROM collection_uploads WHERE draft_id = $1 AND status IN ('open', 'assembling', 'complete')`, [draft.id]);
+  if (Number(held) + size > quotas.draftBytes) {
+    throw tooLarge(`a draft's uploads may hold at most ${quotas.draftBytes} bytes; this one holds ${held}`);
+  }
+  await em.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`upload-quota:flow:${draft.flowId}`]);
+  const [{ opened }] = await em.query(
+    `SELECT coalesce(sum(size), 0) AS opened FROM collection_uploads WHERE flow_id = $1 AND created_at >= $2`, [draft.flowId, utcDayStart()]);
+  if (Number(opened) + size > quotas.flowDailyBytes) throw dailyQuotaReached('this form', quotas.flowDailyBytes);
+  await chargeAddress(em, clientAddress, size, quotas.addressDailyBytes);
+}
+
+/**
+ * Opens an upload session on an open draft and issues its `ut_` token (shown once). Size, part plan,
+ * capture rules and the storage quotas are checked here; the bytes' type is checked on part 1 and on the whole file.
  */
 export async function openUpload(
-  ds: DataSource, draft: CollectionDraft, body: OpenUploadBody, opts: { ttlMs: number; consentTemplateVersionId: string | null; taskQueue: string },
+  ds: DataSource, draft: CollectionDraft, body: OpenUploadBody,
+  opts: { ttlMs: number; consentTemplateVersionId: string | null; taskQueue: string; clientAddress: string; quotas: UploadQuotas },
 ) {
   const purpose = body.purpose ?? 'response';
   if (purpose !== 'response' && body.kind !== 'image') throw invalidInput(`purpose ${purpose} needs kind image`);
@@ -92,10 +136,12 @@ export async function openUpload(
     const [{ n }] = await em.query(
       `SELECT count(*)::int AS n FROM collection_uploads WHERE draft_id = $1 AND status <> 'cancelled'`, [draft.id]);
     if (n >= MAX_UPLOADS_PER_DRAFT) throw conflict(`a draft holds at most ${MAX_UPLOADS_PER_DRAFT} uploads`);
+    await chargeUpload(em, locked, body.size, opts.clientAddress, opts.quotas);
     const id = newId('ups');
     const now = new Date();
     await em.getRepository(CollectionUpload).insert({
-      id, organizationId: draft.organizationId, productId: draft.productId, draftId: draft.id, kind: body.kind, purpose,
+      id, organizationId: draft.organizationId, productId: draft.productId, draftId: draft.id, flowId: draft.flowId,
+      clientAddress: opts.clientAddress, kind: body.kind, purpose,
       questionId: body.questionId ?? null, capture: body.capture ?? null, status: 'open', size: body.size, sha256: body.sha256,
       partSize, partCount: partCountOf(body.size, partSize), contentType: null, assetId: null, lastError: null,
       expiresAt: new Date(now.getTime() + opts.ttlMs), updatedAt: now,
@@ -128,40 +174,52 @@ function assertOpen(u: CollectionUpload): void {
   if (status !== 'open') throw conflict(`this upload is ${status}`);
 }
 
+/** A part's bytes as they arrive, the length the request declared, and the optional `x-part-sha256`. */
+export interface PartBody { chunks: Chunks; length: number; sha256?: string }
+
 /**
- * Stores one part (re-sending replaces it). Each part but the last is exactly partSize; part 1's bytes
- * must already look like an accepted type of the kind.
+ * Stores one part (re-sending replaces it). Each part but the last is exactly partSize: the declared
+ * length is judged before a byte is read, then the bytes stream to the store (hashed, counted, and for
+ * part 1 sniffed as an accepted type of the kind before any is written).
  */
 export async function putPart(
-  ds: DataSource, store: MediaStore, upload: CollectionUpload, number: number, bytes: Buffer, declaredSha?: string,
+  ds: DataSource, store: MediaStore, upload: CollectionUpload, number: number, body: PartBody,
 ): Promise<UploadPart & { receivedBytes: number }> {
   assertOpen(upload);
   if (!Number.isInteger(number) || number < 1 || number > upload.partCount) {
     throw invalidInput(`part must be a whole number from 1 to ${upload.partCount}`);
   }
   const expected = expectedPartSize(upload.size, upload.partSize, number);
-  if (bytes.length > expected) throw tooLarge(`part ${number} must be ${expected} bytes; got ${bytes.length}`);
-  if (bytes.length < expected) throw invalidInput(`part ${number} must be ${expected} bytes; got ${bytes.length}`);
-  const sha256 = createHash('sha256').update(bytes).digest('hex');
-  if (declaredSha !== undefined && declaredSha !== sha256) throw checksumMismatch(`part ${number} does not match x-part-sha256`);
-  if (number === 1) {
-    const sniffed = await fileTypeFromBuffer(bytes);
-    if (!acceptedType(upload.kind, sniffed?.mime)) {
-      throw unsupported(`these bytes are ${sniffed?.mime ?? 'of no known type'}, not an accepted ${upload.kind} type`);
-    }
-  }
-  await store.put(partKey(upload.id, number), bytes);
+  const wrongSize = (got: number) => (got > expected ? tooLarge : invalidInput)(`part ${number} must be ${expected} bytes; got ${got}`);
+  if (body.length !== expected) throw wrongSize(body.length);
+  const { size, sha256 } = await receive(store, partKey(upload.id, number), body.chunks, {
+    maxBytes: expected,
+    tooLarge: wrongSize,
+    ...(number === 1 ? { head: (bytes: Buffer) => sniffAs(upload.kind, bytes) } : {}),
+    end: (received) => {
+      if (received.size !== expected) throw wrongSize(received.size);
+      if (body.sha256 !== undefined && body.sha256 !== received.sha256) throw checksumMismatch(`part ${number} does not match x-part-sha256`);
+    },
+  });
   return ds.transaction(async (em) => {
     const locked = await findUpload(em, upload.draftId, upload.id, true);
     assertOpen(locked);
     await em.query(
       `INSERT INTO collection_upload_parts (upload_id, number, size, sha256) VALUES ($1, $2, $3, $4)
        ON CONFLICT (upload_id, number) DO UPDATE SET size = EXCLUDED.size, sha256 = EXCLUDED.sha256, received_at = now()`,
-      [upload.id, number, bytes.length, sha256]);
+      [upload.id, number, size, sha256]);
     await em.getRepository(CollectionUpload).update(upload.id, { lastError: null, updatedAt: new Date() });
     const parts = await partsOf(em, upload.id);
-    return { number, size: bytes.length, sha256, receivedBytes: parts.reduce((s, p) => s + p.size, 0) };
+    return { number, size, sha256, receivedBytes: parts.reduce((s, p) => s + p.size, 0) };
   });
+}
+
+/** The accepted type of `kind` the head of a file sniffs as (npm file-type); anything else is 415. */
+export async function sniffAs(kind: UploadKind, head: Buffer): Promise<string> {
+  const sniffed = await fileTypeFromBuffer(head);
+  const type = acceptedType(kind, sniffed?.mime);
+  if (!type) throw unsupported(`these bytes are ${sniffed?.mime ?? 'of no known type'}, not an accepted ${kind} type`);
+  return type;
 }
 
 /** What may be assembled now: the upload is open (or already complete) and every part is there. */
@@ -188,9 +246,6 @@ export interface AssemblyResult {
   lastError: 'CHECKSUM_MISMATCH' | 'UNSUPPORTED_MEDIA_TYPE' | null;
   assetId: string | null;
 }
-
-/** How much of a file's head its type is told from. */
-export const SNIFF_BYTES = 64 * 1024;
 
 /**
  * Assembles the original (the upload workflow's activity): concatenates the parts in the media store,

@@ -19,6 +19,13 @@ export class CollectionUpload {
   @Column({ name: 'draft_id', type: 'text', nullable: true })
   draftId!: string | null;
 
+  /** The draft's flow, and the SHA-256 of the client address that opened the upload: the upload quotas' sums. */
+  @Column({ name: 'flow_id', type: 'text', nullable: true })
+  flowId!: string | null;
+
+  @Column({ name: 'client_address', type: 'text', nullable: true })
+  clientAddress!: string | null;
+
   @Column({ type: 'text' })
   kind!: UploadKind;
 

@@ -21,6 +21,7 @@ import { RoomJobsPromises1763713700000 } from './1763713700000-RoomJobsPromises'
 import { RoomOperations1763713800000 } from './1763713800000-RoomOperations';
 import { RoomAttachmentSweep1763714200000 } from './1763714200000-RoomAttachmentSweep';
 import { ControlLinkScopes1764111000000 } from './1764111000000-ControlLinkScopes';
+import { UploadQuotas1764122000000 } from './1764122000000-UploadQuotas';
 import { InboxStreamLeases1764133000000 } from './1764133000000-InboxStreamLeases';
 import { DomainClaims1764144000000 } from './1764144000000-DomainClaims';
 
@@ -32,5 +33,6 @@ export const MIGRATIONS = [
   CollectionCaptionsInterviews1763713100000, PublicLimits1763713200000, WebhookBatches1763713300000,
   IntegrationsFinish1763713400000, Rooms1763713500000, RoomMessageExtras1763713600000,
   RoomJobsPromises1763713700000, RoomOperations1763713800000, RoomAttachmentSweep1763714200000,
-  ControlLinkScopes1764111000000, InboxStreamLeases1764133000000, DomainClaims1764144000000,
+  ControlLinkScopes1764111000000, UploadQuotas1764122000000, InboxStreamLeases1764133000000,
+  DomainClaims1764144000000,
 ];

@@ -1,37 +1,58 @@
+import { fileTypeFromBuffer } from 'file-type';
 import { DataSource, EntityManager } from 'typeorm';
-import { MediaStore } from '../../runtime/media-store';
+import { Chunks, MediaStore, receive } from '../../runtime/media-store';
 import { notFound, validationFailed } from '../../runtime/service-error';
 import { RoomAttachment, RoomMessage } from '../entities';
 import { newId } from '../rules/ids';
-import { sha256Hex } from '../rules/secrets';
-import { AttachmentType, UNATTACHED_ATTACHMENT_TTL_MS } from '../rules/room-rules';
+import { AttachmentType, UNATTACHED_ATTACHMENT_TTL_MS, attachmentTypeCheck } from '../rules/room-rules';
 import { contentWithheld, messageVisibleTo, viewAttachment } from './room-log';
 import { EndUserCaller, assertWritable, reachAsMember, reachRoom } from './rooms';
 
 interface NewAttachment {
   contentType: AttachmentType;
-  bytes: Buffer;
+  /** The body as it arrives, and the length it declared (already within the limit). */
+  chunks: Chunks;
+  length: number;
   filename: string | null;
 }
 
+const notOfType = (message: string) => validationFailed([{ path: '', message }]);
+
 /**
- * Stores checked bytes in the media store, then records them as an unattached upload of this member.
- * The bytes go first so a row never points at nothing; a failed insert erases them again.
+ * Streams the bytes of a member's upload into the media store, checked on the way (the head sniffs as
+ * the declared type, text is UTF-8, the length is the declared one), then records them as an unattached
+ * upload. Membership is judged before a byte is read. The bytes go first so a row never points at
+ * nothing; a failed insert erases them again.
  */
 export async function uploadAttachment(ds: DataSource, store: MediaStore, caller: EndUserCaller, roomId: string, upload: NewAttachment) {
   const { room } = await reachAsMember(ds, caller, roomId);
   assertWritable(room);
   const id = newId('att');
   const storageKey = `rooms/${room.id}/${id}`;
-  await store.put(storageKey, upload.bytes);
+  const check = attachmentTypeCheck(upload.contentType);
+  const wrongLength = (got: number) => notOfType(`the body holds ${got} bytes, not the ${upload.length} its content-length declared`);
+  const { size, sha256 } = await receive(store, storageKey, upload.chunks, {
+    maxBytes: upload.length,
+    tooLarge: wrongLength,
+    head: async (bytes) => {
+      const sniffed = await fileTypeFromBuffer(bytes);
+      if (!check.head(sniffed?.mime)) throw notOfType(`the bytes are not ${upload.contentType}${sniffed ? ` (they look like ${sniffed.mime})` : ''}`);
+    },
+    inspect: (chunk) => {
+      if (!check.chunk(chunk)) throw notOfType('the bytes are not UTF-8 text without NUL');
+    },
+    end: (received) => {
+      if (received.size !== upload.length) throw wrongLength(received.size);
+      if (!check.end()) throw notOfType('the bytes are not UTF-8 text without NUL');
+    },
+  });
   try {
     return await ds.transaction(async (em) => {
       assertWritable((await reachAsMember(em, caller, roomId, true)).room);
       await em.query(
         `INSERT INTO room_attachments (id, room_id, product_id, uploader_principal_id, filename, content_type, size, sha256, storage_key)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [id, room.id, room.productId, caller.principalId, upload.filename, upload.contentType, upload.bytes.length,
-          sha256Hex(upload.bytes), storageKey]);
+        [id, room.id, room.productId, caller.principalId, upload.filename, upload.contentType, size, sha256, storageKey]);
       return viewAttachment(await em.getRepository(RoomAttachment).findOneByOrFail({ id }));
     });
   } catch (err) {

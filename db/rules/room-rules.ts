@@ -151,18 +151,34 @@ export function declaredAttachmentType(header: string | undefined): { type: Atta
 }
 
 /**
- * Whether the bytes are what was declared: the type the sniffer (file-type) found must be the declared
- * one; text/plain has no magic bytes, so it must be valid UTF-8 without NUL and sniff as nothing binary.
+ * Whether the bytes are what was declared, judged as they stream in: the type the sniffer (file-type)
+ * found in the head must be the declared one; text/plain has no magic bytes, so it must sniff as nothing
+ * binary and every chunk be valid UTF-8 (a character may span two chunks) without NUL.
  */
-export function bytesMatchType(type: AttachmentType, sniffedMime: string | undefined, bytes: Buffer): boolean {
-  if (type !== 'text/plain') return sniffedMime === type;
-  if (sniffedMime !== undefined || bytes.includes(0)) return false;
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    return true;
-  } catch {
-    return false;
-  }
+export function attachmentTypeCheck(type: AttachmentType) {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const text = type === 'text/plain';
+  return {
+    head: (sniffedMime: string | undefined): boolean => (text ? sniffedMime === undefined : sniffedMime === type),
+    chunk(bytes: Buffer): boolean {
+      if (!text) return true;
+      try {
+        decoder.decode(bytes, { stream: true });
+      } catch {
+        return false;
+      }
+      return !bytes.includes(0);
+    },
+    end(): boolean {
+      if (!text) return true;
+      try {
+        decoder.decode();
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
 }
 
 /** An `x-filename` header: at most 200 characters, no control characters; absent is null. */

@@ -338,6 +338,9 @@ describe('collection: the expired-draft sweep (maintenance workflow)', () => {
     assert.deepEqual(draft.fields, {}, 'what the customer wrote is erased');
     const [u] = await ctx.dataSource.query(`SELECT status FROM collection_uploads WHERE id = $1`, [upload.upload.id]);
     assert.equal(u.status, 'expired');
+    const signalled = await ctx.dataSource.query(
+      `SELECT 1 FROM workflow_commands WHERE ordering_key = $1 AND command->>'type' = 'collection.upload.cancel'`, [`upload/${upload.upload.id}`]);
+    assert.equal(signalled.length, 1, 'the upload\'s workflow is signalled by its own id');
     const [{ n }] = await ctx.dataSource.query(`SELECT count(*)::int AS n FROM collection_upload_parts WHERE upload_id = $1`, [upload.upload.id]);
     assert.equal(n, 0);
     const again = await customerCall(asDraft(idle, { method: 'GET', url: `/api/proof/collect/drafts/${idle.id}` }));

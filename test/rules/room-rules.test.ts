@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import {
-  agentOutputFits, attachmentDisposition, bytesMatchType, declaredAttachmentType, emojiValid, eventVisibleTo, filenameProblem, needsSnapshot,
+  agentOutputFits, attachmentDisposition, attachmentTypeCheck, declaredAttachmentType, emojiValid, eventVisibleTo, filenameProblem, needsSnapshot,
   principalIdOf, reportsHide, roomStatusMoveAllowed, sideEffectOf,
 } from '../../db/rules/room-rules';
 import { ID_PATTERN } from '../../db/rules/ids';
@@ -59,6 +59,10 @@ describe('room rules', () => {
   });
 
   it('attachment types: the six accepted ones, text/plain only as UTF-8; bytes must sniff as the declared type', () => {
+    const bytesMatchType = (type: Parameters<typeof attachmentTypeCheck>[0], sniffed: string | undefined, bytes: Buffer) => {
+      const check = attachmentTypeCheck(type);
+      return check.head(sniffed) && check.chunk(bytes) && check.end();
+    };
     assert.deepEqual(declaredAttachmentType('image/PNG'), { type: 'image/png' });
     assert.deepEqual(declaredAttachmentType('text/plain; charset="UTF-8"'), { type: 'text/plain' });
     assert.deepEqual(declaredAttachmentType('text/plain'), { type: 'text/plain' }, 'UTF-8 is the default');
@@ -72,6 +76,11 @@ describe('room rules', () => {
     assert.ok(!bytesMatchType('text/plain', 'image/png', Buffer.from('x')), 'a known binary type is not text');
     assert.ok(!bytesMatchType('text/plain', undefined, Buffer.from([0x61, 0x00])), 'NUL');
     assert.ok(!bytesMatchType('text/plain', undefined, Buffer.from([0xc3, 0x28])), 'invalid UTF-8');
+    const split = attachmentTypeCheck('text/plain');
+    const tick = Buffer.from('✓');
+    assert.ok(split.chunk(tick.subarray(0, 1)) && split.chunk(tick.subarray(1)) && split.end(), 'a character split across chunks');
+    const cut = attachmentTypeCheck('text/plain');
+    assert.ok(cut.chunk(tick.subarray(0, 2)) && !cut.end(), 'text that ends inside a character');
   });
 
   it('filenames: at most 200 characters without control characters; served as an attachment with an exact UTF-8 name', () => {

@@ -1690,7 +1690,7 @@ export interface paths {
          */
         get: operations["getUpload"];
         /**
-         * Send one part (application/octet-stream, ?part=n, optional x-part-sha256); re-sending replaces it
+         * Send one part (application/octet-stream with its Content-Length, ?part=n, optional x-part-sha256); re-sending replaces it
          * @description Public: no credential.
          */
         put: operations["putUploadPart"];
@@ -2026,7 +2026,7 @@ export interface paths {
         };
         get?: never;
         /**
-         * The recorded answer's raw bytes in one request (video rules); written once
+         * The recorded answer's raw bytes in one request, with their Content-Length (video rules); written once
          * @description Public: no credential.
          */
         put: operations["putInterviewUpload"];
@@ -2424,7 +2424,7 @@ export interface paths {
         /** A welcome video's state and its upload's resume state (parts received) */
         get: operations["getWelcomeVideoState"];
         /**
-         * Send one part of the welcome video (application/octet-stream, ?part=n, x-upload-token); re-sending replaces it
+         * Send one part of the welcome video (application/octet-stream with its Content-Length, ?part=n, x-upload-token); re-sending replaces it
          * @description Public: no credential.
          */
         put: operations["putWelcomeVideoPart"];
@@ -13546,7 +13546,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProofErrorBody"];
                 };
             };
-            /** @description TOO_LARGE: the body or upload is larger than allowed */
+            /** @description TOO_LARGE: the body or upload is larger than allowed, or the draft's uploads would hold more than PROOF_UPLOAD_DRAFT_MAX_BYTES */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -13557,6 +13557,15 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: this content-type is not accepted here */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute, or the form (PROOF_UPLOAD_FLOW_DAILY_BYTES) or this client address (PROOF_UPLOAD_ADDRESS_DAILY_BYTES) opened its bytes of uploads for this UTC day; retry after Retry-After */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15782,6 +15791,15 @@ export interface operations {
                     "application/json": components["schemas"]["ProofErrorBody"];
                 };
             };
+            /** @description RATE_LIMITED: more requests this minute, or this client address opened PROOF_UPLOAD_ADDRESS_DAILY_BYTES of uploads this UTC day; retry after Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -15834,6 +15852,15 @@ export interface operations {
                     "application/json": components["schemas"]["ProofErrorBody"];
                 };
             };
+            /** @description UNAUTHORIZED: the x-upload-token is missing, malformed or unknown */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
             /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
             404: {
                 headers: {
@@ -15861,7 +15888,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProofErrorBody"];
                 };
             };
-            /** @description TOO_LARGE: more bytes than the upload was opened for */
+            /** @description TOO_LARGE: a Content-Length larger than the upload was opened for */
             413: {
                 headers: {
                     [name: string]: unknown;
