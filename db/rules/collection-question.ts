@@ -1,5 +1,5 @@
 import { validationFailed } from '../../runtime/service-error';
-import { QuestionKind } from '../entities/collection-question-version';
+import type { QuestionKind } from '../entities/collection-question-version';
 
 export interface QuestionText {
   text: string;

@@ -156,7 +156,7 @@ describe('collection setup: flows, questions, consent templates', () => {
     assert.equal(yesNo.options ?? null, null);
     const noOptions = await patch({ kind: 'choice' });
     assert.equal(noOptions.statusCode, 400);
-    assert.equal(noOptions.json().error.code, 'VALIDATION_FAILED');
+    assert.equal(noOptions.json().code, 'INVALID_INPUT');
     assert.equal((await patch({})).statusCode, 400);
     const versions = (await as(member, { method: 'GET', url: `/api/proof/collect/questions/${id}` })).json().data.versions;
     assert.equal(versions.length, 4, 'a refused PATCH writes no version');
