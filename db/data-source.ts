@@ -1,9 +1,23 @@
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 
 // Any fixed number shared by every process of this service: migrations run under it one at a time.
 const MIGRATION_LOCK = 7_412_001;
+
+/**
+ * A pool client that always has an `error` listener. A backend ended under a busy client (a failover,
+ * `pg_terminate_backend`) can emit a second error after pg-pool's one-shot listener of `pool.query` has
+ * gone, and an unheard `error` event ends the process. The query that was running still gets its error,
+ * and the pool drops the client; this only keeps the stray event from being fatal.
+ */
+class ListenedClient extends Client {
+  constructor(config?: ConstructorParameters<typeof Client>[0]) {
+    super(config);
+    this.on('error', () => undefined);
+  }
+}
 
 export function createDataSource(url: string, poolSize = 10): DataSource {
   return new DataSource({
@@ -18,7 +32,7 @@ export function createDataSource(url: string, poolSize = 10): DataSource {
     logging: false,
     // Idle connections are kept a minute (pg's default is 10 s): after a lull, a burst does not wait
     // for new connections, and the hot path's prepared statements survive on them.
-    extra: { max: poolSize, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 60_000 },
+    extra: { max: poolSize, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 60_000, Client: ListenedClient },
   });
 }
 

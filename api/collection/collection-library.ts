@@ -2,9 +2,10 @@ import { FastifyInstance } from 'fastify';
 import { array, boolean, number, string } from 'yup';
 import { listTemplateVersions, publishTemplateVersion, NewTemplateVersion } from '../../db/collection/consent-templates';
 import {
-  QuestionText, createQuestion, listQuestions, pinQuestion, readQuestion, reviseQuestion, setQuestionState,
+  createQuestion, listQuestions, pinQuestion, readQuestion, reviseQuestion, setQuestionState,
 } from '../../db/collection/questions';
 import { QUESTION_KINDS } from '../../db/entities/collection-question-version';
+import { OPTIONS_RULE, QuestionChange, QuestionText, choiceOptionsAgree } from '../../db/rules/collection-question';
 import { IDENTITY_FIELDS, MEDIA_KINDS } from '../../db/rules/collection-flow';
 import type { AppDeps } from '../app';
 import { sessionPrincipal } from '../plugins/auth';
@@ -14,13 +15,17 @@ import { anyObject, dataOf, errorOf, pageOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
 import { questionSchema, questionVersionSchema, readers, templateVersionSchema, writers } from './collection-schemas';
 
-const questionBody = strictObject({
-  text: string().required().min(3).max(500),
-  kind: string().oneOf([...QUESTION_KINDS]).required(),
+const questionFields = {
+  text: string().min(3).max(500),
+  kind: string().oneOf([...QUESTION_KINDS]),
   helpText: string().max(500),
   options: array(string().required().min(1).max(200)).min(2).max(10),
-}).test('options', 'a choice question needs 2 to 10 options, and only a choice question has options', (v) =>
-  !v || (v.kind === 'choice') === (v.options !== undefined)).required();
+};
+const questionBody = strictObject({ ...questionFields, text: questionFields.text.required(), kind: questionFields.kind.required() })
+  .test('options', OPTIONS_RULE, (v) => !v || choiceOptionsAgree(v)).required();
+// A PATCH is a partial change: what it leaves out carries over from the latest version (checked there).
+const questionPatch = strictObject({ ...questionFields, helpText: questionFields.helpText.nullable() })
+  .test('some-field', 'name at least one of text, kind, helpText, options', (v) => !v || Object.keys(v).length > 0).required();
 
 const questionAction = strictObject({
   action: string().oneOf(['archive', 'restore', 'pin']).required(),
@@ -70,9 +75,9 @@ export async function collectionLibraryRoutes(app: FastifyInstance, deps: AppDep
     config: { ...readers, operationId: 'getCollectionQuestion', summary: 'A question with every version' },
   }, async (request) => ({ data: await readQuestion(ds, who(request).organizationId, request.params.id) }));
 
-  app.patch<{ Params: { id: string }; Body: QuestionText }>('/api/proof/collect/questions/:id', {
-    schema: { params: idParams, body: questionBody, response: { 201: dataOf(questionVersionSchema) } },
-    config: { ...writers, operationId: 'reviseCollectionQuestion', summary: 'Write the next version; earlier versions never change' },
+  app.patch<{ Params: { id: string }; Body: QuestionChange }>('/api/proof/collect/questions/:id', {
+    schema: { params: idParams, body: questionPatch, response: { 201: dataOf(questionVersionSchema) } },
+    config: { ...writers, operationId: 'reviseCollectionQuestion', summary: 'Write the next version from the latest one and the fields given; earlier versions never change' },
   }, async (request, reply) => reply.code(201).send({ data: await reviseQuestion(ds, who(request), request.params.id, request.body) }));
 
   app.post<{ Params: { id: string }; Body: { action: 'archive' | 'restore' | 'pin'; version?: number } }>('/api/proof/collect/questions/:id', {

@@ -24,7 +24,8 @@ const pushResult = object({
   stale: number().integer().required(),
   deals: array(object({
     externalId: string().required(), dealId: string().required(),
-    status: string().oneOf(['created', 'updated', 'unchanged', 'stale']).required(),
+    status: string().oneOf(['open', 'won', 'lost']).required().meta({ description: 'the deal\'s status as stored after this push' }),
+    outcome: string().oneOf(['created', 'updated', 'unchanged', 'stale']).required().meta({ description: 'what this push did to the deal' }),
     unknownProofItemIds: array(string().defined()).defined(),
   })).defined(),
 });

@@ -88,9 +88,10 @@ const GRPC_DOWN = [14, 4];
 function isDependencyDown(error: unknown): boolean {
   const code = (error as { code?: string } | null)?.code ?? '';
   const grpcCode = (error as { cause?: { code?: unknown } } | null)?.cause?.code;
-  return ['ECONNREFUSED', 'ECONNRESET', '57P01', '57P03', '53300'].includes(code)
+  // Class 08 and 57P0x: the connection failed or an administrator (or a failover) ended the backend.
+  return ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', '53300'].includes(code) || /^(08[0-9A-Z]{3}|57P0[1-3])$/.test(code)
     || (error instanceof TemporalServiceError && typeof grpcCode === 'number' && GRPC_DOWN.includes(grpcCode))
-    || /Connection terminated|timeout exceeded when trying to connect/i.test(String((error as Error)?.message));
+    || /Connection terminated|not queryable|timeout exceeded when trying to connect/i.test(String((error as Error)?.message));
 }
 
 /** Errors Fastify raises before routing (a malformed URL), in the same envelope and with the request id. */
@@ -106,7 +107,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (!known) {
       request.log.error({ err: loggable(error) }, 'request failed');
       known = isDependencyDown(error)
-        ? new ServiceError('SERVICE_UNAVAILABLE', 503, 'a dependency is unavailable; try again shortly')
+        ? new ServiceError('SERVICE_UNAVAILABLE', 503, 'a dependency is unavailable; try again shortly', null, { 'retry-after': '1' })
         : new ServiceError('INTERNAL_ERROR', 500, 'internal error');
     }
     return send(request, reply, known);

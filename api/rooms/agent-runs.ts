@@ -57,8 +57,10 @@ export async function agentRunRoutes(app: FastifyInstance, deps: AppDeps): Promi
     const caller = productCaller(request);
     const visibility = request.body.visibility ?? 'customer';
     if (visibility === 'internal' && caller.kind === 'end_user') throw forbidden('end users start customer-visible runs only');
-    assertAiConfigured(deps);
-    const run = await invokeAgent(ds, caller, request.params.id, { alias: request.params.alias, input: request.body.input, visibility }, deps.config.roomApprovalTtlMs);
+    const run = await invokeAgent(
+      ds, caller, request.params.id, { alias: request.params.alias, input: request.body.input, visibility }, deps.config.roomApprovalTtlMs,
+      () => assertAiConfigured(deps),
+    );
     return reply.code(202).send({ data: run });
   });
 

@@ -68,10 +68,11 @@ export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): P
       summary: 'Compile a PRD whose every statement cites the room\'s customer-visible evidence',
     },
   }, async (request, reply) => {
-    assertAiConfigured(deps);
     const caller = keyOnly(request);
     const ai = { maxAttempts: config.aiMaxAttempts, retryInitialMs: config.aiRetryInitialMs, timeoutMs: config.aiTimeoutMs };
-    const documentId = await startCompile(ds, caller, request.params.id, { title: request.body.title, maxStatements: request.body.maxStatements ?? 20 }, ai);
+    const documentId = await startCompile(
+      ds, caller, request.params.id, { title: request.body.title, maxStatements: request.body.maxStatements ?? 20 }, ai, () => assertAiConfigured(deps),
+    );
     let ended = false;
     try {
       // The same run the outbox start names: whichever comes first starts it.

@@ -1,17 +1,11 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { conflict, notFound } from '../../runtime/service-error';
 import { CollectionQuestion, CollectionQuestionVersion } from '../entities';
-import { QuestionKind } from '../entities/collection-question-version';
+import { QuestionChange, QuestionText, mergeQuestionChange } from '../rules/collection-question';
 import { newId } from '../rules/ids';
 import { PageRequest } from '../pagination';
 import { Teammate, pageRows } from './scope';
 
-export interface QuestionText {
-  text: string;
-  kind: QuestionKind;
-  helpText?: string;
-  options?: string[];
-}
 
 export function viewQuestionVersion(v: CollectionQuestionVersion) {
   return {
@@ -103,10 +97,14 @@ export async function createQuestion(ds: DataSource, who: Teammate, body: Questi
 }
 
 /** An edit never changes a version: it writes version N+1, and flows pinned to older ones keep them. */
-export async function reviseQuestion(ds: DataSource, who: Teammate, id: string, body: QuestionText) {
+export async function reviseQuestion(ds: DataSource, who: Teammate, id: string, change: QuestionChange) {
   return ds.transaction(async (em) => {
     const q = await findQuestion(em, who.organizationId, id, true);
     if (q.state === 'archived') throw conflict('the question is archived; restore it first');
+    const latest = await em.getRepository(CollectionQuestionVersion).findOneByOrFail({ questionId: id, version: q.latestVersion });
+    const body = mergeQuestionChange({
+      text: latest.text, kind: latest.kind, helpText: latest.helpText ?? undefined, options: latest.options ?? undefined,
+    }, change);
     const version = q.latestVersion + 1;
     await em.getRepository(CollectionQuestion).update({ id }, { latestVersion: version, updatedAt: new Date() });
     return viewQuestionVersion(await insertVersion(em, id, version, body, who.teammateId));

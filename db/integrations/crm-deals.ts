@@ -1,6 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { newId } from '../rules/ids';
-import { DealFormat, normaliseDeals } from '../rules/crm-deals';
+import { DealFormat, DealStatus, normaliseDeals } from '../rules/crm-deals';
 import type { ProductTenant } from '../customer-loop/signals';
 import { validationFailed } from '../../runtime/service-error';
 import { recordSource } from './sources';
@@ -11,13 +11,16 @@ type DealOutcome = 'created' | 'updated' | 'unchanged' | 'stale';
 const FIELDS = ['name', 'stage', 'status', 'amount', 'currency', 'close_date', 'account_name', 'account_domain', 'contacts', 'proof_item_ids', 'external_updated_at'];
 const list = (prefix: string) => FIELDS.map((f) => `${prefix}${f}`).join(', ');
 
+/** One deal of a push: its status as stored after the push (a stale entry leaves the stored one) and what the push did. */
+interface Settled { dealId: string; status: DealStatus; outcome: DealOutcome }
+
 /**
  * Writes one round of deals with distinct external ids in two statements: an upsert that inserts the
  * new ones and updates those that are neither stale (older by their CRM's update time than the stored
  * one) nor the same, then a read of the rest (locked by the upsert) to tell stale from unchanged.
  */
 async function upsertRound(em: EntityManager, tenant: ProductTenant, format: DealFormat, rows: Array<Record<string, unknown>>) {
-  const written: Array<{ id: string; external_id: string }> = await em.query(
+  const written: Array<{ id: string; external_id: string; status: DealStatus }> = await em.query(
     `INSERT INTO proof_crm_deals AS d (id, organization_id, product_id, format, external_id, ${list('')})
      SELECT id, $1, $2, $3, external_id, ${list('')}
        FROM jsonb_to_recordset($4::jsonb) AS x(id text, external_id text, name text, stage text, status text, amount numeric, currency text,
@@ -25,21 +28,21 @@ async function upsertRound(em: EntityManager, tenant: ProductTenant, format: Dea
      ON CONFLICT (product_id, format, external_id) DO UPDATE SET ${FIELDS.map((f) => `${f} = EXCLUDED.${f}`).join(', ')}, updated_at = now()
       WHERE NOT coalesce(EXCLUDED.external_updated_at < d.external_updated_at, false)
         AND (${list('d.')}) IS DISTINCT FROM (${list('EXCLUDED.')})
-     RETURNING d.id, d.external_id`,
+     RETURNING d.id, d.external_id, d.status`,
     [tenant.organizationId, tenant.productId, format, JSON.stringify(rows)],
   );
-  const outcomes = new Map<string, { dealId: string; outcome: DealOutcome }>();
+  const outcomes = new Map<string, Settled>();
   const generated = new Map(rows.map((r) => [r.external_id as string, r.id as string]));
-  for (const w of written) outcomes.set(w.external_id, { dealId: w.id, outcome: generated.get(w.external_id) === w.id ? 'created' : 'updated' });
+  for (const w of written) outcomes.set(w.external_id, { dealId: w.id, status: w.status, outcome: generated.get(w.external_id) === w.id ? 'created' : 'updated' });
   const rest = rows.filter((r) => !outcomes.has(r.external_id as string));
   if (rest.length > 0) {
-    const kept: Array<{ id: string; external_id: string; stale: boolean }> = await em.query(
-      `SELECT d.id, d.external_id, coalesce(x.external_updated_at < d.external_updated_at, false) AS stale
+    const kept: Array<{ id: string; external_id: string; status: DealStatus; stale: boolean }> = await em.query(
+      `SELECT d.id, d.external_id, d.status, coalesce(x.external_updated_at < d.external_updated_at, false) AS stale
          FROM jsonb_to_recordset($3::jsonb) AS x(external_id text, external_updated_at timestamptz)
          JOIN proof_crm_deals d ON d.product_id = $1 AND d.format = $2 AND d.external_id = x.external_id`,
       [tenant.productId, format, JSON.stringify(rest.map((r) => ({ external_id: r.external_id, external_updated_at: r.external_updated_at })))],
     );
-    for (const k of kept) outcomes.set(k.external_id, { dealId: k.id, outcome: k.stale ? 'stale' : 'unchanged' });
+    for (const k of kept) outcomes.set(k.external_id, { dealId: k.id, status: k.status, outcome: k.stale ? 'stale' : 'unchanged' });
   }
   return outcomes;
 }
@@ -70,15 +73,15 @@ export async function pushDeals(ds: DataSource, tenant: ProductTenant, format: D
         },
       });
     });
-    const settled: Array<{ dealId: string; outcome: DealOutcome }> = [];
+    const settled: Settled[] = [];
     for (const round of rounds) {
       const outcomes = await upsertRound(em, tenant, format, round.map((r) => r.row));
       for (const { index, row } of round) settled[index] = outcomes.get(row.external_id as string)!;
     }
     const counts = { received: deals.length, created: 0, updated: 0, unchanged: 0, stale: 0 };
-    const results: Array<{ externalId: string; dealId: string; status: string; unknownProofItemIds: string[] }> = [];
+    const results: Array<{ externalId: string; dealId: string; status: DealStatus; outcome: DealOutcome; unknownProofItemIds: string[] }> = [];
     for (const [index, deal] of deals.entries()) {
-      const { dealId, outcome } = settled[index];
+      const { dealId, status, outcome } = settled[index];
       counts[outcome] += 1;
       if (outcome === 'created' || outcome === 'updated') {
         await recordSource(em, {
@@ -87,7 +90,7 @@ export async function pushDeals(ds: DataSource, tenant: ProductTenant, format: D
           reasons: ['no_consent'], actor: { type: 'service_key', id: keyId }, ref: dealId,
         });
       }
-      results.push({ externalId: deal.externalId, dealId, status: outcome, unknownProofItemIds: deal.proofItemIds.filter((i) => !known.has(i)) });
+      results.push({ externalId: deal.externalId, dealId, status, outcome, unknownProofItemIds: deal.proofItemIds.filter((i) => !known.has(i)) });
     }
     return { ...counts, deals: results };
   });

@@ -133,13 +133,18 @@ interface InvokeInput {
 }
 
 /** Commits a queued run and asks for `agent-run/<runId>` through the outbox in the same transaction. */
-export async function invokeAgent(ds: DataSource, caller: RoomCaller & { productId: string }, roomId: string, body: InvokeInput, approvalTtlMs: number) {
+export async function invokeAgent(
+  ds: DataSource, caller: RoomCaller & { productId: string }, roomId: string, body: InvokeInput, approvalTtlMs: number,
+  /** Throws when no provider would take the run: checked after every refusal about the room and the agent. */
+  assertProvider: () => void,
+) {
   return ds.transaction(async (em) => {
     const { room } = await (caller.kind === 'end_user' ? reachAsMember(em, caller, roomId, true) : reachRoom(em, caller, roomId, true));
     const agent = await em.query(`SELECT 1 FROM room_members WHERE room_id = $1 AND type = 'agent' AND alias = $2`, [roomId, body.alias]);
     if (agent.length === 0) throw notFound('agent');
     assertWritable(room);
     if (await hasActiveHandoff(em, roomId)) throw conflict('a handoff to a person is active: the agents take no requests until it ends');
+    assertProvider();
     const id = newId('run');
     const starter = caller.kind === 'end_user'
       ? { type: 'end_user', id: caller.endUserId, principalId: caller.principalId }

@@ -49,6 +49,8 @@ const citationFailed = (details: Record<string, unknown>) =>
 export async function startCompile(
   ds: DataSource, caller: RoomCaller, roomId: string, input: { title: string; maxStatements: number },
   ai: Extract<WorkflowCommandBody, { type: 'room.compile.start' }>['ai'],
+  /** Throws when no provider would take the run: checked after every refusal about the room itself. */
+  assertProvider: () => void,
 ): Promise<string> {
   return ds.transaction(async (em) => {
     const { room } = await reachRoom(em, caller, roomId, true);
@@ -65,6 +67,7 @@ export async function startCompile(
       ...signals.map((s) => ({ id: s.id, type: 'signal' as const, text: `${s.title}\n${s.body}` })),
     ];
     if (evidence.length === 0) throw citationFailed({ rejected: [], reason: 'no customer-visible evidence in this room' });
+    assertProvider();
     const id = newId('doc');
     await em.query(
       `INSERT INTO room_documents (id, room_id, organization_id, product_id, title, max_statements, status, evidence)

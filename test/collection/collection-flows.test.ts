@@ -133,6 +133,34 @@ describe('collection setup: flows, questions, consent templates', () => {
     assert.equal(badChoice.statusCode, 400);
   });
 
+
+  it('questions: PATCH is a partial change; what it leaves out carries over into the new version', async () => {
+    const created = await as(t.owner, {
+      method: 'POST', url: '/api/proof/collect/questions',
+      payload: { text: 'Which plan are you on?', kind: 'choice', helpText: 'Pick one', options: ['Free', 'Team'] },
+    });
+    const id = created.json().data.questionId;
+    const patch = (payload: object) => as(t.owner, { method: 'PATCH', url: `/api/proof/collect/questions/${id}`, payload });
+    const textOnly = await patch({ text: 'Which plan do you use?' });
+    assert.equal(textOnly.statusCode, 201, textOnly.body);
+    assert.deepEqual(
+      (({ version, text, kind, helpText, options }) => ({ version, text, kind, helpText, options }))(textOnly.json().data),
+      { version: 2, text: 'Which plan do you use?', kind: 'choice', helpText: 'Pick one', options: ['Free', 'Team'] },
+    );
+    const noHelp = (await patch({ helpText: null })).json().data;
+    assert.equal(noHelp.helpText, null);
+    assert.deepEqual(noHelp.options, ['Free', 'Team']);
+    // Leaving choice drops the carried options; becoming a choice needs them.
+    const yesNo = (await patch({ kind: 'yes_no' })).json().data;
+    assert.equal(yesNo.kind, 'yes_no');
+    assert.equal(yesNo.options ?? null, null);
+    const noOptions = await patch({ kind: 'choice' });
+    assert.equal(noOptions.statusCode, 400);
+    assert.equal(noOptions.json().code, 'INVALID_INPUT');
+    assert.equal((await patch({})).statusCode, 400);
+    const versions = (await as(member, { method: 'GET', url: `/api/proof/collect/questions/${id}` })).json().data.versions;
+    assert.equal(versions.length, 4, 'a refused PATCH writes no version');
+  });
   it('consent templates: each publish is the next immutable version with the hash of its wording; a flow keeps the version it pinned', async () => {
     const v1 = await publishTemplate(t, 'Release B', 'First wording that the customer agrees to.');
     const v2 = await publishTemplate(t, 'Release B', 'Second wording that the customer agrees to.');

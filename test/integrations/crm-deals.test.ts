@@ -28,7 +28,8 @@ describe('integrations: CRM deals and influence', () => {
     const r = first.json().data;
     assert.deepEqual({ ...r, deals: undefined }, { received: 1, created: 1, updated: 0, unchanged: 0, stale: 0, deals: undefined });
     assert.deepEqual(r.deals[0].unknownProofItemIds, ['prf_unknown0000000']);
-    assert.equal(r.deals[0].status, 'created');
+    assert.equal(r.deals[0].outcome, 'created');
+    assert.equal(r.deals[0].status, 'open');
     const same = (await push({ format: 'generic', deals: [deal] })).json().data;
     assert.equal(same.unchanged, 1);
     const won = (await push({ format: 'generic', deals: [{ ...deal, status: 'won', updatedAt: '2026-02-02T10:00:00Z' }] })).json().data;
@@ -54,16 +55,20 @@ describe('integrations: CRM deals and influence', () => {
     });
     const h1 = (await push({ format: 'hubspot', deals: [hs({}, '2026-02-01T00:00:00Z')] })).json().data;
     assert.equal(h1.created, 1);
+    assert.equal(h1.deals[0].status, 'open');
     const h2 = (await push({ format: 'hubspot', deals: [hs({ dealstage: 'closedwon' }, '2026-02-03T00:00:00Z')] })).json().data;
     assert.equal(h2.updated, 1);
+    assert.deepEqual([h2.deals[0].status, h2.deals[0].outcome], ['won', 'updated']);
     const h3 = (await push({ format: 'hubspot', deals: [hs({ hs_is_closed: 'true', dealstage: 'x' }, '2026-02-02T00:00:00Z')] })).json().data;
     assert.equal(h3.stale, 1);
+    assert.deepEqual([h3.deals[0].status, h3.deals[0].outcome], ['won', 'stale'], 'a stale entry answers the stored status');
 
     const sfId = uniqueId('006');
     const sf = { Id: sfId, Name: 'Initech', StageName: 'Prospecting', Amount: 700, CloseDate: '2026-05-01', IsClosed: false, IsWon: false, CurrencyIsoCode: 'USD', AccountId: '001x', LastModifiedDate: '2026-02-01T00:00:00.000+0000', SV_Proof_Item_Ids__c: itemB, attributes: { type: 'Opportunity' } };
     assert.equal((await push({ format: 'salesforce', deals: [sf] })).json().data.created, 1);
     const lost = await push({ format: 'salesforce', deals: [{ ...sf, IsClosed: true, LastModifiedDate: '2026-02-05T00:00:00.000Z' }] });
     assert.equal(lost.json().data.updated, 1);
+    assert.equal(lost.json().data.deals[0].status, 'lost');
     const stale = await push({ format: 'salesforce', deals: [{ ...sf, IsWon: true, IsClosed: true, LastModifiedDate: '2026-02-04T00:00:00.000Z' }] });
     assert.equal(stale.json().data.stale, 1);
     // The same external id in another format is another deal.
@@ -86,11 +91,12 @@ describe('integrations: CRM deals and influence', () => {
       { id, stage: 'old', updatedAt: '2026-01-01T00:00:00Z' },
       { id, stage: 'b', updatedAt: '2026-02-02T00:00:00Z' },
     ] })).json().data;
-    assert.deepEqual(first.deals.map((d: { status: string }) => d.status), ['created', 'created', 'updated', 'stale', 'unchanged']);
+    assert.deepEqual(first.deals.map((d: { outcome: string }) => d.outcome), ['created', 'created', 'updated', 'stale', 'unchanged']);
+    assert.deepEqual(first.deals.map((d: { status: string }) => d.status), ['open', 'open', 'open', 'open', 'open'], 'each entry carries the deal\'s status');
     assert.deepEqual({ ...first, deals: undefined }, { received: 5, created: 2, updated: 1, unchanged: 1, stale: 1, deals: undefined });
     assert.equal(new Set(first.deals.map((d: { dealId: string }) => d.dealId)).size, 2);
     const cleared = (await push({ format: 'generic', deals: [{ id, updatedAt: '2026-02-02T00:00:00Z' }] })).json().data;
-    assert.equal(cleared.deals[0].status, 'updated', 'a stage left out is a change to null');
+    assert.equal(cleared.deals[0].outcome, 'updated', 'a stage left out is a change to null');
     assert.equal(cleared.deals[0].dealId, first.deals[0].dealId);
   });
 

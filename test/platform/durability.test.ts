@@ -62,6 +62,7 @@ describe('durability: a dependency that is down answers 503', () => {
       const res = await call(asTeammate(tenant.owner, { method: 'GET', url: '/api/workspace/proof/review-queue' }), app);
       assert.equal(res.statusCode, 503, res.body);
       assert.equal(errorCode(res), 'SERVICE_UNAVAILABLE');
+      assert.equal(res.headers['retry-after'], '1', 'a client knows when to try again');
     } finally {
       await app.close();
       await ds.destroy().catch(() => undefined);

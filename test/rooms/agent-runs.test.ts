@@ -223,6 +223,13 @@ describe('rooms: agent runs, approvals and cancellation', function () {
     }, app);
     assert.equal(errorCode(none), 'AI_UNAVAILABLE');
     assert.equal((await asKey(tenant, { method: 'GET', url: `/api/v1/rooms/${room.id}/agent-runs` })).json().data.length, 2, 'no run was made');
+    // The room and the agent are checked before the provider: an unknown alias is 404 with or without one.
+    const unknown = await call({
+      method: 'POST', url: `/api/v1/rooms/${room.id}/agents/nobody/invoke`, payload: { input: 'hello' },
+      headers: { authorization: `Bearer ${endUserToken(tenant.product, { sub: 'unlucky' })}` },
+    }, app);
+    assert.equal(unknown.statusCode, 404, unknown.body);
+    assert.equal(errorCode(unknown), 'NOT_FOUND');
   });
 
   it('an approval nobody decides expires and fails the run', async () => {

@@ -98,6 +98,18 @@ describe('rooms: compile and promote', function () {
     assert.equal(errorCode(await asUser(tenant, 'liar', { method: 'POST', url: `/api/v1/rooms/${room.id}/compile`, payload: { title: 'mine' } })), 'FORBIDDEN');
     const stranger = await roomsTenant();
     assert.equal((await call(withKey(stranger.key, { method: 'POST', url: `/api/v1/rooms/${room.id}/compile`, payload: { title: 'theirs' } }))).statusCode, 404);
+
+    // The evidence is checked before the provider: a room without any is 422 with or without one, and 503
+    // comes only where the provider would be called.
+    const unconfigured = await ctx.buildApp({ aiBaseUrl: undefined });
+    const silent = await openRoom(tenant, 'quiet');
+    for (const app of [ctx.app, unconfigured]) {
+      const empty = await call(withKey(tenant.key, { method: 'POST', url: `/api/v1/rooms/${silent.id}/compile`, payload: { title: 'Nothing said' } }), app);
+      assert.equal(empty.statusCode, 422, empty.body);
+      assert.equal(errorCode(empty), 'CITATION_VALIDATION_FAILED');
+    }
+    const offline = await call(withKey(tenant.key, { method: 'POST', url: `/api/v1/rooms/${room.id}/compile`, payload: { title: 'Some evidence' } }), unconfigured);
+    assert.equal(errorCode(offline), 'AI_UNAVAILABLE');
   });
 
   it('promote from given text: sources must be this room\'s messages; a rejection never publishes', async () => {

@@ -2185,7 +2185,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Write the next version; earlier versions never change
+         * Write the next version from the latest one and the fields given; earlier versions never change
          * @description Workspace roles: owner, admin.
          */
         patch: operations["reviseCollectionQuestion"];
@@ -17528,10 +17528,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    text: string;
+                    text?: string;
                     /** @enum {string} */
-                    kind: "short_text" | "long_text" | "choice" | "yes_no";
-                    helpText?: string;
+                    kind?: "short_text" | "long_text" | "choice" | "yes_no";
+                    helpText?: string | null;
                     options?: string[];
                 };
             };
@@ -21583,8 +21583,16 @@ export interface operations {
                             deals: {
                                 externalId: string;
                                 dealId: string;
-                                /** @enum {string} */
-                                status: "created" | "updated" | "unchanged" | "stale";
+                                /**
+                                 * @description the deal's status as stored after this push
+                                 * @enum {string}
+                                 */
+                                status: "open" | "won" | "lost";
+                                /**
+                                 * @description what this push did to the deal
+                                 * @enum {string}
+                                 */
+                                outcome: "created" | "updated" | "unchanged" | "stale";
                                 unknownProofItemIds: string[];
                             }[];
                         };
