@@ -1516,6 +1516,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/identity/anonymous-proof": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The proof an anonymous end user keeps to merge its history after sign-in */
+        get: operations["getAnonymousProof"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/identity/merge": {
         parameters: {
             query?: never;
@@ -1525,7 +1542,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Move an anonymous end user's history onto the signed end user (same product) */
+        /** Move an anonymous end user's history onto the signed end user (same product), with its proof */
         post: operations["mergeIdentity"];
         delete?: never;
         options?: never;
@@ -3637,6 +3654,11 @@ export interface components {
             /** Format: date-time */
             failedAt: string | null;
         };
+        AnonymousProof: {
+            anonymousId: string;
+            /** @description keep it with the anonymous id; POST /api/v1/identity/merge needs it after sign-in */
+            anonymousProof: string;
+        };
         ApprovalRequested: {
             item: components["schemas"]["ProofItem"];
             version: components["schemas"]["ProofVersion"];
@@ -4379,6 +4401,7 @@ export interface components {
             principalId: string;
             /** @enum {string} */
             type: "end_user" | "teammate" | "agent";
+            /** @description null unless an end user; an end user reads another member's anonymous (anon_...) id as null */
             endUserId: string | null;
             teammateId: string | null;
             alias: string | null;
@@ -12211,7 +12234,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED: more requests this minute than the key, or the end user, may make */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -12346,7 +12369,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            /** @description RATE_LIMITED: the end user's requests this minute (RATE_LIMIT_PER_MINUTE), or its open streams (SV_INBOX_STREAMS_PER_END_USER, details.reason inbox_streams_per_end_user) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: this API process holds its most streams (SV_INBOX_STREAMS_PER_PROCESS, details.reason inbox_streams_per_process), or a dependency is unavailable */
             503: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -12435,6 +12469,66 @@ export interface operations {
             };
         };
     };
+    getAnonymousProof: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AnonymousProof"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The end-user token is missing, malformed, badly signed, expired or already used */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN: the token's end user is not anonymous (anon_...), KEY_AUDIENCE_MISMATCH or PRODUCT_SCOPE_UNAVAILABLE */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     mergeIdentity: {
         parameters: {
             query?: never;
@@ -12446,6 +12540,8 @@ export interface operations {
             content: {
                 "application/json": {
                     anonymousId: string;
+                    /** @description the anonymous end user's proof (GET /api/v1/identity/anonymous-proof); missing or not matching: 403 FORBIDDEN */
+                    anonymousProof?: string;
                 };
             };
         };
@@ -12479,7 +12575,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description KEY_AUDIENCE_MISMATCH (a service key was sent) or PRODUCT_SCOPE_UNAVAILABLE */
+            /** @description FORBIDDEN: anonymousProof is missing or does not prove anonymousId in this product (nothing moved), KEY_AUDIENCE_MISMATCH or PRODUCT_SCOPE_UNAVAILABLE */
             403: {
                 headers: {
                     [name: string]: unknown;
