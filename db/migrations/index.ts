@@ -20,6 +20,7 @@ import { RoomMessageExtras1763713600000 } from './1763713600000-RoomMessageExtra
 import { RoomJobsPromises1763713700000 } from './1763713700000-RoomJobsPromises';
 import { RoomOperations1763713800000 } from './1763713800000-RoomOperations';
 import { RoomAttachmentSweep1763714200000 } from './1763714200000-RoomAttachmentSweep';
+import { NojsSubmissionKeys1764155000000 } from './1764155000000-NojsSubmissionKeys';
 
 export const MIGRATIONS = [
   Foundation1763712000000, CustomerLoop1763712100000, Webhooks1763712200000, ProofCore1763712300000,
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   CollectionCaptionsInterviews1763713100000, PublicLimits1763713200000, WebhookBatches1763713300000,
   IntegrationsFinish1763713400000, Rooms1763713500000, RoomMessageExtras1763713600000,
   RoomJobsPromises1763713700000, RoomOperations1763713800000, RoomAttachmentSweep1763714200000,
+  NojsSubmissionKeys1764155000000,
 ];

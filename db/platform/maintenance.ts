@@ -7,6 +7,7 @@ export interface PurgeCounts {
   teammateSessions: number;
   outboxEvents: number;
   engagementBeacons: number;
+  nojsSubmissionKeys: number;
 }
 
 async function purge(ds: DataSource, sql: string): Promise<number> {
@@ -25,5 +26,7 @@ export async function purgeExpiredRecords(ds: DataSource): Promise<PurgeCounts> 
     outboxEvents: await purge(ds, `DELETE FROM outbox_events WHERE processed_at < now() - interval '7 days'`),
     // A token is good until the end of the next UTC day, so older days can no longer repeat.
     engagementBeacons: await purge(ds, `DELETE FROM proof_engagement_beacons WHERE day < current_date - 2`),
+    // A no-JavaScript form's key refuses repeats for 24 hours; an older claim may be taken again anyway.
+    nojsSubmissionKeys: await purge(ds, `DELETE FROM collection_nojs_submissions WHERE created_at <= now() - interval '24 hours'`),
   };
 }
