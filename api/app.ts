@@ -28,6 +28,7 @@ import { installationRoutes } from './platform/installation';
 import { registerJsonBodyParser } from './plugins/json-body';
 import { registerOpenApi } from './plugins/openapi';
 import { registerPublicRateLimit } from './plugins/public-rate-limit';
+import { redactingLogger } from './plugins/request-log';
 import { proofAiRoutes } from './ai/proof-ai';
 import { proofRequestRoutes } from './ai/proof-requests';
 import { proofAssetRoutes } from './proof/proof-assets';
@@ -82,7 +83,8 @@ const trustHops = (hops: number) => (_address: string, hop: number) => hop < hop
 /** Builds the whole HTTP API; `server.ts` only listens, and tests call `inject()` on it. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: deps.logger ?? false,
+    // Secret path segments (hook, payment connector and stream source tokens) and query values never reach the log.
+    logger: redactingLogger(deps.logger),
     // Which proxies may name the client in X-Forwarded-For (request.ip: rate limits, consent evidence).
     trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
     bodyLimit: BODY_LIMIT,

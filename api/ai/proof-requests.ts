@@ -2,7 +2,7 @@ import { FastifyInstance } from 'fastify';
 import { object, string } from 'yup';
 import { KeyRequestBody, createKeyRequest } from '../../db/collection/key-requests';
 import { captureReply } from '../../db/collection/request-replies';
-import { viewRequest } from '../../db/collection/requests';
+import { viewKeyRequest, viewRequest } from '../../db/collection/requests';
 import { REQUEST_CHANNELS } from '../../db/entities/proof-request';
 import type { AppDeps } from '../app';
 import { keyPrincipal, sessionPrincipal } from '../plugins/auth';
@@ -10,7 +10,7 @@ import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, errorOf } from '../plugins/responses';
 import { isoDateTime, strictObject } from '../plugins/validation';
-import { requestSchema, writers } from '../collection/collection-schemas';
+import { keyRequestSchema, requestSchema, writers } from '../collection/collection-schemas';
 
 const createBody = strictObject({
   channel: string().oneOf([...REQUEST_CHANNELS]).required(),
@@ -36,7 +36,7 @@ export async function proofRequestRoutes(app: FastifyInstance, deps: AppDeps): P
     schema: {
       body: createBody,
       response: {
-        201: dataOf(requestSchema),
+        201: dataOf(keyRequestSchema),
         404: errorOf('NOT_FOUND: no such opportunity or form (details name the path)'),
         409: errorOf('CONFLICT: the product has no live flow, the form is not live, the opportunity was decided, or the recipient opted out (details.reason opted_out)'),
         422: errorOf('ASK_POLICY_FAILED: the message gates reviews or conditions a reward on sentiment'),
@@ -44,11 +44,11 @@ export async function proofRequestRoutes(app: FastifyInstance, deps: AppDeps): P
     },
     config: {
       auth: 'key', scope: 'service:proof:write', idempotency: 'optional', operationId: 'createProofRequestDraft',
-      summary: 'A draft story request (from an AI draft); nothing is sent and no link secret is issued: a person sends it from the workspace',
+      summary: 'A draft story request (from an AI draft); nothing is sent, no link secret is issued and the recipient is answered by id only: a person sends it from the workspace',
     },
   }, async (request, reply) => {
     const made = await createKeyRequest(ds, productTenant(request), keyPrincipal(request).id, request.body);
-    return reply.code(201).send({ data: viewRequest(made) });
+    return reply.code(201).send({ data: viewKeyRequest(made) });
   });
 
   app.post<{ Params: { id: string }; Body: { text: string; receivedAt: string } }>('/api/workspace/proof/requests/:id/replies', {

@@ -10,7 +10,7 @@ import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
 import { ServiceError } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
 import { pathParams } from '../plugins/path-params';
-import { dataOf, timestamp, errorOf } from '../plugins/responses';
+import { CEILING_OR_RATE, dataOf, timestamp, errorOf } from '../plugins/responses';
 import { isoDateTime, openObject, strictObject } from '../plugins/validation';
 import { countPublic, countSecret, customerAuth, headerSecret } from './customer-auth';
 
@@ -63,7 +63,8 @@ const patchBody = strictObject({
   answers: object().test('answers', 'answers are text, true/false, or null to remove', (v) =>
     v == null || Object.entries(v).every(([k, a]) => k.length <= 100 && (a === null || typeof a === 'boolean' || (typeof a === 'string' && a.length <= 10_000)))),
   identity: strictObject({
-    name: string().max(120), company: string().max(120), title: string().max(120), location: string().max(120), email: string().email().max(320),
+    // Empty clears the name; only spaces is no name to show by first word or initials.
+    name: string().max(120).matches(/^$|\S/, 'must not be only spaces'), company: string().max(120), title: string().max(120), location: string().max(120), email: string().email().max(320),
   }).default(undefined),
   displayMode: string().oneOf([...DISPLAY_MODES]),
   identityFields: array(string().required().oneOf([...IDENTITY_FIELDS])).max(IDENTITY_FIELDS.length),
@@ -122,7 +123,13 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   }, async (request) => ({ data: await patchDraft(ds, request.params.id, request.body, cfg.draftTtlDays) }));
 
   app.post<{ Params: { id: string } }>('/api/proof/collect/drafts/:id/submit', {
-    schema: { params: draftParams, body: emptyBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 201: dataOf(submission) } },
+    schema: {
+      params: draftParams, body: emptyBody,
+      response: {
+        409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'),
+        429: errorOf(CEILING_OR_RATE), 201: dataOf(submission),
+      },
+    },
     onRequest: draftAuth,
     config: { operationId: 'submitDraft', summary: 'Submit: stored first; the private control link is returned once' },
   }, async (request, reply) => {

@@ -1,11 +1,12 @@
 import { FastifyInstance } from 'fastify';
 import { DraftFields } from '../../db/collection/drafts';
 import { liveFlow } from '../../db/collection/pinned-flow';
-import { checkDailyCeiling, storeSubmission } from '../../db/collection/submit';
+import { claimSubmissionKey, storeSubmission } from '../../db/collection/submit';
+import { checkDailyCeiling } from '../../db/proof/proof-items';
 import { CollectionDraft } from '../../db/entities';
 import { newId } from '../../db/rules/ids';
 import { ServiceError, conflict } from '../../runtime/service-error';
-import { errorOf, fileOf } from '../plugins/responses';
+import { CEILING_OR_RATE, errorOf, fileOf } from '../plugins/responses';
 import type { AppDeps } from '../app';
 import { countPublic } from './customer-auth';
 
@@ -68,7 +69,12 @@ export async function collectNojsRoutes(app: FastifyInstance, deps: AppDeps): Pr
   });
 
   app.post<{ Body: Form }>('/api/proof/collect/nojs', {
-    schema: { response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: fileOf('text/html', 'the HTML receipt') } },
+    schema: {
+      response: {
+        409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'),
+        429: errorOf(CEILING_OR_RATE), 200: fileOf('text/html', 'the HTML receipt'),
+      },
+    },
     onRequest: async (request, reply) => countPublic(cfg, request, reply),
     config: {
       operationId: 'submitNojsForm', summary: 'No-JavaScript form (application/x-www-form-urlencoded); answers a plain HTML receipt',
@@ -89,10 +95,7 @@ export async function collectNojsRoutes(app: FastifyInstance, deps: AppDeps): Pr
     const stored = await ds.transaction(async (em) => {
       const flow = await liveFlow(em, one(form, 'flow') ?? '');
       if (one(form, 'flowVersion') !== flow.flowVersionId) throw conflict('the form changed since this page was loaded; reload it');
-      const repeats: unknown[] = await em.query(
-        `SELECT 1 FROM collection_drafts WHERE flow_id = $1 AND source = 'nojs' AND fields->>'submissionKey' = $2
-           AND created_at > now() - interval '24 hours'`, [flow.flowId, key]);
-      if (repeats.length) throw conflict('this form was already sent');
+      if (!(await claimSubmissionKey(em, flow.flowId, key))) throw conflict('this form was already sent');
       const terms = flow.consent?.terms;
       const outside = [
         ...(fields.publication?.channels ?? []).filter((c) => terms && !terms.channels.includes(c)),
@@ -162,6 +165,7 @@ function readFields(form: Form): DraftFields {
     const v = one(form, name);
     if (v) {
       if (v.length > (field === 'email' ? 320 : 120)) throw bad(`${name} is too long`);
+      if (!/\S/.test(v)) throw bad(`${name} must not be only spaces`);
       identity[field] = v;
     }
   }

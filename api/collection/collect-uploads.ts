@@ -11,13 +11,14 @@ import {
 import { CollectionMedia, CollectionUpload } from '../../db/entities';
 import { activeSigningKey } from '../../db/proof/proof-signing';
 import { MAX_PART_SIZE, MIN_PART_SIZE, SHA256_HEX, UPLOAD_KINDS } from '../../db/rules/upload-rules';
-import { sha256Hex } from '../../db/rules/secrets';
+import { safeEqual, sha256Hex } from '../../db/rules/secrets';
 import { Config, transcriptionConfigured } from '../../runtime/config';
 import { mediaStoreOf } from '../../runtime/media-store';
-import { ServiceError, conflict, notFound } from '../../runtime/service-error';
+import { ServiceError, conflict, notFound, validationFailed } from '../../runtime/service-error';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { assembleUpdate, uploadWorkflow, uploadWorkflowId } from '../../workflows/collection/upload-workflow';
 import type { AppDeps } from '../app';
+import { enforceRate } from '../plugins/auth';
 import { pathParams } from '../plugins/path-params';
 import { dataOf, errorOf, fileOf, noContent, timestamp } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
@@ -71,7 +72,8 @@ async function previewTokenValid(ds: DataSource, sessionId: string, token: strin
   const [id, exp, mac] = token.split('.');
   if (id !== sessionId || !/^\d{1,12}$/.test(exp ?? '') || Number(exp) * 1000 <= Date.now()) return false;
   const key = await activeSigningKey(ds);
-  return createHmac('sha256', key.tokenSecret).update(`preview.${sessionId}.${exp}`).digest('base64url') === mac;
+  // In constant time: a comparison that stops at the first wrong character tells a guesser how far it got.
+  return safeEqual(createHmac('sha256', key.tokenSecret).update(`preview.${sessionId}.${exp}`).digest('base64url'), mac ?? '');
 }
 
 /** Talking to `upload/<sessionId>` (started through the outbox at open); the assemble call starts it too if it comes first. */
@@ -211,17 +213,23 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
       schema: {
         params: uploadParams, querystring: previewQuery,
         response: {
-          401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 409: errorOf('CONFLICT: the upload is not complete, or has no captions yet'),
+          401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'),
+          429: errorOf('RATE_LIMITED: too many preview requests this minute from this client address or for this upload (RATE_LIMIT_PER_MINUTE each)'),
+          409: errorOf('CONFLICT: the upload is not complete, or has no captions yet'),
           503: errorOf('UNAVAILABLE: captions asked for while transcription is off'),
           200: fileOf('*/*', 'the bytes, with the recording\'s own content type; text/vtt for track=captions'), 206: fileOf('*/*', 'a byte range'),
         },
       },
       onRequest: async (request, reply) => {
-        const t = (request.query as { t?: string }).t;
+        const t = (request.query as { t?: unknown }).t;
         if (t === undefined) return uploadAuth.call(app, request, reply, () => undefined);
-        if (!(await previewTokenValid(ds, (request.params as { sessionId: string }).sessionId, t))) {
-          throw unauthorized('the preview token is not valid or has expired');
-        }
+        // The query is validated after this hook: `?t=a&t=b` arrives here as a list.
+        if (typeof t !== 'string') throw validationFailed([{ path: 't', message: 'may be given once' }], 'the query string does not match the schema');
+        const { sessionId } = request.params as { sessionId: string };
+        // Counted before the MAC is checked, so every guess counts: per client address and per upload.
+        await countPublic(cfg, request, reply);
+        await enforceRate(reply, `collect-preview:${sha256Hex(sessionId).slice(0, 32)}`, cfg.rateLimitPerMinute);
+        if (!(await previewTokenValid(ds, sessionId, t))) throw unauthorized('the preview token is not valid or has expired');
       },
       config: { operationId: 'previewUpload', summary: 'Private preview of the customer\'s own recording (t= preview token or x-upload-token); ranges' },
     }, async (request, reply) => {

@@ -130,6 +130,9 @@ export const requestSchema = object({
   updatedAt: timestamp().required(),
 });
 
+/** A request as a key is answered it (AI.md §7): the recipient by id only; no key scope grants their e-mail or name. */
+export const keyRequestSchema = requestSchema.omit(['recipient']);
+
 /** An ask candidate (INTEGRATIONS.md §1), the same wherever it is read. */
 export const candidateSchema = object({
   id: string().required(),

@@ -6,6 +6,7 @@ import { mediaStoreOf } from '../../runtime/media-store';
 import { notFound, validationFailed } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
 import { sendStoredRange } from '../plugins/byte-ranges';
+import { parseJsonText } from '../plugins/json-body';
 import { dataOf, errorOf, fileOf, noContent } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
 
@@ -73,12 +74,8 @@ export async function streamHostRoutes(app: FastifyInstance, deps: AppDeps): Pro
       const header = request.headers['webhook-signature'];
       const problem = streamSignatureProblem(typeof header === 'string' ? header : undefined, body, secret!, Math.floor(Date.now() / 1000));
       if (problem) throw validationFailed([{ path: 'webhook-signature', message: problem }], 'the webhook-signature header does not verify');
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(body.toString('utf8'));
-      } catch {
-        throw validationFailed([{ path: '', message: 'the body is not valid JSON' }]);
-      }
+      // Parsed as every JSON body is (json-body.ts): a signed body is still refused for what no handler should see.
+      const parsed = parseJsonText(body.toString('utf8'));
       if (typeof parsed !== 'object' || parsed === null || typeof (parsed as { uid?: unknown }).uid !== 'string') {
         throw validationFailed([{ path: 'uid', message: 'is required' }]);
       }

@@ -9,6 +9,7 @@ import { isStripeEvent, stripeSignatureProblem } from '../../db/rules/stripe-eve
 import { notFound, validationFailed } from '../../runtime/service-error';
 import type { AppDeps } from '../app';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
+import { parseJsonText } from '../plugins/json-body';
 import { idParams } from '../plugins/path-params';
 import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
@@ -85,12 +86,8 @@ export async function stripeConnectionRoutes(app: FastifyInstance, deps: AppDeps
       const header = request.headers['stripe-signature'];
       const problem = stripeSignatureProblem(typeof header === 'string' ? header : undefined, body, connection.signingSecret, Math.floor(Date.now() / 1000));
       if (problem) throw signatureFailed(problem);
-      let event: unknown;
-      try {
-        event = JSON.parse(body.toString('utf8'));
-      } catch {
-        throw validationFailed([{ path: '', message: 'the body is not valid JSON' }]);
-      }
+      // Parsed as every JSON body is (json-body.ts): a signed body is still refused for what no handler should see.
+      const event = parseJsonText(body.toString('utf8'));
       if (!isStripeEvent(event)) {
         throw validationFailed([{ path: '', message: 'an event needs id, type, created and data.object' }]);
       }

@@ -6,11 +6,16 @@ export const MAX_JSON_DEPTH = 32;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-/** What no handler should see: nesting beyond `max`, a NUL character (PostgreSQL text refuses it), a lone surrogate. */
+/**
+ * What no handler should see: nesting beyond `max`, a NUL character (PostgreSQL text refuses it), a lone
+ * surrogate, a number JSON.parse turned into ±Infinity (`1e400`, a 100,000-digit literal: canonical JSON,
+ * hashes and the database have no form for it).
+ */
 function problemIn(root: unknown, max: number): string | null {
   const stack: Array<[unknown, number]> = [[root, 1]];
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!;
+    if (typeof value === 'number' && !Number.isFinite(value)) return 'numbers must be finite (this one overflows a double)';
     if (typeof value === 'string' && value.includes('\u0000')) return 'strings must not contain NUL (\\u0000)';
     // Not Unicode text, so no RFC 8785 canonical form (content hashes, signatures) exists for it.
     if (typeof value === 'string' && LONE_SURROGATE.test(value)) return 'strings must not contain a lone surrogate';
@@ -26,8 +31,8 @@ function problemIn(root: unknown, max: number): string | null {
 }
 
 /**
- * JSON text as every body is read: prototype-poisoning keys, NUL characters and nesting deeper than
- * MAX_JSON_DEPTH are refused with a 400 (thrown as a ServiceError) before any handler sees them.
+ * JSON text as every body is read: prototype-poisoning keys, NUL characters, numbers beyond a double's
+ * range and nesting deeper than MAX_JSON_DEPTH are refused with a 400 (thrown as a ServiceError) before any handler sees them.
  */
 export function parseJsonText(text: string): unknown {
   let parsed: unknown;

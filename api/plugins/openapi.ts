@@ -226,8 +226,9 @@ function impliedErrors(route: RouteOptions, config: Record<string, unknown>, sch
 function declaredResponse(status: string, d: Description | undefined, components: Components, proof: boolean): JsonSchema {
   const described: JsonSchema = { description: d?.meta?.description ?? STATUS_TEXT[status] ?? status };
   if (!d || d.meta?.noContent) return described;
+  // Every 429 says when to retry, whether implied by the route's auth or declared by the route.
   if (d.meta?.name === 'ErrorEnvelope') {
-    return errorResponse(described.description as string, proof, d.meta.retryAfter ? ['Retry-After'] : undefined);
+    return errorResponse(described.description as string, proof, d.meta.retryAfter || status === '429' ? ['Retry-After'] : undefined);
   }
   if (d.meta?.contentType) {
     described.content = { [d.meta.contentType]: { schema: { type: 'string', ...(d.meta.format ? { format: d.meta.format } : {}) } } };

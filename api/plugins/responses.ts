@@ -53,6 +53,10 @@ export const proofErrorBody = named('ProofErrorBody', mixed().meta({
   },
 }), { error: 'draft not found', code: 'NOT_FOUND' });
 
+/** The 429 of a route that stores a customer submission (submit, nojs, v1): COLLECTION.md §8. */
+export const CEILING_OR_RATE = 'RATE_LIMITED, or INTAKE_SAFETY_CEILING: the workspace reached its daily safety ceiling '
+  + '(PROOF_DAILY_SUBMISSION_CEILING); retry-after names the next UTC day';
+
 /**
  * An error status a route answers beyond the ones its auth, input and idempotency imply: `errorOf('CONFLICT: ...')`;
  * `retryAfter` documents the Retry-After header it carries.

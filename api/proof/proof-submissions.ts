@@ -7,7 +7,7 @@ import { completeIdempotencyKey } from '../../db/platform/idempotency';
 import { keyPrincipal } from '../plugins/auth';
 import { productTenant } from '../plugins/product-tenant';
 import type { AppDeps } from '../app';
-import { dataOf } from '../plugins/responses';
+import { CEILING_OR_RATE, dataOf, errorOf } from '../plugins/responses';
 import { submissionSchema } from './schemas';
 import { proofContentSchema } from './proof-content';
 import { isoDateTime, strictObject } from '../plugins/validation';
@@ -37,7 +37,7 @@ const submissionBody = strictObject({
   customer: strictObject({
     personRef: string().min(1).max(200),
     email: string().email().max(320),
-    name: string().min(1).max(200),
+    name: string().min(1).max(200).matches(/\S/, 'must not be only spaces'),
   }).default(undefined),
   consent: consentTermsSchema,
   incentive: strictObject({ offered: boolean().required(), description: string().min(1).max(500) }).default(undefined),
@@ -47,7 +47,13 @@ const submissionBody = strictObject({
 /** Headless capture: stored first, always; the Idempotency-Key makes retries create one item. */
 export async function proofSubmissionRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.post<{ Body: SubmissionBody }>('/api/v1/proof/submissions', {
-    schema: { body: submissionBody, response: { 201: dataOf(submissionSchema) } },
+    schema: {
+      body: submissionBody,
+      response: {
+        201: dataOf(submissionSchema),
+        429: errorOf(CEILING_OR_RATE),
+      },
+    },
     config: {
       operationId: 'submitProof',
       auth: 'key', scope: 'service:proof:submissions:write', idempotency: 'required', idempotencyReuseCode: 'CONFLICT',
@@ -58,7 +64,7 @@ export async function proofSubmissionRoutes(app: FastifyInstance, deps: AppDeps)
     const claim = request.idempotency;
     const data = await submitProof(deps.dataSource, {
       ...productTenant(request), keyId: key.id, ip: request.ip,
-      monthlyAllowance: deps.config.proofMonthlySubmissionAllowance,
+      monthlyAllowance: deps.config.proofMonthlySubmissionAllowance, dailyCeiling: deps.config.dailySubmissionCeiling,
     }, request.body, claim ? (em, result) => completeIdempotencyKey(em, claim, 201, JSON.stringify({ data: result })) : undefined);
     return reply.code(201).send({ data });
   });

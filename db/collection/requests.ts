@@ -55,6 +55,12 @@ export function viewRequest(r: ProofRequest) {
   };
 }
 
+/** What a key is answered about a request: everything but `recipient`, whose e-mail and name no key scope grants. */
+export function viewKeyRequest(r: ProofRequest) {
+  const { recipient: _recipient, ...view } = viewRequest(r);
+  return view;
+}
+
 /** The keys a recipient may be suppressed under (the same as the opt-out writes). */
 export const recipientKeys = (r: RequestRecipient) => [
   ...(r.email ? [`email:${r.email.toLowerCase()}`] : []),

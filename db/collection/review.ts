@@ -16,6 +16,26 @@ export function assetContentHash(content: AssetContent): string {
   return `sha256:${sha256OfCanonical(rest)}`;
 }
 
+type Statement = { citations?: Array<{ sourceVersionId?: string }> };
+type Section = { statements?: Statement[] };
+
+/**
+ * What of an asset one quoted customer reviews: without `customerApprovals`, and of a case study's sections
+ * only the statements citing this customer's versions alone. A case study quoting several customers
+ * shows each of them their own quotes, never another customer's words (a statement citing two customers
+ * is for neither alone). `contentHash` stays the whole asset's, so a change anywhere asks again.
+ */
+function shownTo(content: AssetContent, ownVersionIds: string[]): Record<string, unknown> {
+  const { customerApprovals: _approvals, ...rest } = content;
+  if (!Array.isArray(rest.sections)) return rest;
+  const own = (s: Statement) => (s.citations ?? []).length > 0 && s.citations!.every((c) => ownVersionIds.includes(c.sourceVersionId ?? ''));
+  const sections = (rest.sections as Section[]).flatMap((section) => {
+    const statements = (section.statements ?? []).filter(own);
+    return statements.length > 0 ? [{ ...section, statements }] : [];
+  });
+  return { ...rest, sections };
+}
+
 /** The live stories the link reaches (a story link: its own one at most). */
 async function personItemIds(ds: DataSource, person: ControlReach): Promise<string[]> {
   const rows: Array<{ id: string }> = await ds.query(
@@ -40,8 +60,11 @@ export async function reviewQueue(ds: DataSource, person: ControlReach) {
       const content = a.content as AssetContent;
       const mine = (content.customerApprovals ?? []).filter((c) => ids.includes(c.proofItemId) && c.state === 'pending');
       if (mine.length === 0) return [];
-      const { customerApprovals: _c, ...shown } = content;
-      return [{ kind: 'asset' as const, id: a.id, assetType: a.assetType, proofItemIds: mine.map((m) => m.proofItemId), content: shown, contentHash: assetContentHash(content) }];
+      const ownVersionIds = a.sourceVersionIds.filter((_v, i) => ids.includes(a.sourceProofIds[i]));
+      return [{
+        kind: 'asset' as const, id: a.id, assetType: a.assetType, proofItemIds: mine.map((m) => m.proofItemId),
+        content: shownTo(content, ownVersionIds), contentHash: assetContentHash(content),
+      }];
     }),
   };
 }
@@ -77,6 +100,7 @@ export async function decideReview(ds: DataSource, person: ControlReach, body: R
       organizationId: item.organizationId, productId: item.productId, proofItemId: item.id, assetId: asset.id, actor: CUSTOMER,
       eventType: `proof.asset.${state}_by_customer`, properties: { assetType: asset.assetType },
     });
-    return { status: 200, data: { kind: 'asset', id: asset.id, decision: state, customerApprovals } };
+    // The customer's own entries only: who else the asset quotes is not theirs to know.
+    return { status: 200, data: { kind: 'asset', id: asset.id, decision: state, customerApprovals: customerApprovals.filter((c) => ids.includes(c.proofItemId)) } };
   });
 }

@@ -1,11 +1,11 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { ServiceError, conflict } from '../../runtime/service-error';
+import { conflict } from '../../runtime/service-error';
 import { CollectionDraft, CollectionUpload, ProofItem, ProofVersion } from '../entities';
 import { ProofType } from '../entities/proof-item';
 import { ProofContent } from '../entities/proof-version';
 import { newId } from '../rules/ids';
 import { Actor, appendProofEvent } from '../proof/proof-ledger';
-import { ConsentTerms, contentHash, recordGrant } from '../proof/proof-items';
+import { ConsentTerms, checkDailyCeiling, contentHash, recordGrant } from '../proof/proof-items';
 import { DraftFields, effectiveDraftStatus, findDraft } from './drafts';
 import { PinnedFlow, pinnedFlow, routeOf } from './pinned-flow';
 import { controlLinkExpiry, issueStoryLink } from './control-links';
@@ -24,18 +24,17 @@ export interface SubmitContext {
 }
 
 /**
- * The daily safety ceiling over every customer submission of the workspace (submit, nojs, v1): past
- * it, 429 with retry-after at the next UTC day. The draft stays stored.
+ * Claims a no-JavaScript form's submissionKey within its flow, in the caller's transaction: false when
+ * the key was used in the last 24 hours. One statement, so of two identical posts at once the second
+ * waits on the first's row and sees it (a SELECT before the insert let both through).
  */
-export async function checkDailyCeiling(em: EntityManager, organizationId: string, ceiling: number): Promise<void> {
-  const [{ n }] = await em.query(
-    `SELECT count(*)::int AS n FROM proof_items
-      WHERE organization_id = $1 AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`, [organizationId]);
-  if (n < ceiling) return;
-  const now = new Date();
-  const nextDay = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
-  throw new ServiceError('INTAKE_SAFETY_CEILING', 429, `the workspace reached its daily safety ceiling of ${ceiling} submissions; your draft is kept`,
-    null, { 'retry-after': String(Math.max(1, Math.ceil((nextDay - now.getTime()) / 1000))) });
+export async function claimSubmissionKey(em: EntityManager, flowId: string, key: string): Promise<boolean> {
+  const claimed: unknown[] = await em.query(
+    `INSERT INTO collection_nojs_submissions (flow_id, submission_key) VALUES ($1, $2)
+     ON CONFLICT (flow_id, submission_key) DO UPDATE SET created_at = now()
+       WHERE collection_nojs_submissions.created_at <= now() - interval '24 hours'
+     RETURNING 1`, [flowId, key]);
+  return claimed.length === 1;
 }
 
 /** The grant's terms: the customer's choices within the template's terms, else the template's own. */

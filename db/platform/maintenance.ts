@@ -8,6 +8,7 @@ export interface PurgeCounts {
   outboxEvents: number;
   engagementBeacons: number;
   inboxStreamLeases: number;
+  nojsSubmissionKeys: number;
 }
 
 async function purge(ds: DataSource, sql: string): Promise<number> {
@@ -28,5 +29,7 @@ export async function purgeExpiredRecords(ds: DataSource): Promise<PurgeCounts> 
     engagementBeacons: await purge(ds, `DELETE FROM proof_engagement_beacons WHERE day < current_date - 2`),
     // Leases of streams whose process died (a live stream refreshes its own).
     inboxStreamLeases: await purge(ds, `DELETE FROM inbox_stream_leases WHERE expires_at <= now()`),
+    // A no-JavaScript form's key refuses repeats for 24 hours; an older claim may be taken again anyway.
+    nojsSubmissionKeys: await purge(ds, `DELETE FROM collection_nojs_submissions WHERE created_at <= now() - interval '24 hours'`),
   };
 }

@@ -194,12 +194,28 @@ export async function grantConsent(
   });
 }
 
+/**
+ * The daily safety ceiling over every customer submission of the workspace (submit, nojs, v1): past
+ * it, 429 with retry-after at the next UTC day. The only refusal of a submission (COLLECTION.md §8).
+ */
+export async function checkDailyCeiling(em: EntityManager, organizationId: string, ceiling: number, kept = 'your draft is kept'): Promise<void> {
+  const [{ n }] = await em.query(
+    `SELECT count(*)::int AS n FROM proof_items
+      WHERE organization_id = $1 AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`, [organizationId]);
+  if (n < ceiling) return;
+  const now = new Date();
+  const nextDay = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+  throw new ServiceError('INTAKE_SAFETY_CEILING', 429, `the workspace reached its daily safety ceiling of ${ceiling} submissions; ${kept}`,
+    null, { 'retry-after': String(Math.max(1, Math.ceil((nextDay - now.getTime()) / 1000))) });
+}
+
 export interface SubmissionContext {
   organizationId: string;
   productId: string;
   keyId: string;
   ip: string;
   monthlyAllowance: number;
+  dailyCeiling: number;
 }
 
 /**
@@ -212,6 +228,7 @@ export async function submitProof(
   finish?: (em: EntityManager, result: SubmissionResult) => Promise<void>,
 ): Promise<SubmissionResult> {
   return ds.transaction(async (em) => {
+    await checkDailyCeiling(em, ctx.organizationId, ctx.dailyCeiling, 'nothing was stored; retry with the same Idempotency-Key after the next UTC day');
     const [{ n }] = await em.query(
       `SELECT count(*)::int AS n FROM proof_items
         WHERE product_id = $1 AND created_at >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`,

@@ -1,20 +1,13 @@
 import { createHash } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { CANONICALIZATION, canonicalJson } from '../rules/canonical-json';
+import { displayName } from '../rules/source-attribution';
 import { ProofAsset } from '../entities';
 import { LoadedEntry, LoadedPlacement, decideEntry, loadPlacement } from './proof-placements';
 import { activeSigningKey, eventToken, signText } from './proof-signing';
 
 export const RENDER_SCHEMA = 'service-proof-render-v1';
 const DAY_MS = 86_400_000;
-
-/** The customer's name as their display mode allows: full, first name, initials; anonymous shows none. */
-function displayName(name: string, displayMode: string): string {
-  const words = name.trim().split(/\s+/);
-  if (displayMode === 'first_name') return words[0];
-  if (displayMode === 'initials') return words.map((w) => `${w[0].toUpperCase()}.`).join(' ');
-  return name;
-}
 
 /** Only the attribution the customer consented to show, in the form their display mode allows. */
 export function consentedAttribution(
@@ -23,7 +16,10 @@ export function consentedAttribution(
   const out: Record<string, string> = {};
   for (const field of identityFields) {
     const value = attribution?.[field];
-    if (typeof value === 'string' && value.trim()) out[field] = field === 'name' ? displayName(value, displayMode) : value;
+    if (typeof value !== 'string' || !value.trim()) continue;
+    // Rendered initials are spaced ("A. L."); a source record's are not ("A.L.").
+    const shown = field === 'name' ? displayName(value, displayMode, ' ') : value;
+    if (shown !== '') out[field] = shown;
   }
   return out;
 }

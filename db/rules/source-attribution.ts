@@ -1,4 +1,18 @@
 /**
+ * A customer's name as their display mode allows: in full, the first name, or initials (each word's first
+ * character, upper-cased, with a period, joined by `initialsSeparator`); anonymous shows none. Total: a name
+ * of only whitespace, or any mode it does not know past these, never throws; an empty answer means no name.
+ */
+export function displayName(name: string, displayMode: string, initialsSeparator = ''): string {
+  const words = name.split(/\s+/).filter((w) => w !== '');
+  if (words.length === 0 || displayMode === 'anonymous') return '';
+  if (displayMode === 'first_name') return words[0];
+  // By code point, so a name starting with an emoji or a character outside the BMP keeps it whole.
+  if (displayMode === 'initials') return words.map((w) => `${String.fromCodePoint(w.codePointAt(0)!).toUpperCase()}.`).join(initialsSeparator);
+  return name;
+}
+
+/**
  * The attribution a source record may show: only the identity fields the customer consented to,
  * with the display mode applied to the name (first name, initials, or none for anonymous).
  */
@@ -13,10 +27,8 @@ export function consentedAttribution(
       out[field] = value;
       continue;
     }
-    const words = value.trim().split(/\s+/);
-    if (consent.displayMode === 'full_name') out.name = value;
-    else if (consent.displayMode === 'first_name') out.name = words[0];
-    else if (consent.displayMode === 'initials') out.name = words.map((w) => `${w[0].toUpperCase()}.`).join('');
+    const shown = displayName(value, consent.displayMode);
+    if (shown !== '') out.name = shown;
   }
   return out;
 }

@@ -4,7 +4,7 @@ import { newId } from '../../db/rules/ids';
 import { proofRequestWorkflowId } from '../../workflows/collection/proof-request-workflow';
 import { Tenant, call, createTenant, errorCode, eventually, sessionFor, withKey } from '../support/fixtures';
 import { as, liveFlow } from '../support/collection-setup';
-import { ALL_PROOF_SCOPES } from '../support/proof-fixtures';
+import { ALL_PROOF_SCOPES, submissionBody, submit } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
 import { bodyOf } from '../support/smtp-sink';
 
@@ -45,6 +45,23 @@ describe('ai: story requests from a draft, sent by a person, replies captured (A
     assert.equal(ctx.smtpSink.to(to).length, 0, 'nothing is sent');
     const listed = (await as(t.owner, { method: 'GET', url: '/api/proof/collect/requests?status=draft' })).json().data;
     assert.ok(listed.some((r: { id: string }) => r.id === data.id), 'the workspace lists it with its other requests');
+  });
+
+  it('a key is never answered the recipient\'s contact data: an end user\'s or a story person\'s e-mail and name stay out of the answer', async () => {
+    const userMail = address('contact-eu');
+    await endUser('eu-contact', userMail, 'Grace Contact');
+    const personRef = `person-${newId('p')}`;
+    const personMail = address('contact-person');
+    await submit(t, submissionBody({ customer: { personRef, email: personMail, name: 'Linus Contact' } }));
+    for (const [recipientId, mail, name] of [['eu-contact', userMail, 'Grace Contact'], [personRef, personMail, 'Linus Contact']]) {
+      const res = await create({ channel: 'email', recipientId, message: 'Would you tell others how onboarding went?' });
+      assert.equal(res.statusCode, 201, res.body);
+      assert.equal(res.json().data.recipientId, recipientId);
+      assert.equal(res.json().data.recipient, undefined, 'no recipient object goes to a key');
+      assert.ok(!res.body.includes(mail) && !res.body.includes(name), `the answer holds no e-mail or name: ${res.body}`);
+      const [row] = await ctx.dataSource.query('SELECT recipient FROM proof_requests WHERE id = $1', [res.json().data.id]);
+      assert.equal(row.recipient.email, mail, 'the workspace keeps the address to send to');
+    }
   });
 
   it('a person sends it: e-mail delivered, proof.request.sent in the ledger and as a webhook with only its allow-listed properties', async () => {

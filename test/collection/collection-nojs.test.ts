@@ -6,7 +6,7 @@ import { Browser } from 'playwright-core';
 import { ledgerTypes } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
 import { ensureChromium, launchChromium } from '../support/browser';
-import { CollectionTenant, createCollectionTenant, customerCall } from '../support/collection';
+import { CollectionTenant, asDraft, createCollectionTenant, customerCall, startDraft } from '../support/collection';
 
 const form = (t: CollectionTenant, action: string, key: string) => `<!doctype html><html><body>
 <form method="post" action="${action}">
@@ -102,5 +102,66 @@ describe('collection: the no-JavaScript form in a real browser', function () {
     assert.equal(escaped.statusCode, 200);
     assert.ok(!escaped.body.includes('<script>'));
     assert.ok(escaped.body.includes('&lt;script&gt;'));
+  });
+});
+
+describe('collection: the no-JavaScript form over HTTP', () => {
+  let t: CollectionTenant;
+  let app: FastifyInstance;
+  let base: string;
+
+  before(async () => {
+    t = await createCollectionTenant();
+    app = await ctx.buildApp();
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  });
+
+  const formBody = (key: string, extra: Record<string, string> = {}) => new URLSearchParams({
+    flow: t.publicId, flowVersion: t.flowVersionId, submissionKey: key, text: 'Support answered within the hour.', consent: 'yes',
+    [`q.${t.questionId}`]: 'We stopped waiting.', ...extra,
+  }).toString();
+  const post = (body: string) => fetch(`${base}/api/proof/collect/nojs`, {
+    method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+
+  it('identical posts sent at once make exactly one story: the submissionKey is claimed atomically, the others answer 409', async () => {
+    const key = `race-${randomBytes(12).toString('hex')}`;
+    const answers = await Promise.all(Array.from({ length: 6 }, () => post(formBody(key))));
+    const statuses = answers.map((r) => r.status).sort();
+    assert.deepEqual(statuses, [200, 409, 409, 409, 409, 409]);
+    for (const r of answers.filter((a) => a.status === 409)) assert.match(await r.text(), /<p data-code="CONFLICT">/);
+    const [{ drafts }] = await ctx.dataSource.query(
+      `SELECT count(*)::int AS drafts FROM collection_drafts WHERE flow_id = $1 AND fields->>'submissionKey' = $2`, [t.flowId, key]);
+    assert.equal(drafts, 1);
+    const [{ stories }] = await ctx.dataSource.query(
+      `SELECT count(*)::int AS stories FROM proof_items i JOIN collection_drafts d ON d.proof_item_id = i.id
+        WHERE d.flow_id = $1 AND d.fields->>'submissionKey' = $2`, [t.flowId, key]);
+    assert.equal(stories, 1, 'exactly one story');
+    assert.equal((await post(formBody(key))).status, 409, 'a later repeat within 24 hours is refused too');
+  });
+
+  it('a refused post leaves its key free: the corrected form with the same key is taken', async () => {
+    const key = `fix-${randomBytes(12).toString('hex')}`;
+    assert.equal((await post(formBody(key, { consent: 'no' }))).status, 400);
+    assert.equal((await post(formBody(key))).status, 200);
+  });
+
+  it('a name of only spaces is refused at input: the form and a draft\'s identity answer 400 INVALID_INPUT', async () => {
+    const form = await post(formBody(`blank-${randomBytes(12).toString('hex')}`, { name: '   ', displayMode: 'initials', identityFields: 'name' }));
+    assert.equal(form.status, 400);
+    assert.match(await form.text(), /data-code="INVALID_INPUT"/);
+    const d = await startDraft(t, app);
+    const patched = await customerCall(asDraft(d, { method: 'PATCH', url: `/api/proof/collect/drafts/${d.id}`, payload: { identity: { name: ' \t ' }, displayMode: 'initials' } }), app);
+    assert.equal(patched.statusCode, 400, patched.body);
+    assert.equal(patched.json().code, 'INVALID_INPUT');
+  });
+
+  it('a claim older than 24 hours may be taken again', async () => {
+    const key = `old-${randomBytes(12).toString('hex')}`;
+    assert.equal((await post(formBody(key))).status, 200);
+    await ctx.dataSource.query(
+      `UPDATE collection_nojs_submissions SET created_at = now() - interval '25 hours' WHERE flow_id = $1 AND submission_key = $2`, [t.flowId, key]);
+    assert.equal((await post(formBody(key))).status, 200);
   });
 });

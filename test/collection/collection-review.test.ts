@@ -54,4 +54,54 @@ describe('collection: /api/proof/review', () => {
     });
     assert.equal(foreign.statusCode, 404, 'another person\'s asset');
   });
+
+  it('a case study quoting several customers shows each of them only their own quotes', async () => {
+    const people = [];
+    for (const who of ['ada', 'grace']) {
+      const d = await startDraft(t);
+      await fillDraft(t, d);
+      const s = (await submitDraft(d)).json().data;
+      people.push({ who, proofItemId: s.proofItemId as string, versionId: s.originalVersionId as string, controlToken: s.controlToken as string });
+    }
+    const [ada, grace] = people;
+    const statement = (text: string, ...cited: Array<{ versionId: string; quote: string }>) =>
+      ({ text, citations: cited.map((c) => ({ sourceVersionId: c.versionId, quote: c.quote })) });
+    const content = {
+      title: 'Faster onboarding at scale',
+      sections: [
+        { heading: 'Challenge', statements: [statement('Ada said "ada-only-quote".', { versionId: ada.versionId, quote: 'ada-only-quote' })] },
+        { heading: 'Results', statements: [
+          statement('Grace said "grace-only-quote".', { versionId: grace.versionId, quote: 'grace-only-quote' }),
+          statement('Both said "ada-shared-quote" and "grace-shared-quote".',
+            { versionId: ada.versionId, quote: 'ada-shared-quote' }, { versionId: grace.versionId, quote: 'grace-shared-quote' }),
+        ] },
+      ],
+      length: 'standard', goal: 'Show onboarding',
+      customerApprovals: people.map((p) => ({ proofItemId: p.proofItemId, state: 'pending' })),
+    };
+    const assetId = `ast_${randomBytes(10).toString('hex')}`;
+    await ctx.dataSource.query(
+      `INSERT INTO proof_assets (id, organization_id, product_id, asset_type, source_proof_ids, source_version_ids, approval_state,
+         channel_eligibility, files, content, media_type, body)
+       VALUES ($1, $2, $3, 'case_study', $4, $5, 'draft', '{case_study}', '{case-study.json}', $6, 'application/json', '\\x00')`,
+      [assetId, t.organizationId, t.product.id, people.map((p) => p.proofItemId), people.map((p) => p.versionId), JSON.stringify(content)]);
+
+    for (const [me, other] of [[ada, grace], [grace, ada]]) {
+      const queue = await customerCall({ method: 'GET', url: '/api/proof/review', headers: { 'x-control-token': me.controlToken } });
+      assert.equal(queue.statusCode, 200, queue.body);
+      const asset = queue.json().data.assets.find((a: { id: string }) => a.id === assetId);
+      assert.ok(asset, `${me.who} is asked about the case study`);
+      const texts = asset.content.sections.flatMap((x: { statements: Array<{ text: string }> }) => x.statements.map((st) => st.text));
+      assert.deepEqual(texts, [`${me.who === 'ada' ? 'Ada' : 'Grace'} said "${me.who}-only-quote".`], `${me.who} sees only their own quote`);
+      assert.ok(!queue.body.includes(`${other.who}-`), `${me.who} sees none of ${other.who}'s words: ${queue.body}`);
+      assert.ok(!queue.body.includes(other.versionId), `nor which of ${other.who}'s versions it cites`);
+      assert.equal(asset.contentHash, assetContentHash(content), 'the hash is the whole asset\'s');
+    }
+    const approved = await customerCall({
+      method: 'POST', url: '/api/proof/review', headers: { 'x-control-token': ada.controlToken },
+      payload: { kind: 'asset', id: assetId, decision: 'approve', contentHash: assetContentHash(content) },
+    });
+    assert.equal(approved.statusCode, 200, approved.body);
+    assert.deepEqual(approved.json().data.customerApprovals, [{ proofItemId: ada.proofItemId, state: 'approved' }], 'the answer names Ada\'s entry only');
+  });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import crypto, { randomBytes } from 'node:crypto';
 import { FastifyInstance } from 'fastify';
 import { maintenanceWorkflow } from '../../workflows/platform/maintenance-workflow';
 import { approve, eventually, publishedPlacement, requestApproval } from '../support/proof-fixtures';
@@ -111,6 +111,51 @@ describe('collection: resumable uploads (upload/<sessionId>)', () => {
     assert.equal(done.json().data.upload.contentType, 'audio/wav');
     return { d, u, upload: done.json().data.upload, url: `/api/proof/collect/drafts/${d.id}/uploads/${u.id}/captions` };
   }
+
+  it('the preview t= MAC is compared in constant time; t twice is 400; t= previews count per client address and per upload, 429 before the MAC', async () => {
+    const { upload } = await completeAudio();
+    const { pathname, searchParams } = new URL(upload.previewUrl, 'http://collect.test');
+    const t = searchParams.get('t')!;
+    const [id, exp, mac] = t.split('.');
+    const twice = await customerCall({ method: 'GET', url: `${pathname}?t=${t}&t=${t}` });
+    assert.equal(twice.statusCode, 400, twice.body);
+    assert.deepEqual(Object.keys(twice.json()).sort(), ['code', 'error']);
+    assert.equal(twice.json().code, 'INVALID_INPUT');
+
+    // A MAC of the right length but one wrong character goes through crypto.timingSafeEqual, never `===`.
+    const forged = `${pathname}?t=${id}.${exp}.${mac.slice(0, -1)}${mac.endsWith('A') ? 'B' : 'A'}`;
+    const compared: number[] = [];
+    const timingSafeEqual = crypto.timingSafeEqual;
+    crypto.timingSafeEqual = (a, b) => {
+      compared.push(a.byteLength);
+      return timingSafeEqual(a, b);
+    };
+    let refused;
+    try {
+      refused = await customerCall({ method: 'GET', url: forged });
+    } finally {
+      crypto.timingSafeEqual = timingSafeEqual;
+    }
+    assert.equal(refused.statusCode, 401, refused.body);
+    assert.ok(compared.includes(Buffer.byteLength(mac)), `the MAC went through timingSafeEqual: ${compared.join(', ')}`);
+
+    // Another upload, whose windows no other app has leased blocks of.
+    const other = new URL((await completeAudio()).upload.previewUrl, 'http://collect.test');
+    const [otherId, otherExp, otherMac] = other.searchParams.get('t')!.split('.');
+    const guess = `${other.pathname}?t=${otherId}.${otherExp}.${otherMac.slice(0, -1)}${otherMac.endsWith('A') ? 'B' : 'A'}`;
+    const limited = await ctx.buildApp({ rateLimitPerMinute: 2 });
+    const secondsLeft = 60 - new Date().getUTCSeconds();
+    if (secondsLeft < 5) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 100));
+    const from = (address: string) => customerCall({ method: 'GET', url: guess, remoteAddress: address }, limited);
+    const [a, b] = [`198.51.100.${randomBytes(1)[0] % 250 + 1}`, `2001:db8::${randomBytes(2).toString('hex')}`];
+    assert.deepEqual([(await from(a)).statusCode, (await from(a)).statusCode], [401, 401]);
+    const byAddress = await from(a);
+    assert.equal(byAddress.statusCode, 429, 'the client address used its minute on guesses');
+    assert.equal(byAddress.json().code, 'RATE_LIMITED');
+    assert.ok(Number(byAddress.headers['retry-after']) >= 1);
+    const byUpload = await from(b);
+    assert.equal(byUpload.statusCode, 429, 'another address guessing at the same upload is refused too');
+  });
 
   it('captions answer 503 UNAVAILABLE only while transcription is off', async () => {
     const off = await ctx.buildApp({ transcribeBaseUrl: undefined, transcribeModel: undefined });

@@ -12,7 +12,7 @@ describe('receipts issued inside a grant transaction', () => {
     try {
       const results = await Promise.all(Array.from({ length: 12 }, () => submitProof(ds, {
         organizationId: tenant.organizationId, productId: tenant.product.id, keyId: tenant.keyId, ip: '127.0.0.1',
-        monthlyAllowance: 1000,
+        monthlyAllowance: 1000, dailyCeiling: 10_000,
       }, submissionBody() as never)));
       assert.equal(new Set(results.map((r) => r.proofItemId)).size, 12);
       const [{ n }] = await ctx.dataSource.query(

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { call, errorCode, withKey } from '../support/fixtures';
 import { ProofTenant, createProofTenant, ledgerTypes, submissionBody, submit } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
+import { createCollectionTenant, customerCall, fillDraft, startDraft, submitDraft } from '../support/collection';
 
 describe('proof submissions', () => {
   let tenant: ProofTenant;
@@ -127,5 +129,59 @@ describe('proof submissions', () => {
     assert.deepEqual(s.overLimitReasons, ['monthly_submission_allowance_used_up']);
     const rows = await ctx.dataSource.query('SELECT over_limit FROM proof_items WHERE id = $1', [s.proofItemId]);
     assert.equal(rows[0].over_limit, true);
+  });
+
+  it('a name of only spaces is 400 at input, never a 500 (displayMode initials, first_name); an empty attribution name too', async () => {
+    for (const displayMode of ['initials', 'first_name', 'full_name']) {
+      for (const name of ['   ', '\t', '']) {
+        const body = submissionBody({
+          content: { text: 'Nine days to two.', attribution: { name, company: 'Analytical Ltd' } },
+          consent: { ...submissionBody().consent, displayMode, identityFields: ['name', 'company'] },
+        });
+        const res = await post(body, undefined, { 'idempotency-key': `blank-name-${randomBytes(6).toString('hex')}` });
+        assert.equal(res.statusCode, 400, `${displayMode} ${JSON.stringify(name)}: ${res.body}`);
+        assert.equal(errorCode(res), 'VALIDATION_FAILED');
+        assert.ok(res.json().error.details.some((d: { path: string }) => d.path === 'content.attribution'), res.body);
+      }
+    }
+    const customer = await post(submissionBody({ customer: { personRef: 'cus_blank', name: '  ' } }), undefined, { 'idempotency-key': `blank-customer-${randomBytes(6).toString('hex')}` });
+    assert.equal(customer.statusCode, 400, customer.body);
+    assert.ok(customer.json().error.details.some((d: { path: string }) => d.path === 'customer.name'), customer.body);
+  });
+
+  it('the daily safety ceiling refuses v1 submissions as it does submit and nojs: 429 INTAKE_SAFETY_CEILING, retry-after to the next UTC day, nothing stored', async () => {
+    const t = await createCollectionTenant();
+    const app = await ctx.buildApp({ dailySubmissionCeiling: 2 });
+    const v1 = () => call(withKey(t.key, {
+      method: 'POST', url: '/api/v1/proof/submissions', payload: submissionBody(), headers: { 'idempotency-key': `ceiling-${randomBytes(6).toString('hex')}` },
+    }), app);
+    const stories = async () => (await ctx.dataSource.query('SELECT count(*)::int AS n FROM proof_items WHERE organization_id = $1', [t.organizationId]))[0].n;
+    assert.equal((await v1()).statusCode, 201);
+    const d = await startDraft(t, app);
+    await fillDraft(t, d, {}, app);
+    assert.equal((await submitDraft(d, app)).statusCode, 201);
+    assert.equal(await stories(), 2);
+
+    const refused = await v1();
+    assert.equal(refused.statusCode, 429, refused.body);
+    assert.equal(errorCode(refused), 'INTAKE_SAFETY_CEILING');
+    const now = new Date();
+    const untilTomorrow = (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000;
+    assert.ok(Math.abs(Number(refused.headers['retry-after']) - untilTomorrow) <= 5, `retry-after ${refused.headers['retry-after']}, ${untilTomorrow} s to the next UTC day`);
+    const again = await startDraft(t, app);
+    await fillDraft(t, again, {}, app);
+    const draftRefused = await submitDraft(again, app);
+    assert.equal(draftRefused.statusCode, 429);
+    assert.equal(draftRefused.json().code, 'INTAKE_SAFETY_CEILING');
+    const nojs = await customerCall({
+      method: 'POST', url: '/api/proof/collect/nojs', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({
+        flow: t.publicId, flowVersion: t.flowVersionId, submissionKey: `ceiling-${randomBytes(8).toString('hex')}`,
+        text: 'Support answered within the hour.', consent: 'yes', [`q.${t.questionId}`]: 'We stopped waiting.',
+      }).toString(),
+    }, app);
+    assert.equal(nojs.statusCode, 429);
+    assert.match(nojs.body, /data-code="INTAKE_SAFETY_CEILING"/);
+    assert.equal(await stories(), 2, 'nothing more was stored');
   });
 });

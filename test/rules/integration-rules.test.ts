@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { normaliseDeals } from '../../db/rules/crm-deals';
-import { consentedAttribution } from '../../db/rules/source-attribution';
+import { consentedAttribution, displayName } from '../../db/rules/source-attribution';
 import { invoiceMilestone, isStripeEvent, mapStripeEvent, monthlyAmount, stripeSignatureProblem } from '../../db/rules/stripe-events';
 import { valueEventIssues, valueEventStrength } from '../../db/rules/value-events';
 
@@ -85,5 +85,19 @@ describe('rules: source attribution', () => {
     assert.deepEqual(consentedAttribution(attribution, { displayMode: 'full_name', identityFields: ['name'] }), { name: 'Ada Lovelace' });
     assert.deepEqual(consentedAttribution(attribution, { displayMode: 'initials', identityFields: ['name', 'title'] }), { name: 'A.L.', title: 'CTO' });
     assert.deepEqual(consentedAttribution(attribution, { displayMode: 'anonymous', identityFields: ['name', 'company'] }), { company: 'Analytical Ltd' });
+  });
+
+  it('is total: a name of only whitespace shows no name in any mode, and initials keep a whole first character', () => {
+    for (const displayMode of ['full_name', 'first_name', 'initials', 'anonymous', 'unknown']) {
+      for (const name of ['   ', '\t\n', '\u00a0']) {
+        assert.deepEqual(consentedAttribution({ name, company: 'Analytical Ltd' }, { displayMode, identityFields: ['name', 'company'] }),
+          { company: 'Analytical Ltd' }, `${displayMode} ${JSON.stringify(name)}`);
+        assert.equal(displayName(name, displayMode, ' '), '');
+      }
+    }
+    assert.equal(displayName('  ada   lovelace ', 'initials'), 'A.L.');
+    assert.equal(displayName('ada lovelace', 'initials', ' '), 'A. L.');
+    assert.equal(displayName('\u{1F600}mile ada', 'initials'), '\u{1F600}.A.');
+    assert.equal(displayName(' ada lovelace', 'first_name'), 'ada');
   });
 });

@@ -909,7 +909,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * A draft story request (from an AI draft); nothing is sent and no link secret is issued: a person sends it from the workspace
+         * A draft story request (from an AI draft); nothing is sent, no link secret is issued and the recipient is answered by id only: a person sends it from the workspace
          * @description Service key scope: `service:proof:write`.
          */
         post: operations["createProofRequestDraft"];
@@ -6149,7 +6149,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description RATE_LIMITED: more requests this minute than the key may make */
+            /** @description RATE_LIMITED, or INTAKE_SAFETY_CEILING: the workspace reached its daily safety ceiling (PROOF_DAILY_SUBMISSION_CEILING); retry-after names the next UTC day */
             429: {
                 headers: {
                     /** @description seconds to wait before retrying */
@@ -9648,9 +9648,6 @@ export interface operations {
                             flowVersionId: string;
                             /** @enum {string} */
                             channel: "link" | "email" | "in_app" | "room" | "support" | "survey" | "api";
-                            recipient: {
-                                [key: string]: unknown;
-                            };
                             recipientId: string | null;
                             message: string | null;
                             status: string;
@@ -10872,6 +10869,8 @@ export interface operations {
             /** @description INTAKE_SAFETY_CEILING: the workspace's daily ceiling is reached */
             429: {
                 headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13235,6 +13234,17 @@ export interface operations {
                     "application/json": components["schemas"]["ProofErrorBody"];
                 };
             };
+            /** @description RATE_LIMITED, or INTAKE_SAFETY_CEILING: the workspace reached its daily safety ceiling (PROOF_DAILY_SUBMISSION_CEILING); retry-after names the next UTC day */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
             /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
             503: {
                 headers: {
@@ -14147,6 +14157,17 @@ export interface operations {
                     "application/json": components["schemas"]["ProofErrorBody"];
                 };
             };
+            /** @description RATE_LIMITED: too many preview requests this minute from this client address or for this upload (RATE_LIMIT_PER_MINUTE each) */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
             /** @description UNAVAILABLE: captions asked for while transcription is off */
             503: {
                 headers: {
@@ -15023,6 +15044,17 @@ export interface operations {
             /** @description CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description RATE_LIMITED, or INTAKE_SAFETY_CEILING: the workspace reached its daily safety ceiling (PROOF_DAILY_SUBMISSION_CEILING); retry-after names the next UTC day */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -20351,6 +20383,8 @@ export interface operations {
             /** @description RATE_LIMITED: this hook was called more than PROOF_HOOK_RATE_PER_MINUTE times this minute; retry after Retry-After */
             429: {
                 headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

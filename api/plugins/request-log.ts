@@ -1,0 +1,55 @@
+import { FastifyRequest, FastifyServerOptions } from 'fastify';
+
+/** A path parameter of this name is a bearer secret: a value-event hook's, the payment connector's, a stream source link's. */
+const SECRET_PARAM = 'token';
+
+/** The same routes by their raw path, for a request no route matched (a 404 still logs its URL). */
+const SECRET_SEGMENT = /^(\/+api\/+public\/+proof\/+(?:hooks|stripe|stream\/+source)\/+)[^/]+/i;
+
+const REDACTED = '[redacted]';
+
+function decoded(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * The URL as the request log shows it: a secret path segment masked, and every query value too: the upload
+ * preview's `t=` MAC, a customer secret sent in a query (refused, but logged as it arrives), and customer
+ * text, which queries also carry (COLLECTION.md §1). Names stay, so the log still says what was asked.
+ */
+export function loggableUrl(request: Pick<FastifyRequest, 'url' | 'params'> & { routeOptions?: { url?: string } }): string {
+  const at = request.url.indexOf('?');
+  const rawPath = at === -1 ? request.url : request.url.slice(0, at);
+  const pattern = request.routeOptions?.url;
+  const params = (request.params ?? {}) as Record<string, string>;
+  let path: string;
+  if (pattern && SECRET_PARAM in params) {
+    path = pattern.replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => (name === SECRET_PARAM ? REDACTED : encodeURIComponent(params[name] ?? '')));
+  } else {
+    path = SECRET_SEGMENT.test(decoded(rawPath)) ? decoded(rawPath).replace(SECRET_SEGMENT, `$1${REDACTED}`) : rawPath;
+  }
+  if (at === -1) return path;
+  const names = request.url.slice(at + 1).split('&').filter((pair) => pair !== '').map((pair) => `${pair.split('=')[0]}=${REDACTED}`);
+  return `${path}?${names.join('&')}`;
+}
+
+/** Fastify's own request serializer, with the URL as loggableUrl gives it. */
+function loggableRequest(request: FastifyRequest) {
+  return {
+    method: request.method, url: loggableUrl(request), host: request.host, remoteAddress: request.ip, remotePort: request.socket?.remotePort,
+  };
+}
+
+/**
+ * The logger options the app is built with: the caller's, with the request serializer that keeps secret
+ * path segments and query values out of the log (the request line is logged at `info`).
+ */
+export function redactingLogger(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
+  if (!logger) return false;
+  const options = logger === true ? {} : logger;
+  return { ...options, serializers: { ...options.serializers, req: loggableRequest as never } };
+}
