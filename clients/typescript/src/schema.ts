@@ -13673,6 +13673,8 @@ export interface operations {
             /** @description RATE_LIMITED: more requests this minute, or the form (PROOF_UPLOAD_FLOW_DAILY_BYTES) or this client address (PROOF_UPLOAD_ADDRESS_DAILY_BYTES) opened its bytes of uploads for this UTC day; retry after Retry-After */
             429: {
                 headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14995,6 +14997,8 @@ export interface operations {
             /** @description RATE_LIMITED: too many person-link requests for this person this minute */
             429: {
                 headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15922,6 +15926,8 @@ export interface operations {
             /** @description RATE_LIMITED: more requests this minute, or this client address opened PROOF_UPLOAD_ADDRESS_DAILY_BYTES of uploads this UTC day; retry after Retry-After */
             429: {
                 headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
