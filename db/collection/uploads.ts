@@ -36,7 +36,8 @@ export function viewUpload(u: CollectionUpload, parts: UploadPart[]) {
     partSize: u.partSize,
     partCount: u.partCount,
     receivedParts: parts,
-    receivedBytes: parts.reduce((sum, p) => sum + p.size, 0),
+    // Assembly folds the parts into the file, so a complete upload has received the whole of it.
+    receivedBytes: u.status === 'complete' ? u.size : parts.reduce((sum, p) => sum + p.size, 0),
     contentType: u.contentType,
     assetId: u.assetId,
     lastError: u.lastError,

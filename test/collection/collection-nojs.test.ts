@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { FastifyInstance } from 'fastify';
 import { Browser } from 'playwright-core';
 import { ledgerTypes } from '../support/proof-fixtures';
+import { listenOnLoopback } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
 import { ensureChromium, launchChromium } from '../support/browser';
 import { CollectionTenant, asDraft, createCollectionTenant, customerCall, startDraft } from '../support/collection';
@@ -40,8 +40,7 @@ describe('collection: the no-JavaScript form in a real browser', function () {
     if (missing) this.skip();
     t = await createCollectionTenant();
     app = await ctx.buildApp();
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    base = await listenOnLoopback(app);
     browser = await launchChromium();
   });
   after(async () => {
@@ -113,8 +112,7 @@ describe('collection: the no-JavaScript form over HTTP', () => {
   before(async () => {
     t = await createCollectionTenant();
     app = await ctx.buildApp();
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    base = await listenOnLoopback(app);
   });
 
   const formBody = (key: string, extra: Record<string, string> = {}) => new URLSearchParams({

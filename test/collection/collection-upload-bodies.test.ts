@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
-import { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { FastifyInstance } from 'fastify';
 import { createCollectionActivities } from '../../activities/collection/collection-activities';
 import { ctx } from '../support/root-hooks';
-import { endUserToken } from '../support/fixtures';
+import { endUserToken, listenOnLoopback } from '../support/fixtures';
 import { as } from '../support/collection-setup';
 import { openRoom, roomsTenant } from '../support/rooms';
 import {
@@ -80,8 +79,7 @@ describe('collection: upload bodies are judged before they are read, streamed to
   before(async () => {
     t = await createCollectionTenant();
     app = await ctx.buildApp();
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    base = await listenOnLoopback(app);
   });
 
   async function openImage(d: OpenDraft, file: Buffer, onApp = ctx.app, remoteAddress?: string) {

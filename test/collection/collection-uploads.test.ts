@@ -57,6 +57,8 @@ describe('collection: resumable uploads (upload/<sessionId>)', () => {
     assert.equal(upload.status, 'complete');
     assert.equal(upload.contentType, 'image/png');
     assert.match(upload.assetId, /^med_/);
+    assert.equal(upload.receivedBytes, file.length, 'a complete upload has received the whole file');
+    assert.equal((await call(d, u, 'GET', second)).json().data.upload.receivedBytes, file.length);
     const [media] = await ctx.dataSource.query(`SELECT * FROM collection_media WHERE id = $1`, [upload.assetId]);
     assert.equal(media.sha256, sha256(file));
     assert.ok(!('body' in media), 'no bytes in PostgreSQL');

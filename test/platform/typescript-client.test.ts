@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { AddressInfo } from 'node:net';
 import Stripe from 'stripe';
 import { Schemas, createServiceClient, verifyWebhookSignature } from '../../clients/typescript/src';
 import { signWebhook } from '../../runtime/webhook-signature';
-import { Tenant, createTenant, eventually } from '../support/fixtures';
+import { Tenant, createTenant, eventually, listenOnLoopback } from '../support/fixtures';
 import { signalBody } from '../support/customer-loop';
 import { Receiver } from '../support/receiver';
 import { ctx } from '../support/root-hooks';
@@ -20,8 +19,7 @@ describe('typed TypeScript client (clients/typescript) against the live service 
 
   before(async () => {
     const app = await ctx.buildApp();
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    baseUrl = await listenOnLoopback(app);
     tenant = await createTenant(['service:signals:read', 'service:signals:write', 'service:proof:read']);
   });
 

@@ -39,7 +39,8 @@ const NEVER_STORY_TEXT: Record<string, string> = {
   // Ids, hashes, states, counters and settings.
   migrations: '', organizations: '', products: '', environments: '', service_keys: '', teammates: '', teammate_sessions: '',
   identity_nonces: '', rate_limit_windows: '', intake_counters: '', intake_limits: '', outbox_events: 'allow-listed ids',
-  workflow_commands: 'ids and times', workflow_failures: '', proof_render_versions: '', proof_signing_keys: '',
+  workflow_commands: 'ids and times', workflow_failures: '', inbox_stream_leases: 'which end user holds a stream',
+  collection_nojs_submissions: 'a form\'s submission key, a random token the page makes', proof_render_versions: '', proof_signing_keys: '',
   proof_events: 'the ledger: ids and enums, never text', proof_receipts: 'names the wording by hash only',
   proof_approval_requests: 'the reviewer\'s reason', proof_placements: '', proof_placement_items: '', proof_engagement_counts: '',
   proof_engagement_beacons: '', proof_health_findings: '', proof_hooks: '', proof_moments: '', proof_opportunities: '',

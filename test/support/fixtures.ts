@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { AddressInfo } from 'node:net';
 import { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { signIdentityToken } from '../../api/plugins/identity-token';
 import { Product } from '../../db/entities';
@@ -52,6 +53,12 @@ export function asTeammate(session: { cookie: string; csrfToken: string }, opts:
 
 export async function call(opts: InjectOptions, app: FastifyInstance = ctx.app): Promise<LightMyRequestResponse> {
   return app.inject(opts);
+}
+
+/** Puts an app on a free loopback port for tests that need real HTTP; answers its base URL. */
+export async function listenOnLoopback(app: FastifyInstance): Promise<string> {
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 }
 
 export function errorCode(res: LightMyRequestResponse): string | undefined {
