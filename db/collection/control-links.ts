@@ -43,18 +43,27 @@ const OWN_STORIES = `
   FROM proof_items i JOIN collection_drafts d ON d.proof_item_id = i.id
  WHERE i.organization_id = $1 AND i.product_id = $2 AND i.customer_person_id = $3 AND i.status <> 'deleted' AND d.source <> 'key'`;
 
-/** The newest such story that gave this address (any case), or null. */
+/**
+ * The newest such story that gave this address (any case), or null. A personal request's recipient is a
+ * teammate's word too: its story counts only where the person is named by that very address.
+ */
 export async function storyWithAddress(em: EntityManager | DataSource, person: Person, email: string): Promise<string | null> {
   const rows: Array<{ id: string }> = await em.query(
-    `SELECT i.id ${OWN_STORIES} AND lower(i.customer_email) = lower($4) ORDER BY i.created_at DESC, i.id DESC LIMIT 1`,
+    `SELECT i.id ${OWN_STORIES} AND lower(i.customer_email) = lower($4)
+        AND (d.source <> 'link' OR i.customer_person_id = 'email:' || lower(i.customer_email))
+      ORDER BY i.created_at DESC, i.id DESC LIMIT 1`,
     [person.organizationId, person.productId, person.personRef, email]);
   return rows[0]?.id ?? null;
 }
 
-/** The signed end user whose stories they are (the newest story's), or null. */
+/**
+ * The signed end user whose stories they are (the newest story's), or null. On a personal request's story
+ * only an end user who is the person themselves counts (the recipient is a teammate's word).
+ */
 export async function endUserOfPerson(em: EntityManager | DataSource, person: Person): Promise<string | null> {
   const rows: Array<{ end_user_id: string }> = await em.query(
-    `SELECT d.end_user_id ${OWN_STORIES} AND d.end_user_id IS NOT NULL ORDER BY i.created_at DESC, i.id DESC LIMIT 1`,
+    `SELECT d.end_user_id ${OWN_STORIES} AND d.end_user_id IS NOT NULL AND (d.source <> 'link' OR i.customer_person_id = d.end_user_id)
+      ORDER BY i.created_at DESC, i.id DESC LIMIT 1`,
     [person.organizationId, person.productId, person.personRef]);
   return rows[0]?.end_user_id ?? null;
 }

@@ -1,4 +1,4 @@
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { MediaStore } from '../../runtime/media-store';
 import { enqueueWorkflowCommand } from '../workflow-commands';
 import { eraseUploadBytes } from './uploads';
@@ -25,12 +25,9 @@ export async function sweepExpiredDrafts(ds: DataSource, store: MediaStore, limi
     if (ids.length === 0) return { drafts: [] as string[], uploads: [] as string[] };
     await em.query(
       `UPDATE collection_drafts SET status = 'expired', fields = '{}'::jsonb, updated_at = now() WHERE id = ANY($1)`, [ids]);
-    // An UPDATE answers [rows, count] through TypeORM's query().
-    const [uploads]: [Array<{ id: string }>, number] = await em.query(
-      `UPDATE collection_uploads SET status = CASE WHEN status = 'open' THEN 'expired' ELSE 'cancelled' END, updated_at = now()
-        WHERE draft_id = ANY($1) AND status IN ('open', 'complete') RETURNING id`, [ids]);
-    // Their workflows wait for a cancel or a timer; the signal lets them end now.
-    for (const u of uploads) await enqueueWorkflowCommand(em, { type: 'collection.upload.cancel', sessionId: u.id });
+    const live: Array<{ id: string }> = await em.query(
+      `SELECT id FROM collection_uploads WHERE draft_id = ANY($1) AND status IN ('open', 'complete') FOR UPDATE`, [ids]);
+    await endUploads(em, live.map((u) => u.id));
     const all: Array<{ id: string }> = await em.query(`SELECT id FROM collection_uploads WHERE draft_id = ANY($1)`, [ids]);
     return { drafts: ids, uploads: all.map((u) => u.id) };
   });
@@ -40,23 +37,31 @@ export async function sweepExpiredDrafts(ds: DataSource, store: MediaStore, limi
 }
 
 /**
- * Erases what an unsubmitted draft uploaded once neither the draft nor the upload changed for `ttlMs`
- * (PROOF_UNSUBMITTED_MEDIA_TTL_MS, 24 hours): the upload ends (`open` → `expired`, `complete` →
- * `cancelled`, its workflow signalled) and its parts and original leave the media store, while the
- * draft's text stays until the draft's own lifetime. An upload being assembled waits for the next round.
+ * Ends uploads (`open` → `expired`, `complete` → `cancelled`); their workflows wait for a cancel or a
+ * timer, and the signal lets them end now.
+ */
+async function endUploads(em: EntityManager, ids: string[]): Promise<void> {
+  await em.query(
+    `UPDATE collection_uploads SET status = CASE WHEN status = 'open' THEN 'expired' ELSE 'cancelled' END, updated_at = now()
+      WHERE id = ANY($1)`, [ids]);
+  for (const id of ids) await enqueueWorkflowCommand(em, { type: 'collection.upload.cancel', sessionId: id });
+}
+
+/**
+ * Erases what an unsubmitted draft uploaded once the upload has not changed for `ttlMs`
+ * (PROOF_UNSUBMITTED_MEDIA_TTL_MS, 24 hours), however often the draft's text changes: the upload ends and
+ * its parts and original leave the media store, while the draft's text stays until the draft's own
+ * lifetime. An upload being assembled waits for the next round.
  */
 export async function sweepUnsubmittedMedia(ds: DataSource, store: MediaStore, ttlMs: number, limit = 100): Promise<number> {
   const ended = await ds.transaction(async (em) => {
     const rows: Array<{ id: string }> = await em.query(
       `SELECT u.id FROM collection_uploads u JOIN collection_drafts d ON d.id = u.draft_id
         WHERE u.draft_id IS NOT NULL AND u.status IN ('open', 'complete') AND d.status = 'open'
-          AND u.updated_at <= $1 AND d.updated_at <= $1
-        ORDER BY u.updated_at LIMIT $2 FOR UPDATE OF u SKIP LOCKED`, [new Date(Date.now() - ttlMs), limit]);
+          AND u.updated_at <= now() - make_interval(secs => $1 / 1000.0)
+        ORDER BY u.updated_at LIMIT $2 FOR UPDATE OF u SKIP LOCKED`, [ttlMs, limit]);
     const ids = rows.map((r) => r.id);
-    await em.query(
-      `UPDATE collection_uploads SET status = CASE WHEN status = 'open' THEN 'expired' ELSE 'cancelled' END, updated_at = now()
-        WHERE id = ANY($1)`, [ids]);
-    for (const id of ids) await enqueueWorkflowCommand(em, { type: 'collection.upload.cancel', sessionId: id });
+    await endUploads(em, ids);
     return ids;
   });
   for (const uploadId of ended) await eraseUploadBytes(ds, store, uploadId);

@@ -204,6 +204,8 @@ export async function putPart(
   });
   return ds.transaction(async (em) => {
     const locked = await findUpload(em, upload.draftId, upload.id, true);
+    // Ended while the bytes arrived (a cancel, a sweep): nothing will ever read this part again.
+    if (locked.status !== 'open') await store.remove([partKey(upload.id, number)]).catch(() => undefined);
     assertOpen(locked);
     await em.query(
       `INSERT INTO collection_upload_parts (upload_id, number, size, sha256) VALUES ($1, $2, $3, $4)

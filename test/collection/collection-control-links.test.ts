@@ -42,10 +42,16 @@ describe('collection: story links and person links', () => {
   const personLinkCommands = async (itemIds: string[]) => (await ctx.dataSource.query(
     `SELECT command FROM workflow_commands WHERE command->>'type' = 'collection.approval_link.deliver' AND command->>'proofItemId' = ANY($1)`, [itemIds])).length;
 
-  /** A story told through a personal request the workspace sent to this person. */
-  async function requestedStory(personRef: string, email: string): Promise<Story> {
+  /**
+   * A story told through a personal request the workspace sent to this person (`email:<address>` names the
+   * recipient by address alone), signed with `email`.
+   */
+  async function requestedStory(
+    personRef: string, email: string,
+    recipient: Record<string, string> = personRef.startsWith('email:') ? { email: personRef.slice(6), name: 'Vera' } : { personRef, email, name: 'Vera' },
+  ): Promise<Story> {
     const made = await as(t.owner, {
-      method: 'POST', url: '/api/proof/collect/requests', payload: { flowId: t.flowId, channel: 'link', recipient: { personRef, email, name: 'Vera' } },
+      method: 'POST', url: '/api/proof/collect/requests', payload: { flowId: t.flowId, channel: 'link', recipient },
     });
     assert.equal(made.statusCode, 201, made.body);
     assert.equal((await as(t.owner, { method: 'POST', url: `/api/proof/collect/requests/${made.json().data.request.id}`, payload: { action: 'send' } })).statusCode, 200);
@@ -134,12 +140,14 @@ describe('collection: story links and person links', () => {
   });
 
   it('a person link reaches every story of the person, and only by e-mail to an address of a story they told; any other address gets 202 and nothing', async () => {
-    const personRef = `cus-${newId('p')}`;
     const to = address('vera');
+    const personRef = `email:${to}`;
     const first = await requestedStory(personRef, to);
     const second = await requestedStory(personRef, to);
     const injected = await keyStory(personRef, address('mallory'));
-    const all = [first.proofItemId, second.proofItemId, injected.proofItemId].sort();
+    const teammateAddress = address('teammate');
+    const teammateMade = await requestedStory(personRef, teammateAddress, { personRef, email: teammateAddress, name: 'Mallory' });
+    const all = [first.proofItemId, second.proofItemId, injected.proofItemId, teammateMade.proofItemId].sort();
     assert.deepEqual(await storiesOf(first.controlToken), [first.proofItemId]);
 
     // The key's own address, and an address nobody gave: 202, and no delivery is even queued.
@@ -150,6 +158,10 @@ describe('collection: story links and person links', () => {
     const wrong = await askPersonLink(first.controlToken, stranger);
     assert.equal(wrong.statusCode, 202, wrong.body);
     assert.deepEqual(wrong.json(), keyGiven.json(), 'the answer tells nothing about the address');
+    assert.equal(await personLinkCommands(all), 0);
+    // A personal request's recipient is the workspace's word: a teammate who names the person and signs the
+    // story with their own address gets no person link at that address.
+    assert.equal((await askPersonLink(teammateMade.controlToken, teammateAddress)).statusCode, 202);
     assert.equal(await personLinkCommands(all), 0);
 
     // The person's own address (any case), asked for with the key's story link: the mail goes to the person.
@@ -168,6 +180,7 @@ describe('collection: story links and person links', () => {
     assert.equal(await personLinkCommands(all), 1);
     assert.equal(ctx.smtpSink.to(stranger).length, 0);
     assert.ok(ctx.smtpSink.messages.every((m) => !m.to.some((r) => r.startsWith('mallory-'))), 'nothing ever went to the key\'s address');
+    assert.equal(ctx.smtpSink.to(teammateAddress).length, 0, 'nothing went to the address a teammate gave');
 
     // An action with the person link is the customer's.
     const paused = await asLink(personLink, { method: 'POST', url: '/api/proof/collect/control', payload: { action: 'pause', proofItemId: second.proofItemId } });
@@ -196,8 +209,8 @@ describe('collection: story links and person links', () => {
 
   it('approval-link answers no secret: none only queues the wording; email and in_app deliver a person link to the person', async () => {
     const url = (id: string) => `/api/proof/collect/items/${id}/approval-link`;
-    const personRef = `cus-${newId('p')}`;
     const to = address('approve');
+    const personRef = `email:${to}`;
     const story = await requestedStory(personRef, to);
     const other = await requestedStory(personRef, to);
     const version = (await call(withKey(t.key, {

@@ -268,6 +268,8 @@ describe('collection: upload bodies are judged before they are read, streamed to
     const aged = [left.id, open.id, sent.id];
     await ctx.dataSource.query(`UPDATE collection_drafts SET updated_at = now() - interval '2 hours' WHERE id = ANY($1)`, [aged]);
     await ctx.dataSource.query(`UPDATE collection_uploads SET updated_at = now() - interval '2 hours' WHERE draft_id = ANY($1)`, [aged]);
+    // Text that keeps changing keeps no media past the window: only the upload's own age counts.
+    await ctx.dataSource.query(`UPDATE collection_drafts SET updated_at = now() WHERE id = $1`, [left.id]);
     const activities = createCollectionActivities({ dataSource: ctx.dataSource, config: { ...ctx.config, unsubmittedMediaTtlMs: 3_600_000 } });
     const counts = await activities.sweepExpiredDrafts();
     assert.ok(counts.unsubmittedUploads >= 2, JSON.stringify(counts));
