@@ -5,6 +5,7 @@ import { ServiceError, conflict, notFound } from '../../runtime/service-error';
 import { Chunks, MediaStore, SNIFF_BYTES, receive } from '../../runtime/media-store';
 import { CollectionDraft, CollectionMedia, CollectionUpload } from '../entities';
 import { UploadKind } from '../entities/collection-upload';
+import { secondsToNextUtcDay } from '../rules/date-time';
 import { newId } from '../rules/ids';
 import {
   DEFAULT_PART_SIZE, KIND_MAX_BYTES, MAX_PARTS, MAX_UPLOADS_PER_DRAFT, acceptedType, expectedPartSize, partCountOf,
@@ -71,13 +72,8 @@ export interface UploadQuotas { draftBytes: number; flowDailyBytes: number; addr
 
 const utcDayStart = (now = new Date()) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
 
-/** Seconds to the next UTC day, when the daily quotas start again. */
-function untilNextUtcDay(now = new Date()): string {
-  return String(Math.max(1, Math.ceil((Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000)));
-}
-
 const dailyQuotaReached = (what: string, limit: number) => new ServiceError('RATE_LIMITED', 429,
-  `${what} may open at most ${limit} bytes of uploads a UTC day; try again tomorrow`, null, { 'retry-after': untilNextUtcDay() });
+  `${what} may open at most ${limit} bytes of uploads a UTC day; try again tomorrow`, null, { 'retry-after': String(secondsToNextUtcDay()) });
 
 /**
  * The client address's daily quota over every anonymous upload it opened today (draft uploads and

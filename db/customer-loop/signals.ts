@@ -3,6 +3,7 @@ import { ServiceError, notFound } from '../../runtime/service-error';
 import { Feature, Signal } from '../entities';
 import { SignalCategory } from '../entities/signal';
 import { newId } from '../rules/ids';
+import { secondsToNextUtcDay } from '../rules/date-time';
 import { OUTBOX_INSERT } from '../outbox';
 import { queryPrepared } from '../prepared-statements';
 import { Block, UnitLeases, blockOf } from '../platform/unit-leases';
@@ -70,12 +71,6 @@ export function viewSignal(s: Signal): SignalView {
     createdAt: s.createdAt.toISOString(),
     updatedAt: s.updatedAt.toISOString(),
   };
-}
-
-/** Seconds from `now` to the next UTC midnight, when the daily ceiling opens again. */
-export function secondsToNextUtcDay(now: Date): number {
-  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
-  return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
 }
 
 export const monthPeriod = (now: Date) => now.toISOString().slice(0, 7);

@@ -6,6 +6,7 @@ import { ConsentGrant, ProofItem, ProofVersion } from '../entities';
 import { ProofItemStatus, ProofType } from '../entities/proof-item';
 import { ProofContent } from '../entities/proof-version';
 import { newId } from '../rules/ids';
+import { secondsToNextUtcDay } from '../rules/date-time';
 import { eligibleChannels, evaluateEligibility } from '../rules/proof-eligibility';
 import { Actor, appendProofEvent } from './proof-ledger';
 import { issueReceipt } from './proof-receipts';
@@ -203,10 +204,8 @@ export async function checkDailyCeiling(em: EntityManager, organizationId: strin
     `SELECT count(*)::int AS n FROM proof_items
       WHERE organization_id = $1 AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`, [organizationId]);
   if (n < ceiling) return;
-  const now = new Date();
-  const nextDay = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
   throw new ServiceError('INTAKE_SAFETY_CEILING', 429, `the workspace reached its daily safety ceiling of ${ceiling} submissions; ${kept}`,
-    null, { 'retry-after': String(Math.max(1, Math.ceil((nextDay - now.getTime()) / 1000))) });
+    null, { 'retry-after': String(secondsToNextUtcDay()) });
 }
 
 export interface SubmissionContext {

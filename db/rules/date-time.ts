@@ -13,3 +13,9 @@ export function isCalendarDateTime(value: string): boolean {
   return utc.getUTCFullYear() === year && utc.getUTCMonth() === month - 1 && utc.getUTCDate() === day
     && hour <= 23 && minute <= 59 && second <= 59;
 }
+
+/** Seconds from `now` to the next UTC midnight, when a daily ceiling or quota opens again (at least 1). */
+export function secondsToNextUtcDay(now: Date = new Date()): number {
+  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+  return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
+}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { FastifyInstance } from 'fastify';
 import { IntakeLimit, OutboxEvent, Signal, Thread, ThreadMessage } from '../../db/entities';
-import { secondsToNextUtcDay } from '../../db/customer-loop/signals';
+import { secondsToNextUtcDay } from '../../db/rules/date-time';
 import { LOOP_SCOPES, signalBody } from '../support/customer-loop';
 import { Tenant, call, createTenant, errorCode, eventually, withKey } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
