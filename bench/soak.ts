@@ -8,7 +8,7 @@ import { AddressInfo } from 'node:net';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, bundleWorkflowCode } from '@temporalio/worker';
 import { DataSource } from 'typeorm';
-import { createEndpoint } from '../db/webhooks/webhooks';
+import { createEndpoint } from '../db/webhooks/webhook-endpoints';
 import { createFeature } from '../db/customer-loop/features';
 import { createServiceKey } from '../db/platform/service-keys';
 import { createSession } from '../db/platform/sessions';

@@ -5,7 +5,7 @@ import { loadConfig } from '../runtime/config';
 import { openDatabase } from '../runtime/services';
 import { installTemporalLogger } from '../runtime/temporal-logging';
 import { createOrganization, createProduct } from '../db/platform/tenancy';
-import { createEndpoint } from '../db/webhooks/webhooks';
+import { createEndpoint } from '../db/webhooks/webhook-endpoints';
 import { enqueueEvents } from '../db/outbox';
 import { Worker } from '@temporalio/worker';
 import { quantile } from './stats';

@@ -1,4 +1,9 @@
 import { DataSource, EntityManager } from 'typeorm';
+import {
+  agentRunWorkflowId, AiOperationPath, aiOperationWorkflowId, approvalLinkWorkflowId, approvalWorkflowId, deletionWorkflowId,
+  domainVerificationWorkflowId, proofHealthWorkflowId, proofRequestWorkflowId, revocationWorkflowId, roomCompileWorkflowId,
+  roomJobWorkflowId, roomPromiseWorkflowId, streamCopyWorkflowId, threadSlaWorkflowId, transcriptionWorkflowId, uploadWorkflowId,
+} from '../workflows/workflow-ids';
 
 type Tenant = { organizationId: string; productId: string | null };
 type ApprovalRef = { requestId: string; proofItemId: string; versionId: string };
@@ -33,54 +38,54 @@ export type WorkflowCommandBody =
   | { type: 'room.promise.settled'; promiseId: string }
   | {
     type: 'proof.ai_operation.start'; tenant: { organizationId: string; productId: string }; operationId: string;
-    path: 'summarize' | 'ask-draft' | 'case-study'; taskQueue: string;
+    path: AiOperationPath; taskQueue: string;
     ai: { maxAttempts: number; retryInitialMs: number; timeoutMs: number; evaluatedModels: string[] };
   }
   | { type: 'proof.health.run'; tenant: { organizationId: string; productId: string }; intervalMs: number };
 
-/** Commands to one workflow run in the order they were written; this names that workflow. */
+/** Commands to one workflow run in the order they were written; the key is that workflow's id. */
 export function orderingKeyOf(c: WorkflowCommandBody): string {
   switch (c.type) {
     case 'proof.approval.start':
     case 'proof.approval.outcome':
-      return `proof-approval/${c.ref.proofItemId}/${c.ref.versionId}`;
+      return approvalWorkflowId(c.ref.proofItemId, c.ref.versionId);
     case 'proof.revocation.start':
     case 'proof.revocation.completed':
-      return `revocation/${c.revocationId}`;
+      return revocationWorkflowId(c.revocationId);
     case 'proof.deletion.deleted':
     case 'proof.deletion.restored':
-      return `proof-deletion/${c.proofItemId}`;
+      return deletionWorkflowId(c.proofItemId);
     case 'thread.sla.promise':
     case 'thread.sla.replied':
-      return `thread-sla/${c.threadId}`;
+      return threadSlaWorkflowId(c.threadId);
     case 'proof.request.start':
     case 'proof.request.closed':
-      return `proof-request/${c.requestId}`;
+      return proofRequestWorkflowId(c.requestId);
     case 'collection.approval_link.deliver':
-      return `approval-link/${c.proofItemId}/${c.deliveryId}`;
+      return approvalLinkWorkflowId(c.proofItemId, c.deliveryId);
     case 'collection.domain.check':
-      return `collection-domain/${c.domainId}`;
+      return domainVerificationWorkflowId(c.domainId);
     case 'collection.upload.start':
     case 'collection.upload.cancel':
-      return `upload/${c.sessionId}`;
+      return uploadWorkflowId(c.sessionId);
     case 'collection.transcription.start':
-      return `ai/transcription/${c.sessionId}`;
+      return transcriptionWorkflowId(c.sessionId);
     case 'proof.stream.copy':
-      return `stream-copy/${c.mediaAssetId}`;
+      return streamCopyWorkflowId(c.mediaAssetId);
     case 'room.compile.start':
-      return `room-compile/${c.documentId}`;
+      return roomCompileWorkflowId(c.documentId);
     case 'room.agent_run.start':
     case 'room.agent_run.wake':
-      return `agent-run/${c.runId}`;
+      return agentRunWorkflowId(c.runId);
     case 'room.job.start':
-      return `room-job/${c.jobId}`;
+      return roomJobWorkflowId(c.jobId);
     case 'room.promise.watch':
     case 'room.promise.settled':
-      return `room-promise/${c.promiseId}`;
+      return roomPromiseWorkflowId(c.promiseId);
     case 'proof.ai_operation.start':
-      return `ai/${c.path}/${c.operationId}`;
+      return aiOperationWorkflowId(c.path, c.operationId);
     case 'proof.health.run':
-      return `proof-health/${c.tenant.productId}`;
+      return proofHealthWorkflowId(c.tenant.productId);
   }
 }
 

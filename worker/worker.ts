@@ -2,11 +2,12 @@ import { Client, WorkflowIdReusePolicy } from '@temporalio/client';
 import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
 import { DataSource } from 'typeorm';
 import { createActivities } from '../activities';
-import { MAINTENANCE_WORKFLOW_ID, maintenanceWorkflow } from '../workflows/platform/maintenance-workflow';
+import { maintenanceWorkflow } from '../workflows/platform/maintenance-workflow';
 import { Config } from '../runtime/config';
 import { startOnce } from '../runtime/start-once';
 import { tenantStartOptions } from '../runtime/workflow-memo';
-import { proofHealthWorkflow, proofHealthWorkflowId } from '../workflows/integrations/proof-health-workflow';
+import { proofHealthWorkflow } from '../workflows/integrations/proof-health-workflow';
+import { MAINTENANCE_WORKFLOW_ID, proofHealthWorkflowId } from '../workflows/workflow-ids';
 
 export interface WorkerDeps {
   connection: NativeConnection;

@@ -6,25 +6,30 @@ import {
 import { Config } from '../runtime/config';
 import { startOnce } from '../runtime/start-once';
 import { tenantStartOptions } from '../runtime/workflow-memo';
-import { promiseSignal, repliedSignal, threadSlaWorkflow, threadSlaWorkflowId } from '../workflows/customer-loop/thread-sla-workflow';
-import { approvalOutcomeSignal, approvalWorkflowId, proofApprovalWorkflow } from '../workflows/proof/proof-approval-workflow';
-import { itemDeletedSignal, itemRestoredSignal, deletionWorkflowId, proofDeletionWorkflow } from '../workflows/proof/proof-deletion-workflow';
-import { proofRevocationWorkflow, revocationCompletedSignal, revocationWorkflowId } from '../workflows/proof/proof-revocation-workflow';
-import { approvalLinkWorkflow, approvalLinkWorkflowId } from '../workflows/collection/approval-link-workflow';
-import { checkNowSignal, domainVerificationWorkflow, domainVerificationWorkflowId } from '../workflows/collection/domain-verification-workflow';
+import { promiseSignal, repliedSignal, threadSlaWorkflow } from '../workflows/customer-loop/thread-sla-workflow';
+import { approvalOutcomeSignal, proofApprovalWorkflow } from '../workflows/proof/proof-approval-workflow';
+import { itemDeletedSignal, itemRestoredSignal, proofDeletionWorkflow } from '../workflows/proof/proof-deletion-workflow';
+import { proofRevocationWorkflow, revocationCompletedSignal } from '../workflows/proof/proof-revocation-workflow';
+import { approvalLinkWorkflow } from '../workflows/collection/approval-link-workflow';
+import { checkNowSignal, domainVerificationWorkflow } from '../workflows/collection/domain-verification-workflow';
 import {
-  proofRequestWorkflow, proofRequestWorkflowId, requestCancelledSignal, requestOptedOutSignal, requestRespondedSignal,
+  proofRequestWorkflow, requestCancelledSignal, requestOptedOutSignal, requestRespondedSignal,
 } from '../workflows/collection/proof-request-workflow';
-import { cancelSignal, uploadWorkflow, uploadWorkflowId } from '../workflows/collection/upload-workflow';
-import { aiOperationWorkflow, aiOperationWorkflowId } from '../workflows/ai/ai-operation-workflow';
-import { transcriptionWorkflow, transcriptionWorkflowId } from '../workflows/ai/transcription-workflow';
-import { streamCopyWorkflow, streamCopyWorkflowId } from '../workflows/integrations/stream-copy-workflow';
-import { agentRunWorkflow, agentRunWorkflowId, wakeSignal } from '../workflows/rooms/agent-run-workflow';
-import { roomCompileWorkflow, roomCompileWorkflowId } from '../workflows/rooms/room-compile-workflow';
-import { roomJobWorkflow, roomJobWorkflowId } from '../workflows/rooms/room-job-workflow';
-import { promiseSettledSignal, roomPromiseWorkflow, roomPromiseWorkflowId } from '../workflows/rooms/room-promise-workflow';
-import { proofHealthWorkflow, proofHealthWorkflowId, runHealthNowSignal } from '../workflows/integrations/proof-health-workflow';
+import { cancelSignal, uploadWorkflow } from '../workflows/collection/upload-workflow';
+import { aiOperationWorkflow } from '../workflows/ai/ai-operation-workflow';
+import { transcriptionWorkflow } from '../workflows/ai/transcription-workflow';
+import { streamCopyWorkflow } from '../workflows/integrations/stream-copy-workflow';
+import { agentRunWorkflow, wakeSignal } from '../workflows/rooms/agent-run-workflow';
+import { roomCompileWorkflow } from '../workflows/rooms/room-compile-workflow';
+import { roomJobWorkflow } from '../workflows/rooms/room-job-workflow';
+import { promiseSettledSignal, roomPromiseWorkflow } from '../workflows/rooms/room-promise-workflow';
+import { proofHealthWorkflow, runHealthNowSignal } from '../workflows/integrations/proof-health-workflow';
 import { RelayOptions } from './relay';
+import {
+  agentRunWorkflowId, aiOperationWorkflowId, approvalLinkWorkflowId, approvalWorkflowId, deletionWorkflowId,
+  domainVerificationWorkflowId, proofHealthWorkflowId, proofRequestWorkflowId, revocationWorkflowId, roomCompileWorkflowId,
+  roomJobWorkflowId, roomPromiseWorkflowId, streamCopyWorkflowId, threadSlaWorkflowId, transcriptionWorkflowId, uploadWorkflowId,
+} from '../workflows/workflow-ids';
 
 const REQUEST_CLOSED_SIGNALS = {
   responded: requestRespondedSignal, cancelled: requestCancelledSignal, opted_out: requestOptedOutSignal,

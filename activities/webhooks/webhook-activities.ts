@@ -3,9 +3,8 @@ import https from 'node:https';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { DataSource } from 'typeorm';
 import {
-  AttemptRecord, AttemptTarget, RESPONSE_EXCERPT_BYTES, claimFirstAttempts, failDelivery, loadAttemptTarget, recordAttempt, recordAttempts,
-  reserveAttempt,
-} from '../../db/webhooks/webhooks';
+  AttemptRecord, AttemptTarget, RESPONSE_EXCERPT_BYTES, claimFirstAttempts, failDelivery, loadAttemptTarget, recordAttempt, recordAttempts, reserveAttempt,
+} from '../../db/webhooks/webhook-attempts';
 import { Config } from '../../runtime/config';
 import { literalTargetAllowed, publicOnlyLookup } from '../../runtime/webhook-target';
 import { signWebhook } from '../../runtime/webhook-signature';

@@ -4,10 +4,11 @@ import {
 } from '../../db/ai/ai-operations';
 import { ServiceError } from '../../runtime/service-error';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
-import { AiOperationPath, aiOperationWorkflow, aiOperationWorkflowId } from '../../workflows/ai/ai-operation-workflow';
+import { aiOperationWorkflow } from '../../workflows/ai/ai-operation-workflow';
 import type { AppDeps } from '../app';
 import { keyPrincipal } from '../plugins/auth';
 import { productTenant } from '../plugins/product-tenant';
+import { AiOperationPath, aiOperationWorkflowId } from '../../workflows/workflow-ids';
 
 const PATHS: Record<OperationInput['operation'], AiOperationPath> = { summarize: 'summarize', ask_draft: 'ask-draft', case_study: 'case-study' };
 

@@ -2,7 +2,7 @@ import { FastifyInstance } from 'fastify';
 import { DraftFields } from '../../db/collection/drafts';
 import { liveFlow } from '../../db/collection/pinned-flow';
 import { claimSubmissionKey, storeSubmission } from '../../db/collection/submit';
-import { checkDailyCeiling } from '../../db/proof/proof-items';
+import { checkDailyCeiling } from '../../db/proof/proof-submissions';
 import { CollectionDraft } from '../../db/entities';
 import { newId } from '../../db/rules/ids';
 import { ServiceError, conflict } from '../../runtime/service-error';

@@ -16,7 +16,7 @@ import { Config, transcriptionConfigured } from '../../runtime/config';
 import { mediaStoreOf } from '../../runtime/media-store';
 import { ServiceError, conflict, notFound, validationFailed } from '../../runtime/service-error';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
-import { assembleUpdate, uploadWorkflow, uploadWorkflowId } from '../../workflows/collection/upload-workflow';
+import { assembleUpdate, uploadWorkflow } from '../../workflows/collection/upload-workflow';
 import type { AppDeps } from '../app';
 import { enforceRate } from '../plugins/auth';
 import { pathParams } from '../plugins/path-params';
@@ -29,6 +29,7 @@ import {
 } from '../../db/collection/captions';
 import { sendStoredRange } from '../plugins/byte-ranges';
 import { bodyChunks, declaredLength, takeStreamedBodies } from '../plugins/streamed-body';
+import { uploadWorkflowId } from '../../workflows/workflow-ids';
 
 const uploadParams = pathParams('id', 'sessionId');
 const draftParams = pathParams('id');

@@ -6,7 +6,8 @@ import { ProofRequest } from '../../db/entities';
 import { Config } from '../../runtime/config';
 import { conflict } from '../../runtime/service-error';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
-import { proofRequestWorkflow, proofRequestWorkflowId, remindUpdate } from '../../workflows/collection/proof-request-workflow';
+import { proofRequestWorkflow, remindUpdate } from '../../workflows/collection/proof-request-workflow';
+import { proofRequestWorkflowId } from '../../workflows/workflow-ids';
 
 /**
  * The person's reminder to `proof-request/<requestId>`, the one call that needs the workflow's answer

@@ -4,9 +4,9 @@ import { mixed, string } from 'yup';
 import { PROOF_ITEM_STATUSES, PROOF_TYPES, ProofType } from '../../db/entities/proof-item';
 import { PageRequest } from '../../db/pagination';
 import { requestApproval } from '../../db/proof/proof-approvals';
-import {
-  EXPANDABLE, NewVersion, createVersion, listItems, listVersions, readConsent, readItem,
-} from '../../db/proof/proof-items';
+import { EXPANDABLE, listItems, readItem } from '../../db/proof/proof-items';
+import { readConsent } from '../../db/proof/proof-consent';
+import { NewVersion, createVersion, listVersions } from '../../db/proof/proof-versions';
 import { requestRevocation } from '../../db/proof/proof-revocations';
 import { ServiceError, forbidden } from '../../runtime/service-error';
 import { keyPrincipal } from '../plugins/auth';

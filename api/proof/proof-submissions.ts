@@ -2,7 +2,7 @@ import { FastifyInstance } from 'fastify';
 import { array, boolean, string } from 'yup';
 import { PROOF_TYPES } from '../../db/entities/proof-item';
 import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
-import { SubmissionBody, submitProof } from '../../db/proof/proof-items';
+import { SubmissionBody, submitProof } from '../../db/proof/proof-submissions';
 import { completeIdempotencyKey } from '../../db/platform/idempotency';
 import { keyPrincipal } from '../plugins/auth';
 import { productTenant } from '../plugins/product-tenant';

@@ -6,7 +6,7 @@ import { deleteItem, restoreItem } from '../../db/proof/proof-deletions';
 import { approveAsset } from '../../db/proof/proof-assets';
 import { exportRaw } from '../../db/proof/proof-exports';
 import { placementScope, publishPlacement } from '../../db/proof/proof-placements';
-import { ConsentTerms, grantConsent } from '../../db/proof/proof-items';
+import { ConsentTerms, grantConsent } from '../../db/proof/proof-consent';
 import { completeRevocation } from '../../db/proof/proof-revocations';
 import { HUMAN_DECISION, OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';

@@ -3,9 +3,9 @@ import { array, boolean, string } from 'yup';
 import { DeliveryStatus } from '../../db/entities/webhook-delivery';
 import { PageRequest } from '../../db/pagination';
 import {
-  DeliveryFilters, EndpointInput, MAX_SUBSCRIPTIONS, SUBSCRIPTION_PATTERN, createEndpoint, deleteEndpoint,
-  getDelivery, getEndpoint, listDeliveries, listEndpoints, replayDelivery, rotateEndpointSecret, updateEndpoint,
-} from '../../db/webhooks/webhooks';
+  EndpointInput, MAX_SUBSCRIPTIONS, SUBSCRIPTION_PATTERN, createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateEndpointSecret, updateEndpoint,
+} from '../../db/webhooks/webhook-endpoints';
+import { DeliveryFilters, getDelivery, listDeliveries, replayDelivery } from '../../db/webhooks/webhook-deliveries';
 import { checkWebhookUrl } from '../../runtime/webhook-target';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app';

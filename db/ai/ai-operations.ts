@@ -7,9 +7,10 @@ import { Actor, appendProofEvent } from '../proof/proof-ledger';
 import { viewAsset } from '../proof/proof-assets';
 import { canonicalJson } from '../rules/canonical-json';
 import { AI_PROGRAMS, ModelInfo } from '../rules/ai-answers';
-import {
-  AskFacts, CaseStudyAnswer, DISCARDING_CHECKS, SourceFacts, SummaryAnswer, askPolicyChecks, validateCaseStudy, validateSummary,
-} from '../rules/ai-validator';
+import { SourceFacts } from '../rules/ai-validator';
+import { SummaryAnswer, validateSummary } from '../rules/ai-summary-validator';
+import { AskFacts, DISCARDING_CHECKS, askPolicyChecks } from '../rules/ai-ask-policy';
+import { CaseStudyAnswer, validateCaseStudy } from '../rules/ai-case-study-validator';
 import { base32, newId } from '../rules/ids';
 import { WorkflowCommandBody, enqueueWorkflowCommand } from '../workflow-commands';
 

@@ -2,7 +2,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ServiceError, conflict, validationFailed } from '../../runtime/service-error';
 import { CollectionFlow, ProofOpportunity, ProofRequest } from '../entities';
 import { RequestChannel, RequestRecipient } from '../entities/proof-request';
-import { messagePolicyFailures } from '../rules/ai-validator';
+import { messagePolicyFailures } from '../rules/ai-ask-policy';
 import { lockProposedOpportunity, recordOpportunityDecision } from '../integrations/opportunities';
 import { insertDraftRequest, recipientIssue, recipientSuppressed } from './requests';
 

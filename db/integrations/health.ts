@@ -4,7 +4,8 @@ import { Page, PageRequest, pageOf } from '../pagination';
 import { SYSTEM_ACTOR, appendProofEvent } from '../proof/proof-ledger';
 import { publishPlacement } from '../proof/proof-placements';
 import { newId } from '../rules/ids';
-import { enqueueWorkflowCommand, orderingKeyOf } from '../workflow-commands';
+import { enqueueWorkflowCommand } from '../workflow-commands';
+import { proofHealthWorkflowId } from '../../workflows/workflow-ids';
 
 export const HEALTH_CHECKS = ['consent_expiring', 'placement_excluded_items', 'stream_failed'] as const;
 export type HealthCheck = (typeof HEALTH_CHECKS)[number];
@@ -22,9 +23,8 @@ interface Finding {
  * workflow_commands outbox: a Temporal outage delays the run, never drops it. Answers the workflow id.
  */
 export async function requestHealthRun(ds: DataSource, tenant: { organizationId: string; productId: string }, intervalMs: number): Promise<string> {
-  const command = { type: 'proof.health.run', tenant, intervalMs } as const;
-  await enqueueWorkflowCommand(ds.manager, command);
-  return orderingKeyOf(command);
+  await enqueueWorkflowCommand(ds.manager, { type: 'proof.health.run', tenant, intervalMs });
+  return proofHealthWorkflowId(tenant.productId);
 }
 
 /**

@@ -1,4 +1,5 @@
-import { CaseStudyAnswer, SENTIMENT_VALUES, SummaryAnswer } from './ai-validator';
+import { SENTIMENT_VALUES, SummaryAnswer } from './ai-summary-validator';
+import { CaseStudyAnswer } from './ai-case-study-validator';
 
 /**
  * The provider's side of AI.md §1 and §3: the programs, the answer schemas a model must return,

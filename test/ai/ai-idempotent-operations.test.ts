@@ -4,12 +4,12 @@ import { FastifyInstance, InjectOptions } from 'fastify';
 import { startOperation } from '../../db/ai/ai-operations';
 import { sourceForModel, summarySource } from '../../db/ai/ai-sources';
 import { ProofAiOperation, ProofAsset } from '../../db/entities';
-import { aiOperationWorkflowId } from '../../workflows/ai/ai-operation-workflow';
 import { HONEST, budgetUsed, marker, storyS, withReply } from '../support/ai-fixtures';
 import { call, errorCode, settledHandle, withKey } from '../support/fixtures';
 import { ProofTenant, approvedItem, createProofTenant } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
 import { openRoom, roomsTenant, say } from '../support/rooms';
+import { aiOperationWorkflowId } from '../../workflows/workflow-ids';
 
 const keyOf = (name: string) => ({ 'idempotency-key': `${name}-${randomBytes(6).toString('hex')}` });
 const callsMentioning = (m: string) => ctx.fakeAi.requestsMentioning(m);

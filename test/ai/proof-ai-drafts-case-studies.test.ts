@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { ProofAiOperation, ProofAsset } from '../../db/entities';
-import { aiOperationWorkflowId } from '../../workflows/ai/ai-operation-workflow';
 import { budgetUsed, marker, storyS, withReply } from '../support/ai-fixtures';
 import { asTeammate, call, errorCode, withKey } from '../support/fixtures';
 import { ProofTenant, approvedItem, createProofTenant, ledgerTypes, submissionBody, submit } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
+import { aiOperationWorkflowId } from '../../workflows/workflow-ids';
 
 const draft = (key: string, payload: object) => call(withKey(key, { method: 'POST', url: '/api/v1/proof/requests/draft', payload }));
 const caseStudy = (key: string, payload: object) => call(withKey(key, { method: 'POST', url: '/api/v1/proof/case-studies', payload }));

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { proposeOpportunity } from '../../db/integrations/opportunities';
 import { newId } from '../../db/rules/ids';
-import { proofRequestWorkflowId } from '../../workflows/collection/proof-request-workflow';
 import { Tenant, call, createTenant, errorCode, eventually, sessionFor, withKey } from '../support/fixtures';
 import { as, liveFlow } from '../support/collection-setup';
 import { ALL_PROOF_SCOPES, submissionBody, submit } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
 import { bodyOf } from '../support/smtp-sink';
+import { proofRequestWorkflowId } from '../../workflows/workflow-ids';
 
 const address = (tag: string) => `${tag}-${newId('x').slice(2, 12)}@customer.example`;
 

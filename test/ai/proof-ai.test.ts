@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { FastifyInstance } from 'fastify';
 import { ProofAiOperation } from '../../db/entities';
-import { aiOperationWorkflowId } from '../../workflows/ai/ai-operation-workflow';
 import { FakeReply } from '../support/fake-ai';
 import { HONEST, budgetUsed, marker, storyS, withReply } from '../support/ai-fixtures';
 import { asTeammate, call, errorCode, withKey } from '../support/fixtures';
@@ -11,6 +10,7 @@ import {
 } from '../support/proof-fixtures';
 import { createServiceKey } from '../../db/platform/service-keys';
 import { ctx } from '../support/root-hooks';
+import { aiOperationWorkflowId } from '../../workflows/workflow-ids';
 
 const summarize = (key: string, itemId: string, app: FastifyInstance = ctx.app, headers: Record<string, string> = {}) =>
   call(withKey(key, { method: 'POST', url: `/api/v1/proof/items/${itemId}/summarize`, headers }), app);

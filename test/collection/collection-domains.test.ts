@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { newId } from '../../db/rules/ids';
-import { checkNowSignal, domainVerificationWorkflowId } from '../../workflows/collection/domain-verification-workflow';
+import { checkNowSignal } from '../../workflows/collection/domain-verification-workflow';
 import { Tenant, createTenant, eventually } from '../support/fixtures';
 import { as, liveFlow } from '../support/collection-setup';
 import { ctx } from '../support/root-hooks';
+import { domainVerificationWorkflowId } from '../../workflows/workflow-ids';
 
 interface Domain { id: string; hostname: string; status: string; records: Array<{ type: string; name: string; value: string }>; lastError: string | null; lastCheckedAt: string | null; verifiedAt: string | null }
 

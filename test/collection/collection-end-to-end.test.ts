@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { FastifyInstance } from 'fastify';
 import { newId } from '../../db/rules/ids';
-import { proofRequestWorkflowId } from '../../workflows/collection/proof-request-workflow';
 import { Tenant, createTenant, eventually, settledHandle } from '../support/fixtures';
 import { as, liveFlow } from '../support/collection-setup';
 import { ctx } from '../support/root-hooks';
 import { bodyOf } from '../support/smtp-sink';
+import { proofRequestWorkflowId } from '../../workflows/workflow-ids';
 
 describe('collection setup end to end: a mailed request answered through the customer routes is routed', () => {
   let t: Tenant;

@@ -5,13 +5,12 @@ import { requestIdByLinkToken } from '../../db/collection/requests';
 import { proposeOpportunity } from '../../db/integrations/opportunities';
 import { newId } from '../../db/rules/ids';
 import { sha256Hex } from '../../db/rules/secrets';
-import { approvalLinkWorkflowId } from '../../workflows/collection/approval-link-workflow';
-import { proofRequestWorkflowId } from '../../workflows/collection/proof-request-workflow';
 import { Tenant, createTenant, eventually, sessionFor, settledHandle, withKey } from '../support/fixtures';
 import { Session, as, liveFlow } from '../support/collection-setup';
 import { ALL_PROOF_SCOPES, submissionBody, submit } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
 import { bodyOf } from '../support/smtp-sink';
+import { approvalLinkWorkflowId, proofRequestWorkflowId } from '../../workflows/workflow-ids';
 
 const TOKEN = /pr_[A-Za-z0-9_-]{43}/;
 const address = (tag: string) => `${tag}-${newId('x').slice(2, 12)}@customer.example`;

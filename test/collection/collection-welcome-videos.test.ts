@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { uploadWorkflowId } from '../../workflows/collection/upload-workflow';
 import { Tenant, call, createTenant, eventually, sessionFor, settledHandle, withKey } from '../support/fixtures';
 import { as, liveFlow } from '../support/collection-setup';
 import { customerCall, sha256 } from '../support/collection';
 import { ctx } from '../support/root-hooks';
+import { uploadWorkflowId } from '../../workflows/workflow-ids';
 
 const PART = 64 * 1024;
 

@@ -5,10 +5,10 @@ import { createAiActivities, validateAnalysis } from '../../activities/ai/ai-act
 import { AI_NOT_CONFIGURED } from '../../activities/ai/openai-chat';
 import { IntakeLimit, Signal } from '../../db/entities';
 import { AnalysisJob } from '../../db/customer-loop/signal-analysis';
-import { signalAnalysisWorkflowId } from '../../workflows/customer-loop/signal-analysis-workflow';
 import { LOOP_SCOPES, eventually, postSignal, teammate } from '../support/customer-loop';
 import { Tenant, call, createTenant } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
+import { signalAnalysisWorkflowId } from '../../workflows/workflow-ids';
 
 const stateOf = async (id: string) => (await ctx.dataSource.getRepository(Signal).findOneByOrFail({ id }));
 const until = (id: string, state: string) => eventually(async () => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { Thread } from '../../db/entities';
-import { threadSlaWorkflowId } from '../../workflows/customer-loop/thread-sla-workflow';
 import { LOOP_SCOPES, outboxEvents, postSignal, teammate } from '../support/customer-loop';
 import { Tenant, call, createTenant, errorCode, sessionFor, settledHandle, withKey } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
+import { threadSlaWorkflowId } from '../../workflows/workflow-ids';
 
 describe('customer loop: threads', () => {
   let tenant: Tenant;

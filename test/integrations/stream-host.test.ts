@@ -5,11 +5,12 @@ import { FastifyInstance } from 'fastify';
 import { mintStreamSourceToken } from '../../db/integrations/stream-copies';
 import { mediaStoreOf } from '../../runtime/media-store';
 import { runWorkflowCommand } from '../../worker/workflow-commands';
-import { streamCopyWorkflow, streamCopyWorkflowId } from '../../workflows/integrations/stream-copy-workflow';
+import { streamCopyWorkflow } from '../../workflows/integrations/stream-copy-workflow';
 import { call, eventually, withKey } from '../support/fixtures';
 import { IntegrationTenant, createIntegrationTenant, ledgerOfProduct } from '../support/integrations';
 import { approve, requestApproval, submissionBody, submit } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
+import { streamCopyWorkflowId } from '../../workflows/workflow-ids';
 
 const SECRET = 'stream-webhook-secret';
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');

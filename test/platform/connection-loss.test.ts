@@ -3,7 +3,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { Client as PgClient } from 'pg';
-import { createEndpoint } from '../../db/webhooks/webhooks';
+import { createEndpoint } from '../../db/webhooks/webhook-endpoints';
 import { LOOP_SCOPES, signalBody } from '../support/customer-loop';
 import { call, createTenant, eventually, withKey } from '../support/fixtures';
 import { Receiver } from '../support/receiver';

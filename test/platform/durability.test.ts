@@ -3,13 +3,12 @@ import { Client, Connection } from '@temporalio/client';
 import { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
 import { openDatabase } from '../../runtime/services';
-import { deletionWorkflowId } from '../../workflows/proof/proof-deletion-workflow';
-import { threadSlaWorkflowId } from '../../workflows/customer-loop/thread-sla-workflow';
 import { LOOP_SCOPES, postSignal, teammate } from '../support/customer-loop';
 import { asTeammate, call, createTenant, errorCode, settledHandle } from '../support/fixtures';
 import { approvedItem, createProofTenant, ledgerTypes } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
 import { TcpProxy } from '../support/tcp-proxy';
+import { deletionWorkflowId, threadSlaWorkflowId } from '../../workflows/workflow-ids';
 
 describe('durability: a committed change never waits on, or is lost to, a Temporal outage', () => {
   let deadTemporal: Client;

@@ -4,7 +4,8 @@ import { claimSignalsForAnalysis } from '../../db/customer-loop/signal-analysis'
 import { IntakeCounters, createSignal } from '../../db/customer-loop/signals';
 import { enqueueEvent } from '../../db/outbox';
 import { createOrganization, createProduct } from '../../db/platform/tenancy';
-import { createEndpoint, dispatchDeliveries, publishOutbox } from '../../db/webhooks/webhooks';
+import { createEndpoint } from '../../db/webhooks/webhook-endpoints';
+import { dispatchDeliveries, publishOutbox } from '../../db/webhooks/webhook-publisher';
 import { openDatabase } from '../../runtime/services';
 import { Config, loadConfig } from '../../runtime/config';
 import { workerRelays } from '../../worker/main';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { resealStoredSecrets } from '../../db/platform/secrets-at-rest';
 import { activeSigningKey } from '../../db/proof/proof-signing';
-import { createEndpoint } from '../../db/webhooks/webhooks';
+import { createEndpoint } from '../../db/webhooks/webhook-endpoints';
 import { WebhookEndpoint } from '../../db/entities';
 import { configureSecretKeys, openSecret, parseKeyRing, sealSecret } from '../../runtime/secret-box';
 import { call, createTenant, endUserToken } from '../support/fixtures';

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { signalAnalysisWorkflowId } from '../../workflows/customer-loop/signal-analysis-workflow';
 import { ORGANIZATION_ID, PRODUCT_ID } from '../../runtime/workflow-memo';
 import { createTenant, eventually, withKey } from '../support/fixtures';
 import { signalBody } from '../support/customer-loop';
 import { ctx } from '../support/root-hooks';
+import { signalAnalysisWorkflowId } from '../../workflows/workflow-ids';
 
 describe('Temporal: tenant search attributes and analysis without a provider', () => {
   it('lists a tenant\'s workflows by OrganizationId and ProductId (Keyword search attributes)', async function () {

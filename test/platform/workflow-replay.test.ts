@@ -3,29 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { createEndpoint } from '../../db/webhooks/webhooks';
+import { createEndpoint } from '../../db/webhooks/webhook-endpoints';
 import { enqueueEvent } from '../../db/outbox';
 import * as workflows from '../../workflows';
-import { aiOperationWorkflowId } from '../../workflows/ai/ai-operation-workflow';
-import { MAINTENANCE_WORKFLOW_ID } from '../../workflows/platform/maintenance-workflow';
-import { signalAnalysisWorkflowId } from '../../workflows/customer-loop/signal-analysis-workflow';
-import { threadSlaWorkflowId } from '../../workflows/customer-loop/thread-sla-workflow';
-import { approvalWorkflowId } from '../../workflows/proof/proof-approval-workflow';
-import { deletionWorkflowId } from '../../workflows/proof/proof-deletion-workflow';
-import { revocationWorkflowId } from '../../workflows/proof/proof-revocation-workflow';
-import { webhookDeliveryWorkflowId } from '../../workflows/webhooks/webhook-delivery-workflow';
 import { approvalLinkWorkflow, proofHealthWorkflow, streamCopyWorkflow, transcriptionWorkflow, uploadWorkflow } from '../../workflows';
-import { transcriptionWorkflowId } from '../../workflows/ai/transcription-workflow';
-import { approvalLinkWorkflowId } from '../../workflows/collection/approval-link-workflow';
-import { domainVerificationWorkflowId } from '../../workflows/collection/domain-verification-workflow';
-import { proofRequestWorkflowId } from '../../workflows/collection/proof-request-workflow';
-import { uploadWorkflowId } from '../../workflows/collection/upload-workflow';
-import { proofHealthWorkflowId } from '../../workflows/integrations/proof-health-workflow';
-import { streamCopyWorkflowId } from '../../workflows/integrations/stream-copy-workflow';
-import { agentRunWorkflowId } from '../../workflows/rooms/agent-run-workflow';
-import { roomCompileWorkflowId } from '../../workflows/rooms/room-compile-workflow';
-import { roomJobWorkflowId } from '../../workflows/rooms/room-job-workflow';
-import { roomPromiseWorkflowId } from '../../workflows/rooms/room-promise-workflow';
 import { newId } from '../../db/rules/ids';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { as, liveFlow } from '../support/collection-setup';
@@ -35,6 +16,12 @@ import { ALL_PROOF_SCOPES, approve, approvedItem, createProofTenant, requestAppr
 import { Receiver } from '../support/receiver';
 import { ctx } from '../support/root-hooks';
 import { asUser, openRoom, roomsTenant } from '../support/rooms';
+import {
+  agentRunWorkflowId, aiOperationWorkflowId, approvalLinkWorkflowId, approvalWorkflowId, deletionWorkflowId,
+  domainVerificationWorkflowId, MAINTENANCE_WORKFLOW_ID, proofHealthWorkflowId, proofRequestWorkflowId, revocationWorkflowId,
+  roomCompileWorkflowId, roomJobWorkflowId, roomPromiseWorkflowId, signalAnalysisWorkflowId, streamCopyWorkflowId,
+  threadSlaWorkflowId, transcriptionWorkflowId, uploadWorkflowId, webhookDeliveryWorkflowId,
+} from '../../workflows/workflow-ids';
 
 const { History } = temporal.api.history.v1;
 const DIR = path.join(__dirname, '../fixtures/workflow-histories');

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { FastifyInstance } from 'fastify';
-import { approvalOutcomeSignal, approvalWorkflowId } from '../../workflows/proof/proof-approval-workflow';
+import { approvalOutcomeSignal } from '../../workflows/proof/proof-approval-workflow';
 import { asTeammate, call, errorCode, sessionFor, settledHandle, withKey } from '../support/fixtures';
 import {
   ProofTenant, approve, createProofTenant, eventually, getItem, ledgerTypes, requestApproval, submit,
 } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
+import { approvalWorkflowId } from '../../workflows/workflow-ids';
 
 describe('human approval (real Temporal)', () => {
   let tenant: ProofTenant;

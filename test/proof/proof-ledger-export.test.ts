@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { FastifyInstance } from 'fastify';
-import { deletionWorkflowId } from '../../workflows/proof/proof-deletion-workflow';
 import { asTeammate, call, errorCode, sessionFor, settledHandle, withKey } from '../support/fixtures';
 import {
   ProofTenant, approve, approvedItem, createProofTenant, getItem, ledgerTypes, rawQuery, requestApproval, submissionBody, submit,
 } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
+import { deletionWorkflowId } from '../../workflows/workflow-ids';
 
 /** An off-the-shelf RFC 8785 canonicaliser, as a recipient would use it. */
 const canonical = (value: unknown): string => canonicalize(value)!;

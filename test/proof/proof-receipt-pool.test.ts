@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { openDatabase } from '../../runtime/services';
-import { submitProof } from '../../db/proof/proof-items';
+import { submitProof } from '../../db/proof/proof-submissions';
 import { createProofTenant, submissionBody } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
 

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { FastifyInstance } from 'fastify';
-import { approvalWorkflowId } from '../../workflows/proof/proof-approval-workflow';
-import { revocationWorkflowId } from '../../workflows/proof/proof-revocation-workflow';
 import { asTeammate, call, errorCode, settledHandle, withKey } from '../support/fixtures';
 import {
   ProofTenant, approve, approvedItem, createProofTenant, eventually, getItem, ledgerTypes, requestApproval, submit,
 } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
+import { approvalWorkflowId, revocationWorkflowId } from '../../workflows/workflow-ids';
 
 describe('revocation (real Temporal)', () => {
   let tenant: ProofTenant;

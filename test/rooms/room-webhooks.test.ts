@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { InjectOptions } from 'fastify';
-import { createEndpoint } from '../../db/webhooks/webhooks';
+import { createEndpoint } from '../../db/webhooks/webhook-endpoints';
 import { verifyWebhookSignature } from '../../runtime/webhook-signature';
 import { outboxEvents } from '../support/customer-loop';
 import { Tenant, asTeammate, call, eventually, settledHandle } from '../support/fixtures';

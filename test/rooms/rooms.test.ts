@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createEndpoint } from '../../db/webhooks/webhooks';
+import { createEndpoint } from '../../db/webhooks/webhook-endpoints';
 import { outboxEvents } from '../support/customer-loop';
 import { Tenant, asTeammate, call, createTenant, endUserToken, errorCode, sessionFor, withKey } from '../support/fixtures';
 import { Receiver } from '../support/receiver';

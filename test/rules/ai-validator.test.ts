@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { claimsOf, normalise } from '../../db/rules/ai-claims';
-import {
-  CaseStudyAnswer, SourceFacts, askPolicyChecks, consentCaveat, contentPool, messagePolicyFailures, signalSummaryAllowed,
-  validateCaseStudy, validateSummary,
-} from '../../db/rules/ai-validator';
+import { SourceFacts, contentPool, signalSummaryAllowed } from '../../db/rules/ai-validator';
+import { consentCaveat, validateSummary } from '../../db/rules/ai-summary-validator';
+import { askPolicyChecks, messagePolicyFailures } from '../../db/rules/ai-ask-policy';
+import { CaseStudyAnswer, validateCaseStudy } from '../../db/rules/ai-case-study-validator';
 
 /** Source S of AI.md §10. */
 export const S: SourceFacts = {

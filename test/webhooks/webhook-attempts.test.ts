@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { createWebhookActivities } from '../../activities/webhooks/webhook-activities';
 import { newId } from '../../db/rules/ids';
-import { INTERRUPTED, createEndpoint, getDelivery } from '../../db/webhooks/webhooks';
+import { createEndpoint } from '../../db/webhooks/webhook-endpoints';
+import { getDelivery } from '../../db/webhooks/webhook-deliveries';
+import { INTERRUPTED } from '../../db/webhooks/webhook-attempts';
 import { createTenant } from '../support/fixtures';
 import { Receiver } from '../support/receiver';
 import { ctx } from '../support/root-hooks';

@@ -3,14 +3,16 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { sendFirstAttempts } from '../../activities/webhooks/webhook-activities';
 import { enqueueEvent } from '../../db/outbox';
 import { newId } from '../../db/rules/ids';
-import { INTERRUPTED, claimFirstAttempts, createEndpoint, getDelivery } from '../../db/webhooks/webhooks';
+import { createEndpoint } from '../../db/webhooks/webhook-endpoints';
+import { getDelivery } from '../../db/webhooks/webhook-deliveries';
+import { INTERRUPTED, claimFirstAttempts } from '../../db/webhooks/webhook-attempts';
 import { verifyWebhookSignature } from '../../runtime/webhook-signature';
 import { ORGANIZATION_ID, PRODUCT_ID } from '../../runtime/workflow-memo';
-import { webhookBatchWorkflowId } from '../../workflows/webhooks/webhook-batch-workflow';
-import { webhookDeliveryWorkflow, webhookDeliveryWorkflowId } from '../../workflows/webhooks/webhook-delivery-workflow';
+import { webhookDeliveryWorkflow } from '../../workflows/webhooks/webhook-delivery-workflow';
 import { Tenant, createTenant, eventually } from '../support/fixtures';
 import { Receiver } from '../support/receiver';
 import { ctx } from '../support/root-hooks';
+import { webhookBatchWorkflowId, webhookDeliveryWorkflowId } from '../../workflows/workflow-ids';
 
 const deps = () => ({ dataSource: ctx.dataSource, config: { webhookAllowPrivateTargets: true } });
 

@@ -4,8 +4,9 @@ import { claimSignalsForAnalysis } from '../../db/customer-loop/signal-analysis'
 import { Config } from '../../runtime/config';
 import { startOnce } from '../../runtime/start-once';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
-import { signalAnalysisWorkflow, signalAnalysisWorkflowId } from '../../workflows/customer-loop/signal-analysis-workflow';
+import { signalAnalysisWorkflow } from '../../workflows/customer-loop/signal-analysis-workflow';
 import { RelayOptions } from '../relay';
+import { signalAnalysisWorkflowId } from '../../workflows/workflow-ids';
 
 /** The relay tick that starts one analysis workflow per committed signal, within the allowance. */
 export function signalAnalysisRelay(ds: DataSource, client: Client, config: Config): RelayOptions {

@@ -1,12 +1,13 @@
 import { Client } from '@temporalio/client';
 import { DataSource } from 'typeorm';
 import { newId } from '../../db/rules/ids';
-import { UnstartedDelivery, dispatchDeliveries, publishOutbox } from '../../db/webhooks/webhooks';
+import { UnstartedDelivery, dispatchDeliveries, publishOutbox } from '../../db/webhooks/webhook-publisher';
 import { Config } from '../../runtime/config';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { WEBHOOK_MAX_ATTEMPTS } from '../../workflows/webhooks/webhook-delivery-workflow';
-import { webhookBatchWorkflow, webhookBatchWorkflowId } from '../../workflows/webhooks/webhook-batch-workflow';
+import { webhookBatchWorkflow } from '../../workflows/webhooks/webhook-batch-workflow';
 import { RelayOptions } from '../relay';
+import { webhookBatchWorkflowId } from '../../workflows/workflow-ids';
 
 /** Batches (of SV_RELAY_BATCH_SIZE deliveries each) one relay tick publishes, claims and starts at most. */
 const WEBHOOK_BATCHES_PER_TICK = 4;

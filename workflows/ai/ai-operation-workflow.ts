@@ -2,10 +2,6 @@ import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { createAiActivities } from '../../activities/ai/ai-activities';
 import { AiCallSettings, aiCallOptions, aiFailureOf } from './ai-call';
 
-export type AiOperationPath = 'summarize' | 'ask-draft' | 'case-study';
-
-export const aiOperationWorkflowId = (op: AiOperationPath, operationId: string) => `ai/${op}/${operationId}`;
-
 export interface AiOperationInput {
   operationId: string;
   ai: AiCallSettings & { evaluatedModels: string[] };

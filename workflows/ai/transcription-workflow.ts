@@ -2,8 +2,6 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { createTranscriptionActivities } from '../../activities/ai/transcription-activities';
 import { AiCallSettings, aiCallOptions, aiFailureOf } from './ai-call';
 
-export const transcriptionWorkflowId = (sessionId: string) => `ai/transcription/${sessionId}`;
-
 export interface TranscriptionInput {
   sessionId: string;
   ai: AiCallSettings;

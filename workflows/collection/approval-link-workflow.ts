@@ -6,8 +6,6 @@ const { deliverApprovalLink } = proxyActivities<ReturnType<typeof createProofReq
   retry: { initialInterval: '1 second', maximumInterval: '5 minutes' },
 });
 
-export const approvalLinkWorkflowId = (itemId: string, requestId: string) => `approval-link/${itemId}/${requestId}`;
-
 export interface ApprovalLinkInput {
   proofItemId: string;
   channel: 'email' | 'in_app';

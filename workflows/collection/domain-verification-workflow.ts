@@ -7,8 +7,6 @@ const { checkCollectionDomain, failCollectionDomain } = proxyActivities<ReturnTy
   retry: { initialInterval: '5 seconds', maximumInterval: '5 minutes' },
 });
 
-export const domainVerificationWorkflowId = (domainId: string) => `collection-domain/${domainId}`;
-
 /** A person asked to check now (they just set the records). */
 export const checkNowSignal = defineSignal('check');
 

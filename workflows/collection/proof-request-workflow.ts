@@ -7,8 +7,6 @@ const { deliverProofRequest, expireProofRequest } = proxyActivities<ReturnType<t
   retry: { initialInterval: '1 second', maximumInterval: '5 minutes' },
 });
 
-export const proofRequestWorkflowId = (requestId: string) => `proof-request/${requestId}`;
-
 /** Sent after the change committed in the database: the request is closed, nothing more is sent. */
 export const requestRespondedSignal = defineSignal('responded');
 export const requestCancelledSignal = defineSignal('cancelled');

@@ -8,8 +8,6 @@ const { assembleUpload, expireUpload, eraseUpload } = proxyActivities<ReturnType
   retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
-export const uploadWorkflowId = (sessionId: string) => `upload/${sessionId}`;
-
 /** Assembles the parts into the original; answers the outcome (complete, or open with lastError). */
 export const assembleUpdate = defineUpdate<AssemblyResult>('assemble');
 /** Sent after a cancel committed in the database: erase the bytes. */

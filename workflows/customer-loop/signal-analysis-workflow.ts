@@ -9,8 +9,6 @@ const db = proxyActivities<ReturnType<typeof createCustomerLoopActivities>>({
   retry: DATABASE_RETRY,
 });
 
-export const signalAnalysisWorkflowId = (signalId: string) => `ai/signal-analysis/${signalId}`;
-
 export interface SignalAnalysisInput {
   signalId: string;
   ai: AiCallSettings;

@@ -7,8 +7,6 @@ const { escalateThreadSla } = proxyActivities<ReturnType<typeof createCustomerLo
   retry: DATABASE_RETRY,
 });
 
-export const threadSlaWorkflowId = (threadId: string) => `thread-sla/${threadId}`;
-
 /** A new promised update time (ISO date-time), or null when the promise is withdrawn. */
 export const promiseSignal = defineSignal<[string | null]>('promise');
 /** A customer-visible reply answered the promise. */

@@ -10,8 +10,6 @@ const { runProofHealthChecks } = proxyActivities<ReturnType<typeof createIntegra
 /** Runs the checks now instead of at the next interval. */
 export const runHealthNowSignal = defineSignal('runHealthNow');
 
-export const proofHealthWorkflowId = (productId: string) => `proof-health/${productId}`;
-
 export interface ProofHealthInput {
   productId: string;
   intervalMs: number;

@@ -7,8 +7,6 @@ const { copyToStreamHost } = proxyActivities<ReturnType<typeof createIntegration
   retry: { initialInterval: '5 seconds', maximumInterval: '10 minutes' },
 });
 
-export const streamCopyWorkflowId = (mediaAssetId: string) => `stream-copy/${mediaAssetId}`;
-
 export type StreamCopyInput = Parameters<ReturnType<typeof createIntegrationActivities>['copyToStreamHost']>[0];
 
 /**

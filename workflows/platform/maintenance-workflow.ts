@@ -20,8 +20,6 @@ const { compactRoomEvents, sweepRoomAttachments } = proxyActivities<ReturnType<t
   retry: DATABASE_RETRY,
 });
 
-export const MAINTENANCE_WORKFLOW_ID = 'maintenance/purge-expired';
-
 export interface MaintenanceInput {
   intervalMs: number;
 }

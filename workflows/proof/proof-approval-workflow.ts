@@ -12,8 +12,6 @@ export type ApprovalOutcome = 'approved' | 'rejected' | 'superseded' | 'cancelle
 /** Sent after the decision committed in the database; the database stays the source of truth. */
 export const approvalOutcomeSignal = defineSignal<[{ requestId: string; outcome: ApprovalOutcome }]>('approvalOutcome');
 
-export const approvalWorkflowId = (itemId: string, versionId: string) => `proof-approval/${itemId}/${versionId}`;
-
 export interface ApprovalInput {
   requestId: string;
   proofItemId: string;

@@ -16,8 +16,6 @@ export interface Deletion {
 export const itemDeletedSignal = defineSignal<[Deletion]>('itemDeleted');
 export const itemRestoredSignal = defineSignal('itemRestored');
 
-export const deletionWorkflowId = (itemId: string) => `proof-deletion/${itemId}`;
-
 /**
  * The recovery window of a deleted item: a restore ends it; otherwise, when the window closes, the
  * item is purged for good. A delete after a restore, while this still runs, restarts the window.

@@ -10,8 +10,6 @@ const { escalateRevocation } = proxyActivities<ReturnType<typeof createProofActi
 /** Sent after a person's completion committed in the database. */
 export const revocationCompletedSignal = defineSignal('revocationCompleted');
 
-export const revocationWorkflowId = (revocationId: string) => `revocation/${revocationId}`;
-
 export interface RevocationInput {
   revocationId: string;
   slaDeadlineAt: string;

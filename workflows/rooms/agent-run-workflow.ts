@@ -3,8 +3,6 @@ import type { createRoomActivities } from '../../activities/rooms/room-activitie
 import { AiCallSettings, aiCallOptions, aiFailureOf } from '../ai/ai-call';
 import { DATABASE_RETRY } from '../platform/database-retry';
 
-export const agentRunWorkflowId = (runId: string) => `agent-run/${runId}`;
-
 /** Something the run waits on changed in the database (a decision, a cancel): look again. */
 export const wakeSignal = defineSignal('wake');
 

@@ -3,7 +3,8 @@ import type { createRoomActivities } from '../../activities/rooms/room-activitie
 import { AiCallSettings, aiCallOptions, aiFailureOf } from '../ai/ai-call';
 import { DATABASE_RETRY } from '../platform/database-retry';
 
-export const roomCompileWorkflowId = (documentId: string) => `room-compile/${documentId}`;
+// api/rooms/room-documents.ts still imports the id from here; it moves to ../workflow-ids with that module's split.
+export { roomCompileWorkflowId } from '../workflow-ids';
 
 export interface RoomCompileInput {
   documentId: string;

@@ -2,8 +2,6 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { createRoomActivities } from '../../activities/rooms/room-activities';
 import { DATABASE_RETRY } from '../platform/database-retry';
 
-export const roomJobWorkflowId = (jobId: string) => `room-job/${jobId}`;
-
 export interface RoomJobInput {
   jobId: string;
 }

@@ -2,8 +2,6 @@ import { condition, defineSignal, proxyActivities, setHandler } from '@temporali
 import type { createRoomActivities } from '../../activities/rooms/room-activities';
 import { DATABASE_RETRY } from '../platform/database-retry';
 
-export const roomPromiseWorkflowId = (promiseId: string) => `room-promise/${promiseId}`;
-
 /** The promise was completed (committed before this is sent): the watch ends. */
 export const promiseSettledSignal = defineSignal('settled');
 

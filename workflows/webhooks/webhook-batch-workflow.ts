@@ -3,10 +3,9 @@ import {
 } from '@temporalio/workflow';
 import type { createWebhookActivities } from '../../activities/webhooks/webhook-activities';
 import {
-  WEBHOOK_ID_REUSE_POLICY, WebhookDeliveryInput, webhookDeliveryWorkflow, webhookDeliveryWorkflowId,
+  WEBHOOK_ID_REUSE_POLICY, WebhookDeliveryInput, webhookDeliveryWorkflow,
 } from './webhook-delivery-workflow';
-
-export const webhookBatchWorkflowId = (batchId: string) => `webhook-batch/${batchId}`;
+import { webhookDeliveryWorkflowId } from '../workflow-ids';
 
 /** One delivery of a batch, with what its retry workflow is started with (tenant memo and search attributes). */
 export interface BatchDelivery {

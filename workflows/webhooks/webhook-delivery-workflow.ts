@@ -3,7 +3,6 @@ import type { AttemptResult, createWebhookActivities } from '../../activities/we
 
 export const WEBHOOK_MAX_ATTEMPTS = 8;
 
-export const webhookDeliveryWorkflowId = (deliveryId: string) => `webhook-delivery/${deliveryId}`;
 /** Each delivery id runs once; a replay is a new delivery with a new id. */
 export const WEBHOOK_ID_REUSE_POLICY = WorkflowIdReusePolicy.REJECT_DUPLICATE;
 
