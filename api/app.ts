@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { Client } from '@temporalio/client';
 import fastifyCookie from '@fastify/cookie';
-import Fastify, { FastifyInstance, FastifyServerOptions } from 'fastify';
-import { DataSource } from 'typeorm';
-import { Config } from '../runtime/config';
+import Fastify, { FastifyInstance } from 'fastify';
 import { validationFailed } from '../runtime/service-error';
+import type { AppDeps } from './app-deps';
 import { registerAuth } from './plugins/auth';
 import { frameworkErrorHandler, isCustomerPath, registerErrorHandling } from './plugins/errors';
 import { collectControlRoutes, customerReviewRoutes, inboxControlLinkRoutes } from './collection/collect-control';
@@ -64,13 +62,6 @@ import { workspaceRoomRoutes } from './rooms/workspace-rooms';
 import { roomDocumentRoutes } from './rooms/room-documents';
 import { roomJobRoutes } from './rooms/room-jobs';
 import { roomMessageExtraRoutes } from './rooms/room-message-extras';
-
-export interface AppDeps {
-  dataSource: DataSource;
-  temporal: Client;
-  config: Config;
-  logger?: FastifyServerOptions['logger'];
-}
 
 export const API_VERSION = '1.0.0';
 export const BODY_LIMIT = 1024 * 1024;

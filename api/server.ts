@@ -1,7 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import { DataSource } from 'typeorm';
 import { Config, loadConfig } from '../runtime/config';
-import { databaseUrlOf, openDatabase, temporalAddressOf } from '../runtime/services';
+import { openDatabase } from '../db/data-source';
+import { databaseUrlOf, temporalAddressOf } from '../runtime/services';
 import { assertPortFree } from '../runtime/ports';
 import { onShutdown } from '../runtime/shutdown';
 import { warnIfPrivateTargetsAllowed } from '../runtime/webhook-target';

@@ -3,7 +3,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { openDatabase } from '../runtime/services';
+import { openDatabase } from '../db/data-source';
 import { installTemporalLogger } from '../runtime/temporal-logging';
 import { createServiceKey } from '../db/platform/service-keys';
 import { createSession } from '../db/platform/sessions';

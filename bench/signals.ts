@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { createServiceKey } from '../db/platform/service-keys';
 import { createOrganization, createProduct } from '../db/platform/tenancy';
 import { loadConfig } from '../runtime/config';
-import { openDatabase } from '../runtime/services';
+import { openDatabase } from '../db/data-source';
 import { installTemporalLogger } from '../runtime/temporal-logging';
 import { Cleanup, freePort, startScratchDatabase, startScratchTemporal } from '../test/support/servers';
 import { startRole } from './roles';

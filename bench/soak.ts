@@ -14,7 +14,7 @@ import { createServiceKey } from '../db/platform/service-keys';
 import { createSession } from '../db/platform/sessions';
 import { createOrganization, createProduct, createTeammate } from '../db/platform/tenancy';
 import { EmbeddedPostgresHandle, startEmbeddedPostgres } from '../runtime/embedded-postgres';
-import { openDatabase } from '../runtime/services';
+import { openDatabase } from '../db/data-source';
 import { resolveTemporalCli } from '../runtime/temporal-cli';
 import { startTemporalDevServer } from '../runtime/temporal-dev-server';
 import { installTemporalLogger } from '../runtime/temporal-logging';

@@ -2,7 +2,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { createServiceKey } from '../db/platform/service-keys';
 import { loadConfig } from '../runtime/config';
-import { openDatabase } from '../runtime/services';
+import { openDatabase } from '../db/data-source';
 import { installTemporalLogger } from '../runtime/temporal-logging';
 import { createOrganization, createProduct } from '../db/platform/tenancy';
 import { createEndpoint } from '../db/webhooks/webhook-endpoints';

@@ -31,9 +31,9 @@ async function main(steps: Array<() => Promise<unknown>>): Promise<void> {
   const executable = config.temporalAddress ? undefined : resolveTemporalCli(config, log);
 
   // The service's modules load only after the checks above, so a start that cannot work says so at once.
-  const [{ startApi }, { connectWorker, startWorker }, { EMBEDDED_DATABASE, openDatabase }, { startTemporalDevServer }, { installTemporalLogger }] =
+  const [{ startApi }, { connectWorker, startWorker }, { EMBEDDED_DATABASE }, { openDatabase }, { startTemporalDevServer }, { installTemporalLogger }] =
     await Promise.all([
-      import('../api/server'), import('../worker/main'), import('../runtime/services'),
+      import('../api/server'), import('../worker/main'), import('../runtime/services'), import('../db/data-source'),
       import('../runtime/temporal-dev-server'), import('../runtime/temporal-logging'),
     ]);
   installTemporalLogger();

@@ -14,7 +14,8 @@ import {
 import { Config, ConfigError, loadConfig } from '../runtime/config';
 import { startEmbeddedPostgres } from '../runtime/embedded-postgres';
 import { ServiceError } from '../runtime/service-error';
-import { EMBEDDED_DATABASE, databaseUrlOf, openDatabase } from '../runtime/services';
+import { openDatabase } from '../db/data-source';
+import { EMBEDDED_DATABASE, databaseUrlOf } from '../runtime/services';
 
 const USAGE = `usage: sv <command> [options] [--json]
 

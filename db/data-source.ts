@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
+import { resealStoredSecrets } from './platform/secrets-at-rest';
 
 // Any fixed number shared by every process of this service: migrations run under it one at a time.
 const MIGRATION_LOCK = 7_412_001;
@@ -47,4 +48,13 @@ export async function migrate(ds: DataSource): Promise<void> {
     await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
     await runner.release();
   }
+}
+
+/** Connects, migrates and reseals stored secrets under the current key: what every process does before serving. */
+export async function openDatabase(url: string, poolSize?: number): Promise<DataSource> {
+  const ds = createDataSource(url, poolSize);
+  await ds.initialize();
+  await migrate(ds);
+  await resealStoredSecrets(ds);
+  return ds;
 }

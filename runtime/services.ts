@@ -1,6 +1,3 @@
-import { DataSource } from 'typeorm';
-import { createDataSource, migrate } from '../db/data-source';
-import { resealStoredSecrets } from '../db/platform/secrets-at-rest';
 import { Config } from './config';
 
 export const EMBEDDED_DATABASE = 'sv';
@@ -13,12 +10,4 @@ export function databaseUrlOf(config: Config): string {
 /** TEMPORAL_ADDRESS, or the dev server that `npm start` runs. */
 export function temporalAddressOf(config: Config): string {
   return config.temporalAddress ?? `127.0.0.1:${config.temporalDevPort}`;
-}
-
-export async function openDatabase(url: string, poolSize?: number): Promise<DataSource> {
-  const ds = createDataSource(url, poolSize);
-  await ds.initialize();
-  await migrate(ds);
-  await resealStoredSecrets(ds);
-  return ds;
 }

@@ -1,4 +1,4 @@
-import { timestampedHmacHex, timestampedHmacProblem } from '../db/rules/timestamped-hmac';
+import { timestampedHmacHex, timestampedHmacProblem } from './timestamped-hmac';
 
 // node:crypto only, through the one rule it builds on: a receiver copies this file and that one.
 

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { agentContext, beginRun, executeEffect, failRun, proposeEffect } from '../../db/rooms/agent-runs';
+import { agentContext, beginRun, executeEffect, failRun, proposeEffect } from '../../db/rooms/agent-run-steps';
 import { agentOutputFits, parseCompiled } from '../../db/rules/room-rules';
 import { compileInput, failCompile, finishCompile } from '../../db/rooms/documents';
 import { beginJob, runJob } from '../../db/rooms/jobs';

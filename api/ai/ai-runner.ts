@@ -5,7 +5,7 @@ import {
 import { ServiceError } from '../../runtime/service-error';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { aiOperationWorkflow } from '../../workflows/ai/ai-operation-workflow';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { keyPrincipal } from '../plugins/auth';
 import { productTenant } from '../plugins/product-tenant';
 import { AiOperationPath, aiOperationWorkflowId } from '../../workflows/workflow-ids';

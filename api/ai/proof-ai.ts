@@ -7,7 +7,7 @@ import { SENTIMENT_VALUES } from '../../db/rules/ai-summary-validator';
 import { POLICY_CHECKS } from '../../db/rules/ai-ask-policy';
 import { CASE_STUDY_LENGTHS } from '../../db/rules/ai-case-study-validator';
 import { validationFailed } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, errorOf, timestamp } from '../plugins/responses';

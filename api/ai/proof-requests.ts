@@ -4,7 +4,7 @@ import { KeyRequestBody, createKeyRequest } from '../../db/collection/key-reques
 import { captureReply } from '../../db/collection/request-replies';
 import { viewKeyRequest, viewRequest } from '../../db/collection/requests';
 import { REQUEST_CHANNELS } from '../../db/entities/proof-request';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { keyPrincipal, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';

@@ -5,7 +5,7 @@ import {
 } from '../../db/collection/control';
 import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
 import { ServiceError } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { dataOf, timestamp, errorOf } from '../plugins/responses';
 import { openObject, strictObject } from '../plugins/validation';
 import { customerAuth, secretOf } from './customer-auth';

@@ -8,7 +8,7 @@ import { submitDraft } from '../../db/collection/submit';
 import { CONSENT_MEDIA, DISPLAY_MODES, IDENTITY_FIELDS } from '../proof/proof-submissions';
 import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
 import { ServiceError } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { pathParams } from '../plugins/path-params';
 import { CEILING_OR_RATE, dataOf, timestamp, errorOf } from '../plugins/responses';
 import { isoDateTime, openObject, strictObject } from '../plugins/validation';

@@ -7,7 +7,7 @@ import { sha256Hex } from '../../db/rules/secrets';
 import { SHA256_HEX } from '../../db/rules/upload-rules';
 import { mediaStoreOf } from '../../runtime/media-store';
 import { ServiceError, notFound } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { sessionPrincipal } from '../plugins/auth';
 import { pathParams } from '../plugins/path-params';
 import { dataOf, errorOf, timestamp } from '../plugins/responses';

@@ -7,7 +7,7 @@ import { CollectionDraft } from '../../db/entities';
 import { newId } from '../../db/rules/ids';
 import { ServiceError, conflict } from '../../runtime/service-error';
 import { CEILING_OR_RATE, errorOf, fileOf } from '../plugins/responses';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { countPublic } from './customer-auth';
 
 type Form = Record<string, string | string[]>;

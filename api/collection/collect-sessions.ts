@@ -6,7 +6,7 @@ import { PromptChoice, PromptPerson, promptState, recordPromptChoice } from '../
 import { consumeNonce } from '../../db/platform/identity-nonces';
 import { DEFAULT_PART_SIZE, KIND_MAX_BYTES, MAX_PARTS, MAX_PART_SIZE, MAX_UPLOADS_PER_DRAFT, MIN_PART_SIZE } from '../../db/rules/upload-rules';
 import { ServiceError } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { keyPrincipal } from '../plugins/auth';
 import { EndUserIdentity, verifyIdentityToken } from '../plugins/identity-token';
 import { productTenant } from '../plugins/product-tenant';

@@ -17,7 +17,7 @@ import { mediaStoreOf } from '../../runtime/media-store';
 import { ServiceError, conflict, notFound, validationFailed } from '../../runtime/service-error';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { assembleUpdate, uploadWorkflow } from '../../workflows/collection/upload-workflow';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { enforceRate } from '../plugins/auth';
 import { pathParams } from '../plugins/path-params';
 import { dataOf, errorOf, fileOf, noContent, timestamp } from '../plugins/responses';

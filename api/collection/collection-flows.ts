@@ -8,7 +8,7 @@ import {
 import { CollectionDomain } from '../../db/entities';
 import { FlowDefinition, INCENTIVE_APPLIES_TO, INCENTIVE_KINDS, Incentive, incentiveConditionReason } from '../../db/rules/collection-flow';
 import { FieldIssue, ServiceError, conflict, validationFailed } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { PageRequest } from '../../db/pagination';

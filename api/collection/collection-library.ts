@@ -7,7 +7,7 @@ import {
 import { QUESTION_KINDS } from '../../db/entities/collection-question-version';
 import { OPTIONS_RULE, QuestionChange, QuestionText, choiceOptionsAgree } from '../../db/rules/collection-question';
 import { IDENTITY_FIELDS, MEDIA_KINDS } from '../../db/rules/collection-flow';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { PageRequest } from '../../db/pagination';

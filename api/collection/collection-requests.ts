@@ -10,7 +10,7 @@ import { REQUEST_CHANNELS, RequestChannel, RequestRecipient } from '../../db/ent
 import { ROUTING_STATES, RoutingState } from '../../db/entities/proof-routing';
 import { mailTransport, mailerUnavailable } from '../../runtime/mailer';
 import { conflict } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { HUMAN_DECISION, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { PageRequest } from '../../db/pagination';

@@ -9,7 +9,7 @@ import { WELCOME_VIDEO_STATES } from '../../db/entities/collection-welcome-video
 import { KIND_MAX_BYTES, MAX_PART_SIZE, MIN_PART_SIZE, SHA256_HEX } from '../../db/rules/upload-rules';
 import { mediaStoreOf } from '../../runtime/media-store';
 import { ServiceError, conflict } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams, pathParams } from '../plugins/path-params';
 import { dataOf, errorOf, noContent, pageOf, timestamp } from '../plugins/responses';

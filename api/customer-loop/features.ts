@@ -3,7 +3,7 @@ import { boolean, number, string } from 'yup';
 import { FEATURE_STATES } from '../../db/entities/feature';
 import { FeatureFilter, getFeature, listFeatures, vote, withdrawVote } from '../../db/customer-loop/features';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../db/pagination';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { productTenant } from '../plugins/product-tenant';
 import { idParams } from '../plugins/path-params';
 import { strictObject } from '../plugins/validation';

@@ -7,7 +7,7 @@ import {
 } from '../../db/customer-loop/inbox';
 import { encodeCursor } from '../../db/pagination';
 import { validationFailed } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { InboxHub } from './inbox-hub';
 import { InboxStreamSlots } from './inbox-streams';
 import { endUserOf, productTenant } from '../plugins/product-tenant';
@@ -65,7 +65,7 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
 
   app.get<{ Querystring: { endUserId?: string; limit: number; before?: string } }>('/api/v1/inbox', {
     schema: { querystring: pageQuery, response: { 200: dataOf(inboxPageSchema) } },
-    config: { auth: 'key-or-identity', scope: 'service:inbox:read', operationId: 'getInbox', summary: 'An end user\'s inbox, newest first, with the unread count' },
+    config: { auth: 'key-or-identity', scope: 'service:inbox:read', endUserWindow: true, operationId: 'getInbox', summary: 'An end user\'s inbox, newest first, with the unread count' },
   }, async (request) => {
     const { endUserId, limit, before } = request.query;
     return { data: await inboxPage(ds, inboxOwner(request, endUserId), { limit, before }) };
@@ -87,7 +87,7 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
         503: errorOf('SERVICE_UNAVAILABLE: this API process holds its most streams (SV_INBOX_STREAMS_PER_PROCESS, details.reason inbox_streams_per_process), or a dependency is unavailable', { retryAfter: true }),
       },
     },
-    config: { auth: 'identity', operationId: 'streamInbox', summary: 'Server-sent events: ready, item, unread; resumes from Last-Event-ID' },
+    config: { auth: 'identity', endUserWindow: true, operationId: 'streamInbox', summary: 'Server-sent events: ready, item, unread; resumes from Last-Event-ID' },
   }, async (request, reply) => {
     const me = endUserOf(request);
     const lastEventId = request.headers['last-event-id'];

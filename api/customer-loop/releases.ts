@@ -2,7 +2,7 @@ import { FastifyInstance } from 'fastify';
 import { array, boolean, string } from 'yup';
 import { publishRelease, recordReceipt } from '../../db/customer-loop/releases';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { endUserOf } from '../plugins/product-tenant';
 import { idParams } from '../plugins/path-params';
 import { strictObject } from '../plugins/validation';

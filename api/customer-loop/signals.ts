@@ -3,7 +3,7 @@ import { date, string } from 'yup';
 import { SIGNAL_CATEGORIES } from '../../db/entities/signal';
 import { PageRequest } from '../../db/pagination';
 import { CreateSignalInput, IntakeCounters, SignalFilter, createSignal, getSignal, listSignals } from '../../db/customer-loop/signals';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';

@@ -4,7 +4,7 @@ import { THREAD_STATES } from '../../db/entities/thread';
 import { PageRequest } from '../../db/pagination';
 import { ThreadFilter, ThreadPatch, getThread, listThreads, patchThread } from '../../db/customer-loop/threads';
 import { validationFailed } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { productTenant } from '../plugins/product-tenant';
 import { idParams } from '../plugins/path-params';
 import { pageQuery, strictObject } from '../plugins/validation';

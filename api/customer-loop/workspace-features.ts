@@ -4,7 +4,7 @@ import { FEATURE_STATES } from '../../db/entities/feature';
 import { FeatureInput, createFeature, linkSignal, unlinkSignal, updateFeature } from '../../db/customer-loop/features';
 import { validationFailed } from '../../runtime/service-error';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { idParams, pathParams } from '../plugins/path-params';
 import { strictObject } from '../plugins/validation';
 import { dataOf, errorOf } from '../plugins/responses';

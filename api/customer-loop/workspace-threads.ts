@@ -4,7 +4,7 @@ import { MESSAGE_VISIBILITIES, MessageVisibility } from '../../db/entities/threa
 import { addTeammateMessage, setNextUpdate, viewThread } from '../../db/customer-loop/threads';
 import { validationFailed } from '../../runtime/service-error';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { idParams } from '../plugins/path-params';
 import { isoDateTime, strictObject } from '../plugins/validation';
 import { dataOf } from '../plugins/responses';

@@ -1,7 +1,7 @@
 import { FastifyInstance } from 'fastify';
 import { array, number, object, string } from 'yup';
 import { sha256Hex } from '../../db/rules/secrets';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { dataOf, noContent } from '../plugins/responses';
 import { openObject } from '../plugins/validation';
 import { AUTOMATION_CATALOG } from './automation-catalog';

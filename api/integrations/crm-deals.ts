@@ -2,7 +2,7 @@ import { FastifyInstance } from 'fastify';
 import { array, number, object, string } from 'yup';
 import { InfluenceFilter, influenceReport, pushDeals } from '../../db/integrations/crm-deals';
 import { DEAL_FORMATS, DealFormat } from '../../db/rules/crm-deals';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { keyPrincipal } from '../plugins/auth';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf } from '../plugins/responses';

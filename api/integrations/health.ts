@@ -3,7 +3,7 @@ import { object, string } from 'yup';
 import { HEALTH_CHECKS, openFindings, requestHealthRun } from '../../db/integrations/health';
 import { assertOwnProduct } from '../../db/collection/scope';
 import { PageRequest } from '../../db/pagination';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
 import { openObject, pageQuery, strictObject } from '../plugins/validation';

@@ -7,7 +7,7 @@ import {
 import { recordValueEvent } from '../../db/integrations/value-events';
 import { ValueEventInput } from '../../db/rules/value-events';
 import { notFound } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { OWNERS_AND_ADMINS, enforceRate, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';

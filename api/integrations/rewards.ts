@@ -5,7 +5,7 @@ import {
   NewReward, REWARD_KINDS, REWARD_STATES, RewardFilter, UNLOCK_KEY_PATTERN, approveReward, cancelReward, confirmReward, createReward,
   listRewards,
 } from '../../db/integrations/rewards';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { HUMAN_DECISION, OWNERS_AND_ADMINS, keyPrincipal, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';

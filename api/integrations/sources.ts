@@ -3,7 +3,7 @@ import { array, boolean, date, mixed, number, object, string } from 'yup';
 import { PageRequest } from '../../db/pagination';
 import { MENTION_PLATFORMS, NewMention, createMention, importMention, listMentions } from '../../db/integrations/brand-mentions';
 import { SOURCE_KINDS, SOURCE_SYSTEMS, SourceFilter, getSource, listSources } from '../../db/integrations/sources';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { OWNERS_AND_ADMINS, keyPrincipal, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';

@@ -1,10 +1,10 @@
 import { FastifyInstance } from 'fastify';
 import { boolean, object, string } from 'yup';
 import { StreamNotice, readStreamSourceToken, recordStreamNotice, streamableMedia } from '../../db/integrations/stream-copies';
-import { timestampedHmacProblem } from '../../db/rules/timestamped-hmac';
+import { timestampedHmacProblem } from '../../runtime/timestamped-hmac';
 import { mediaStoreOf } from '../../runtime/media-store';
 import { notFound, validationFailed } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { sendStoredRange } from '../plugins/byte-ranges';
 import { parseJsonText } from '../plugins/json-body';
 import { dataOf, errorOf, fileOf, noContent } from '../plugins/responses';

@@ -7,7 +7,7 @@ import {
 } from '../../db/integrations/stripe-connections';
 import { isStripeEvent, stripeSignatureProblem } from '../../db/rules/stripe-events';
 import { notFound, validationFailed } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import { parseJsonText } from '../plugins/json-body';
 import { idParams } from '../plugins/path-params';

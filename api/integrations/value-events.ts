@@ -6,7 +6,7 @@ import { OpportunityFilter, getOpportunity, listOpportunities } from '../../db/i
 import { OPPORTUNITY_STATES } from '../../db/entities/proof-opportunity';
 import { EVENT_ID_PATTERN, VALUE_EVENT_TYPES, ValueEventInput } from '../../db/rules/value-events';
 import { Config } from '../../runtime/config';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { keyPrincipal } from '../plugins/auth';
 import { candidateSchema as opportunitySchema } from '../collection/collection-schemas';
 import { idParams } from '../plugins/path-params';

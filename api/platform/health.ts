@@ -1,6 +1,6 @@
 import { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { dataOf, errorOf } from '../plugins/responses';
 import { healthSchema } from './schemas';
 

@@ -3,7 +3,7 @@ import { string } from 'yup';
 import { anonymousProofOf, mergeEndUsers } from '../../db/platform/end-users';
 import { ANONYMOUS_ID } from '../../db/rules/ids';
 import { forbidden } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { endUserOf } from '../plugins/product-tenant';
 import { strictObject } from '../plugins/validation';
 import { dataOf, errorOf } from '../plugins/responses';

@@ -1,5 +1,5 @@
 import { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { dataOf } from '../plugins/responses';
 import { installationSchema } from './schemas';
 

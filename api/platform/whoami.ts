@@ -1,6 +1,6 @@
 import { FastifyInstance } from 'fastify';
 import { keyPrincipal } from '../plugins/auth';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { dataOf } from '../plugins/responses';
 import { serviceKeySchema } from './schemas';
 

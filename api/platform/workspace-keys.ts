@@ -6,7 +6,7 @@ import {
   revokeServiceKey, rotateServiceKey,
 } from '../../db/platform/service-keys';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { idParams } from '../plugins/path-params';
 import { pageQuery, strictObject } from '../plugins/validation';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';

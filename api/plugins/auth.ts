@@ -11,7 +11,6 @@ import { safeEqual } from '../../db/rules/secrets';
 import { Config } from '../../runtime/config';
 import { principalIdOf } from '../../db/rules/room-rules';
 import { ServiceError, forbidden, invalidCredential } from '../../runtime/service-error';
-import { ROOMS_PATHS } from '../rooms/room-caller';
 import { EndUserIdentity, verifyIdentityToken } from './identity-token';
 
 /**
@@ -43,6 +42,8 @@ declare module 'fastify' {
      * rather than a bad credential; the token is still checked (and a write consumes its nonce) first.
      */
     identityRefusal?: boolean;
+    /** An end user's requests here count in its own one-minute window, as a key's do (Rooms, the inbox's reads). */
+    endUserWindow?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -156,22 +157,11 @@ async function authenticateSession(ds: DataSource, request: FastifyRequest): Pro
   return { kind: 'session', ...session };
 }
 
-/** The inbox's reads: its page and opening its stream (marking read takes a fresh token each time). */
-const INBOX_READS = /^\/api\/v1\/inbox(\/stream)?$/;
-
-/**
- * Where an end user's requests count in its own one-minute window, as a key's do: the Rooms paths
- * (ROOMS.md §1) and the inbox's reads, which a token may repeat for its whole lifetime.
- */
-export function endUserRateCounted(method: string, routeUrl: string): boolean {
-  return ROOMS_PATHS.test(routeUrl) || ((method === 'GET' || method === 'HEAD') && INBOX_READS.test(routeUrl));
-}
-
 /** Authenticates every request by its route's `auth` mode before the body is read. */
 export function registerAuth(app: FastifyInstance, ds: DataSource, config: Config): void {
-  /** Counts an end user's request in its principal's own window where `endUserRateCounted` says so. */
+  /** Counts an end user's request in its principal's own window where the route declares `endUserWindow`. */
   async function limitEndUser(request: FastifyRequest, reply: FastifyReply, identity: EndUserIdentity): Promise<void> {
-    if (!endUserRateCounted(request.method, request.routeOptions.url ?? '')) return;
+    if (!request.routeOptions.config.endUserWindow) return;
     await enforceRate(reply, principalIdOf(identity.productId, 'end_user', identity.endUserId), config.rateLimitPerMinute);
   }
 

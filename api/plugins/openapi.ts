@@ -2,8 +2,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { FastifyInstance, RouteOptions } from 'fastify';
 import { AnySchema } from 'yup';
-import { ROOMS_PATHS } from '../rooms/room-caller';
-import { endUserRateCounted } from './auth';
 import { PUBLIC_PREFIX } from './public-rate-limit';
 import { errorEnvelope, proofErrorBody } from './responses';
 
@@ -134,8 +132,8 @@ const SCHEMES: Record<string, string[]> = {
   'key-or-identity': ['serviceKey', 'endUserToken'],
 };
 
-/** Domains by path, for tags; a route outside these may name its own with `config.tag`. */
-const DOMAINS: Array<{ name: string; description: string; paths: RegExp }> = [
+/** Domains for tags, by path or (Rooms) by the `config.tag` their routes declare. */
+const DOMAINS: Array<{ name: string; description: string; paths?: RegExp }> = [
   { name: 'platform', description: 'Health, key identity, end-user tokens, workspace sessions and service keys', paths: /^\/(healthz|api\/v1\/(auth|installation|identity)\/?|api\/workspace\/(keys|session))/ },
   { name: 'customer-loop', description: 'Signals, threads, features and votes, releases, the in-app inbox', paths: /^\/api\/(v1|workspace)\/(signals|threads|features|releases|inbox)/ },
   { name: 'proof', description: 'Proof submissions, items and versions, approval, consent, revocation, placements, render manifests, receipts, exports', paths: /^\/api\/(v1|workspace|public)\/proof\// },
@@ -143,14 +141,13 @@ const DOMAINS: Array<{ name: string; description: string; paths: RegExp }> = [
   {
     name: 'rooms',
     description: 'Rooms API, its own contract version 1.5 (every answer carries `service-rooms-version: 1.5`): rooms, members, messages, the event log and catch-up, canvas, agent runs and approvals',
-    paths: ROOMS_PATHS,
   },
 ];
 
 function tagOf(route: RouteOptions, config: Record<string, unknown>): string {
   if (typeof config.tag === 'string') return config.tag;
   const url = String(route.url);
-  const domain = DOMAINS.find((d) => d.paths.test(url));
+  const domain = DOMAINS.find((d) => d.paths?.test(url));
   if (domain) return domain.name;
   const parts = url.split('/').filter(Boolean);
   return (parts[0] === 'api' ? parts[2] : parts[0]) ?? 'platform';
@@ -186,7 +183,7 @@ function impliedErrors(route: RouteOptions, config: Record<string, unknown>, sch
   const out: Record<string, JsonSchema> = {
     400: errorResponse('VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema', proof),
   };
-  const endUserCounted = [route.method].flat().some((method) => endUserRateCounted(method, String(route.url)));
+  const endUserCounted = Boolean(config.endUserWindow);
   if (auth === 'key' || auth === 'key-or-identity') {
     out[401] = errorResponse('INVALID_API_KEY: the credential is missing, malformed, unknown, revoked or expired', proof);
     out[403] = errorResponse(`INSUFFICIENT_SCOPE${config.scope ? ` (needs ${config.scope})` : ''}, ENVIRONMENT_SCOPE_MISMATCH, PRODUCT_SCOPE_REQUIRED or PRODUCT_SCOPE_UNAVAILABLE`, proof);
@@ -203,7 +200,7 @@ function impliedErrors(route: RouteOptions, config: Record<string, unknown>, sch
     const refusal = config.keyRefusal === 'HUMAN_APPROVAL_REQUIRED' ? 'HUMAN_APPROVAL_REQUIRED (a service key was sent)' : 'FORBIDDEN (a service key was sent)';
     const roles = Array.isArray(config.roles) ? `, a role other than ${(config.roles as string[]).join(' or ')}` : '';
     out[403] = errorResponse(`${refusal}, or FORBIDDEN: no x-csrf-token on a write${roles}`, proof);
-    if (config.identityRefusal && ROOMS_PATHS.test(String(route.url))) {
+    if (config.identityRefusal && endUserCounted) {
       out[429] = errorResponse('RATE_LIMITED: more requests this minute than an end user may make (RATE_LIMIT_PER_MINUTE)', proof, ['Retry-After']);
     }
   }
@@ -364,7 +361,7 @@ export function registerOpenApi(app: FastifyInstance, version: string): void {
 declare module 'fastify' {
   interface FastifyContextConfig {
     hidden?: boolean;
-    /** The tag (domain) of a route whose path is not in DOMAINS. */
+    /** The tag (domain) of a route whose path is not in DOMAINS, or of a domain matched by no path (Rooms). */
     tag?: string;
   }
 }

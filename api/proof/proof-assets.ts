@@ -6,7 +6,7 @@ import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
 import { QUOTE_CARD_FORMATS } from '../../db/rules/proof-quote-card';
 import { keyPrincipal } from '../plugins/auth';
 import { productTenant } from '../plugins/product-tenant';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { dataOf, errorOf } from '../plugins/responses';
 import { assetSchema } from './schemas';
 import { idParams } from '../plugins/path-params';

@@ -3,7 +3,7 @@ import { string } from 'yup';
 import { PageRequest } from '../../db/pagination';
 import { LedgerFilter, listProofEvents } from '../../db/proof/proof-ledger';
 import { productTenant } from '../plugins/product-tenant';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { pageOf } from '../plugins/responses';
 import { proofEventSchema } from './schemas';
 import { pageQuery, strictObject } from '../plugins/validation';

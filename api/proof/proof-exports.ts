@@ -1,7 +1,7 @@
 import { FastifyInstance } from 'fastify';
 import { exportApproved } from '../../db/proof/proof-exports';
 import { productTenant } from '../plugins/product-tenant';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { dataOf } from '../plugins/responses';
 import { exportSchema } from './schemas';
 

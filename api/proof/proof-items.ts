@@ -11,7 +11,7 @@ import { requestRevocation } from '../../db/proof/proof-revocations';
 import { ServiceError, forbidden } from '../../runtime/service-error';
 import { keyPrincipal } from '../plugins/auth';
 import { productTenant } from '../plugins/product-tenant';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { closedList, proofContentSchema } from './proof-content';
 import { idParams } from '../plugins/path-params';
 import { pageQuery, strictObject } from '../plugins/validation';

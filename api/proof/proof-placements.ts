@@ -11,7 +11,7 @@ import {
 import { Actor } from '../../db/proof/proof-ledger';
 import { keyPrincipal } from '../plugins/auth';
 import { productTenant } from '../plugins/product-tenant';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { closedList } from './proof-content';
 import { idParams, pathParams } from '../plugins/path-params';
 import { openObject, pageQuery, strictObject } from '../plugins/validation';

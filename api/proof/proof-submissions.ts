@@ -6,7 +6,7 @@ import { SubmissionBody, submitProof } from '../../db/proof/proof-submissions';
 import { completeIdempotencyKey } from '../../db/platform/idempotency';
 import { keyPrincipal } from '../plugins/auth';
 import { productTenant } from '../plugins/product-tenant';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { CEILING_OR_RATE, dataOf, errorOf } from '../plugins/responses';
 import { submissionSchema } from './schemas';
 import { proofContentSchema } from './proof-content';

@@ -7,7 +7,7 @@ import { publicKeySet, readEventToken } from '../../db/proof/proof-signing';
 import { ServiceError, notFound, validationFailed } from '../../runtime/service-error';
 import { mediaStoreOf } from '../../runtime/media-store';
 import { placedMedia } from '../../db/collection/media';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { rangeOf, sendStoredRange } from '../plugins/byte-ranges';
 import { dataOf, errorOf, fileOf, noContent } from '../plugins/responses';
 import { keySetSchema, receiptSchema, receiptVerificationSchema, renderManifestSchema } from './schemas';

@@ -9,7 +9,7 @@ import { placementScope, publishPlacement } from '../../db/proof/proof-placement
 import { ConsentTerms, grantConsent } from '../../db/proof/proof-consent';
 import { completeRevocation } from '../../db/proof/proof-revocations';
 import { HUMAN_DECISION, OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
 import {
   assetSchema, consentGrantSchema, deletedItemSchema, exportSchema, itemAndVersionSchema, publishResultSchema, reviewRequestSchema,

@@ -3,16 +3,18 @@ import { string } from 'yup';
 import { APPROVAL_KINDS, APPROVAL_STATUSES } from '../../db/entities/room-approval';
 import { RUN_STATUSES, RunStatus } from '../../db/entities/room-agent-run';
 import { PageRequest } from '../../db/pagination';
-import { cancelRun, decideApproval, getRun, invokeAgent, listApprovals, listRuns } from '../../db/rooms/agent-runs';
+import { cancelRun, getRun, invokeAgent, listRuns } from '../../db/rooms/agent-runs';
+import { decideApproval } from '../../db/rooms/approval-decisions';
+import { listApprovals } from '../../db/rooms/approvals';
 import { MESSAGE_BODY_MAX } from '../../db/rules/room-rules';
 import { forbidden } from '../../runtime/service-error';
 import { assertAiConfigured } from '../ai/ai-runner';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams, pathParams } from '../plugins/path-params';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
-import { READ, WRITE, addRoomsVersionHeader, productCaller } from './room-caller';
+import { READ, ROOMS_ROUTE, WRITE, addRoomsVersionHeader, productCaller } from './room-caller';
 import { agentRunSchema, approvalSchema } from './schemas';
 
 
@@ -52,7 +54,7 @@ export async function agentRunRoutes(app: FastifyInstance, deps: AppDeps): Promi
         503: errorOf('AI_UNAVAILABLE: no AI provider is configured (no run is made)'),
       },
     },
-    config: { auth: 'key-or-identity', scope: WRITE, idempotency: 'optional', operationId: 'invokeRoomAgent', summary: 'Start an agent run (queued; its workflow starts through the outbox)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: WRITE, idempotency: 'optional', operationId: 'invokeRoomAgent', summary: 'Start an agent run (queued; its workflow starts through the outbox)' },
   }, async (request, reply) => {
     const caller = productCaller(request);
     const visibility = request.body.visibility ?? 'customer';
@@ -70,7 +72,7 @@ export async function agentRunRoutes(app: FastifyInstance, deps: AppDeps): Promi
       querystring: runsQuery,
       response: { 200: pageOf(agentRunSchema), 403: errorOf('FORBIDDEN: the end user has not joined this room') },
     },
-    config: { auth: 'key-or-identity', scope: READ, operationId: 'listRoomAgentRuns', summary: 'Agent runs of the room, newest first (an end user: only its own)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'listRoomAgentRuns', summary: 'Agent runs of the room, newest first (an end user: only its own)' },
   }, async (request) => {
     const { limit, cursor, status } = request.query;
     return listRuns(ds, productCaller(request), request.params.id, status, { limit, cursor });
@@ -78,7 +80,7 @@ export async function agentRunRoutes(app: FastifyInstance, deps: AppDeps): Promi
 
   app.get<{ Params: { runId: string } }>('/api/v1/agent-runs/:runId', {
     schema: { params: runParams, response: { 200: dataOf(agentRunSchema) } },
-    config: { auth: 'key-or-identity', scope: READ, operationId: 'getAgentRun', summary: 'One agent run (unknown and not one\'s own are the same 404)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'getAgentRun', summary: 'One agent run (unknown and not one\'s own are the same 404)' },
   }, async (request) => ({ data: await getRun(ds, productCaller(request), request.params.runId) }));
 
   app.post<{ Params: { runId: string } }>('/api/v1/agent-runs/:runId/cancel', {
@@ -86,12 +88,12 @@ export async function agentRunRoutes(app: FastifyInstance, deps: AppDeps): Promi
       params: runParams,
       response: { 200: dataOf(agentRunSchema), 409: errorOf('CONFLICT: the run already succeeded or failed') },
     },
-    config: { auth: 'key-or-identity', scope: WRITE, operationId: 'cancelAgentRun', summary: 'Cancel a run; a cancelled run never executes its side effect later' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: WRITE, operationId: 'cancelAgentRun', summary: 'Cancel a run; a cancelled run never executes its side effect later' },
   }, async (request) => ({ data: await cancelRun(ds, productCaller(request), request.params.runId) }));
 
   app.get<{ Querystring: PageRequest & { status?: string; kind?: string; roomId?: string } }>('/api/v1/approvals', {
     schema: { querystring: approvalsQuery, response: { 200: pageOf(approvalSchema) } },
-    config: { auth: 'key-or-identity', scope: READ, operationId: 'listRoomApprovals', summary: 'Approvals, newest first (an end user: of its own runs and appeals)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'listRoomApprovals', summary: 'Approvals, newest first (an end user: of its own runs and appeals)' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listApprovals(ds, productCaller(request), filter, { limit, cursor });
@@ -107,7 +109,7 @@ export async function agentRunRoutes(app: FastifyInstance, deps: AppDeps): Promi
         409: errorOf('CONFLICT: the approval is no longer pending'),
       },
     },
-    config: { ...DECIDERS, operationId: 'approveRoomApproval', summary: 'Approve (a workspace owner or admin): the held action goes ahead' },
+    config: { ...ROOMS_ROUTE, ...DECIDERS, operationId: 'approveRoomApproval', summary: 'Approve (a workspace owner or admin): the held action goes ahead' },
   }, async (request) => {
     const session = sessionPrincipal(request);
     return { data: await decideApproval(ds, session, request.params.approvalId, 'approved', request.body?.note ?? null) };
@@ -123,7 +125,7 @@ export async function agentRunRoutes(app: FastifyInstance, deps: AppDeps): Promi
         409: errorOf('CONFLICT: the approval is no longer pending'),
       },
     },
-    config: { ...DECIDERS, operationId: 'rejectRoomApproval', summary: 'Reject (a workspace owner or admin): the held action never happens' },
+    config: { ...ROOMS_ROUTE, ...DECIDERS, operationId: 'rejectRoomApproval', summary: 'Reject (a workspace owner or admin): the held action never happens' },
   }, async (request) => {
     const session = sessionPrincipal(request);
     return { data: await decideApproval(ds, session, request.params.approvalId, 'rejected', request.body?.reason ?? null) };

@@ -1,14 +1,17 @@
 import { FastifyInstance, FastifyRequest } from 'fastify';
-import { RoomCaller, endUserCaller } from '../../db/rooms/rooms';
+import { RoomCaller, endUserCaller } from '../../db/rooms/room-access';
 
 const ROOMS_VERSION = '1.5';
 
-/** The paths of the Rooms contract (ROOMS.md §4): its OpenAPI tag, and where end users are rate-limited too. */
 /** The key scopes of the Rooms API. */
 export const READ = 'service:rooms:read';
 export const WRITE = 'service:rooms:write';
 
+/** The paths of the Rooms contract (ROOMS.md §4); the tests check every route on them declares ROOMS_ROUTE. */
 export const ROOMS_PATHS = /^\/api\/(v1\/(rooms|agent-runs|approvals)|workspace\/rooms)(\/|$)/;
+
+/** Route options every Rooms route spreads into its config: its OpenAPI tag, and end users rate-limited as keys are (ROOMS.md §1). */
+export const ROOMS_ROUTE = { tag: 'rooms', endUserWindow: true } as const;
 
 /** The caller of a Rooms route in db/rooms terms: an end user (a customer), a key or a teammate. */
 export function roomCaller(request: FastifyRequest): RoomCaller {

@@ -6,11 +6,11 @@ import { startOnce } from '../../runtime/start-once';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
 import { roomCompileWorkflow, roomCompileWorkflowId } from '../../workflows/rooms/room-compile-workflow';
 import { assertAiConfigured, endedWithin } from '../ai/ai-runner';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { idParams } from '../plugins/path-params';
 import { dataOf, errorOf, named, timestamp } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
-import { WRITE, addRoomsVersionHeader, keyOnly } from './room-caller';
+import { ROOMS_ROUTE, WRITE, addRoomsVersionHeader, keyOnly } from './room-caller';
 import { approvalSchema } from './schemas';
 
 
@@ -64,6 +64,7 @@ export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): P
       },
     },
     config: {
+      ...ROOMS_ROUTE,
       auth: 'key', scope: WRITE, identityRefusal: true, idempotency: 'optional', operationId: 'compileRoom',
       summary: 'Compile a PRD whose every statement cites the room\'s customer-visible evidence',
     },
@@ -105,6 +106,7 @@ export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): P
       },
     },
     config: {
+      ...ROOMS_ROUTE,
       auth: 'key', scope: WRITE, identityRefusal: true, idempotency: 'optional', operationId: 'promoteRoomKnowledge',
       summary: 'Propose canonical knowledge; only a person\'s approval publishes it',
     },

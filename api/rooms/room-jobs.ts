@@ -5,11 +5,11 @@ import { endHandoff, getHandoff, requestHandoff } from '../../db/rooms/handoffs'
 import { JobParams, createJob, getJob } from '../../db/rooms/jobs';
 import { Consent, joinSolveSession } from '../../db/rooms/solve-sessions';
 import { forbidden, validationFailed } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { idParams, idString, pathParams } from '../plugins/path-params';
 import { dataOf, errorOf } from '../plugins/responses';
 import { isoDateTime, issuesOf, openObject, strictObject } from '../plugins/validation';
-import { READ, WRITE, addRoomsVersionHeader, endUserOnly, keyOnly, productCaller } from './room-caller';
+import { READ, ROOMS_ROUTE, WRITE, addRoomsVersionHeader, endUserOnly, keyOnly, productCaller } from './room-caller';
 import { handoffSchema, jobSchema, solveJoinSchema } from './schemas';
 
 
@@ -70,6 +70,7 @@ export async function roomJobRoutes(app: FastifyInstance, deps: AppDeps): Promis
       },
     },
     config: {
+      ...ROOMS_ROUTE,
       auth: 'key', scope: WRITE, identityRefusal: true, idempotency: 'optional', operationId: 'createRoomJob',
       summary: 'Start a room job (queued; `room-job/<jobId>` starts through the outbox)',
     },
@@ -80,7 +81,7 @@ export async function roomJobRoutes(app: FastifyInstance, deps: AppDeps): Promis
 
   app.get<{ Params: { id: string; jobId: string } }>('/api/v1/rooms/:id/jobs/:jobId', {
     schema: { params: jobParams, response: { 200: dataOf(jobSchema) } },
-    config: { auth: 'key', scope: READ, identityRefusal: true, operationId: 'getRoomJob', summary: 'One room job, with its result or error' },
+    config: { ...ROOMS_ROUTE, auth: 'key', scope: READ, identityRefusal: true, operationId: 'getRoomJob', summary: 'One room job, with its result or error' },
   }, async (request) => ({ data: await getJob(ds, keyOnly(request), request.params.id, request.params.jobId) }));
 
   app.post<{ Params: { id: string; sessionId: string }; Body: { consent: Consent } }>('/api/v1/rooms/:id/solve-sessions/:sessionId/join', {
@@ -93,7 +94,7 @@ export async function roomJobRoutes(app: FastifyInstance, deps: AppDeps): Promis
         409: errorOf('CONSENT_INVALID: the version or hash is not the session\'s terms; CONFLICT: the session ended, or the room is archived'),
       },
     },
-    config: { auth: 'identity', operationId: 'joinSolveSession', summary: 'Join a recorded solve session, consenting to its recording terms (a repeat answers the same)' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'joinSolveSession', summary: 'Join a recorded solve session, consenting to its recording terms (a repeat answers the same)' },
   }, async (request) => ({
     data: await joinSolveSession(ds, endUserOnly(request), request.params.id, request.params.sessionId, request.body.consent),
   }));
@@ -103,7 +104,7 @@ export async function roomJobRoutes(app: FastifyInstance, deps: AppDeps): Promis
       params: idParams,
       response: { 200: dataOf(handoffSchema.nullable()), 403: errorOf('FORBIDDEN: the end user has not joined the room') },
     },
-    config: { auth: 'key-or-identity', scope: READ, operationId: 'getRoomHandoff', summary: 'The active handoff, or the latest, or null' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'getRoomHandoff', summary: 'The active handoff, or the latest, or null' },
   }, async (request) => ({ data: await getHandoff(ds, productCaller(request), request.params.id) }));
 
   app.post<{ Params: { id: string }; Body: { reason?: string | null; teammateId?: string } | null }>('/api/v1/rooms/:id/handoff', {
@@ -117,6 +118,7 @@ export async function roomJobRoutes(app: FastifyInstance, deps: AppDeps): Promis
       },
     },
     config: {
+      ...ROOMS_ROUTE,
       auth: 'key-or-identity', scope: WRITE, idempotency: 'optional', operationId: 'requestRoomHandoff',
       summary: 'Hand the room to a person; a named teammate (key only) becomes a member',
     },
@@ -137,6 +139,6 @@ export async function roomJobRoutes(app: FastifyInstance, deps: AppDeps): Promis
         409: errorOf('CONFLICT: the room is archived'),
       },
     },
-    config: { auth: 'key-or-identity', scope: WRITE, idempotency: 'optional', operationId: 'endRoomHandoff', summary: 'End the active handoff (404 when none is active)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: WRITE, idempotency: 'optional', operationId: 'endRoomHandoff', summary: 'End the active handoff (404 when none is active)' },
   }, async (request) => ({ data: await endHandoff(ds, productCaller(request), request.params.id) }));
 }

@@ -8,13 +8,13 @@ import { toggleReaction } from '../../db/rooms/reactions';
 import { attachmentDisposition, declaredAttachmentType, emojiValid, filenameProblem } from '../../db/rules/room-rules';
 import { mediaStoreOf } from '../../runtime/media-store';
 import { validationFailed } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { sendStoredRange } from '../plugins/byte-ranges';
 import { idParams, pathParams } from '../plugins/path-params';
 import { bodyChunks, declaredLength, takeStreamedBodies } from '../plugins/streamed-body';
 import { dataOf, errorOf, fileOf, noContent } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
-import { addRoomsVersionHeader, endUserOnly } from './room-caller';
+import { ROOMS_ROUTE, addRoomsVersionHeader, endUserOnly } from './room-caller';
 import { appealSchema, attachmentSchema, moderationCaseSchema, pollSchema, reactionToggleSchema } from './schemas';
 
 const reactionBody = strictObject({
@@ -61,7 +61,7 @@ export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps
         409: errorOf('CONFLICT: the message was deleted, it already has 20 distinct emoji, or the room is archived'),
       },
     },
-    config: { auth: 'identity', operationId: 'toggleRoomReaction', summary: 'Add a reaction, or remove the caller\'s same one' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'toggleRoomReaction', summary: 'Add a reaction, or remove the caller\'s same one' },
   }, async (request) => ({
     data: await toggleReaction(ds, endUserOnly(request), request.params.id, request.params.messageId, request.body.emoji),
   }));
@@ -80,6 +80,7 @@ export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps
         },
       },
       config: {
+        ...ROOMS_ROUTE,
         auth: 'identity', operationId: 'uploadRoomAttachment',
         summary: 'Upload a file as the raw body (content-type png, jpeg, gif, webp, pdf or UTF-8 text; 1 B–SV_ROOM_ATTACHMENT_MAX_BYTES; '
           + 'the bytes must be of that type; optional x-filename); attach it with a message\'s attachmentIds within 24 h',
@@ -95,7 +96,7 @@ export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps
       params: pathParams('id', 'attachmentId'),
       response: { 200: fileOf('*/*', 'the file, as a download'), 206: fileOf('*/*', 'a byte range'), 416: noContent('the range is outside the file') },
     },
-    config: { auth: 'identity', operationId: 'getRoomAttachment', summary: 'Download an attachment: one\'s own upload, or one on a message whose content one sees' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'getRoomAttachment', summary: 'Download an attachment: one\'s own upload, or one on a message whose content one sees' },
   }, async (request, reply) => {
     const attachment = await readableAttachment(ds, endUserOnly(request), request.params.id, request.params.attachmentId);
     reply.header('content-disposition', attachmentDisposition(attachment.filename)).header('x-content-type-options', 'nosniff')
@@ -114,7 +115,7 @@ export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps
         409: errorOf('CONFLICT: the poll\'s message was deleted, or the room is archived'),
       },
     },
-    config: { auth: 'identity', operationId: 'respondToRoomPoll', summary: 'Answer a poll (one answer per member; a later answer replaces it)' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'respondToRoomPoll', summary: 'Answer a poll (one answer per member; a later answer replaces it)' },
   }, async (request) => ({
     data: await respondToPoll(ds, endUserOnly(request), request.params.id, request.params.pollId, request.body.optionIndex),
   }));
@@ -131,6 +132,7 @@ export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps
       },
     },
     config: {
+      ...ROOMS_ROUTE,
       auth: 'identity', operationId: 'reportRoomMessage',
       summary: 'Report another\'s message; at SV_ROOM_REPORT_THRESHOLD distinct reporters it is hidden and the case actioned',
     },
@@ -149,7 +151,7 @@ export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps
         409: errorOf('CONFLICT: the case is not actioned, or the room is archived'),
       },
     },
-    config: { auth: 'identity', operationId: 'appealRoomModeration', summary: 'The author appeals a hidden message; a person decides through its appeal approval' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'appealRoomModeration', summary: 'The author appeals a hidden message; a person decides through its appeal approval' },
   }, async (request, reply) => reply.code(201).send({
     data: await appealCase(ds, endUserOnly(request), request.params.id, request.params.caseId, request.body.statement),
   }));

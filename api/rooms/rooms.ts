@@ -4,19 +4,19 @@ import { MEMBER_STATES } from '../../db/entities/room-member';
 import { ROOM_KINDS, ROOM_STATUSES, ROOM_VISIBILITIES, RoomStatus } from '../../db/entities/room';
 import { PageRequest } from '../../db/pagination';
 import { getCanvas, patchCanvas } from '../../db/rooms/canvas';
-import {
-  RoomInput, RoomPatch, catchUp, createRoom, deleteMessage, editMessage, getRoom, inviteMembers, joinRoom, leaveRoom,
-  listMembers, listRooms, patchRoom, postMessage, removeMember, roomEvents, searchRooms,
-} from '../../db/rooms/rooms';
+import { catchUp, roomEvents } from '../../db/rooms/room-events';
+import { inviteMembers, joinRoom, leaveRoom, listMembers, removeMember } from '../../db/rooms/room-members';
+import { deleteMessage, editMessage, postMessage } from '../../db/rooms/room-messages';
+import { RoomInput, RoomPatch, createRoom, getRoom, listRooms, patchRoom, searchRooms } from '../../db/rooms/rooms';
 import {
   CANVAS_CONTENT_MAX, MESSAGE_ATTACHMENTS_MAX, MESSAGE_BODY_MAX, POLL_OPTIONS_MAX, POLL_OPTIONS_MIN, POLL_OPTION_MAX,
 } from '../../db/rules/room-rules';
 import { forbidden, validationFailed } from '../../runtime/service-error';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { pathParams, idParams } from '../plugins/path-params';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
-import { READ, WRITE, addRoomsVersionHeader, endUserOnly, keyOnly, productCaller, roomCaller } from './room-caller';
+import { READ, ROOMS_ROUTE, WRITE, addRoomsVersionHeader, endUserOnly, keyOnly, productCaller, roomCaller } from './room-caller';
 import {
   canvasSchema, catchUpSchema, eventsPageSchema, invitedSchema, memberSchema, messageSchema, roomSchema, searchHitSchema,
 } from './schemas';
@@ -76,7 +76,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
 
   app.get<{ Querystring: PageRequest & { status?: RoomStatus } }>('/api/v1/rooms', {
     schema: { querystring: listQuery, response: { 200: pageOf(roomSchema) } },
-    config: { auth: 'identity', operationId: 'listRooms', summary: 'Rooms the end user was invited to or joined, newest first' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'listRooms', summary: 'Rooms the end user was invited to or joined, newest first' },
   }, async (request) => {
     const { limit, cursor, status } = request.query;
     return listRooms(ds, endUserOnly(request), { status }, { limit, cursor });
@@ -84,12 +84,12 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
 
   app.post<{ Body: RoomInput }>('/api/v1/rooms', {
     schema: { body: createBody, response: { 201: dataOf(roomSchema) } },
-    config: { auth: 'identity', operationId: 'createRoom', summary: 'Open a room; the caller becomes its owner' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'createRoom', summary: 'Open a room; the caller becomes its owner' },
   }, async (request, reply) => reply.code(201).send({ data: await createRoom(ds, endUserOnly(request), request.body) }));
 
   app.get<{ Querystring: PageRequest & { q: string; status?: RoomStatus } }>('/api/v1/rooms/search', {
     schema: { querystring: searchQuery, response: { 200: pageOf(searchHitSchema) } },
-    config: { auth: 'key-or-identity', scope: READ, operationId: 'searchRooms', summary: 'Rooms whose title, purpose or a visible message contains the text' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'searchRooms', summary: 'Rooms whose title, purpose or a visible message contains the text' },
   }, async (request) => {
     const { limit, cursor, q, status } = request.query;
     return searchRooms(ds, productCaller(request), q, { status }, { limit, cursor });
@@ -97,7 +97,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
 
   app.get<{ Params: { id: string } }>('/api/v1/rooms/:id', {
     schema: { params: idParams, response: { 200: dataOf(roomSchema) } },
-    config: { auth: 'identity', operationId: 'getRoom', summary: 'One room, with the caller\'s membership' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'getRoom', summary: 'One room, with the caller\'s membership' },
   }, async (request) => ({ data: await getRoom(ds, endUserOnly(request), request.params.id) }));
 
   app.patch<{ Params: { id: string }; Body: RoomPatch }>('/api/v1/rooms/:id', {
@@ -110,7 +110,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
         409: errorOf('CONFLICT: a status move the room does not allow, a write to an archived room, or a read marker moved back'),
       },
     },
-    config: { auth: 'identity', operationId: 'updateRoom', summary: 'Change the room (owner) or move one\'s read marker (any member)' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'updateRoom', summary: 'Change the room (owner) or move one\'s read marker (any member)' },
   }, async (request) => {
     if (Object.keys(request.body).length === 0) throw validationFailed([{ path: '', message: 'send at least one field' }]);
     return { data: await patchRoom(ds, endUserOnly(request), request.params.id, request.body) };
@@ -122,7 +122,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
       querystring: eventsQuery,
       response: { 200: dataOf(eventsPageSchema), 403: errorOf('FORBIDDEN: the caller has not joined this room') },
     },
-    config: { auth: 'identity', operationId: 'listRoomEvents', summary: 'The room\'s events after a seq, or a snapshot when too far behind' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'listRoomEvents', summary: 'The room\'s events after a seq, or a snapshot when too far behind' },
   }, async (request) => ({
     data: await roomEvents(ds, endUserOnly(request), request.params.id, request.query, {
       snapshotThreshold: deps.config.roomSnapshotThreshold, snapshotMessages: deps.config.roomSnapshotMessages,
@@ -131,7 +131,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
 
   app.get<{ Params: { id: string } }>('/api/v1/rooms/:id/catch-up', {
     schema: { params: idParams, response: { 200: dataOf(catchUpSchema), 403: errorOf('FORBIDDEN: the caller has not joined this room') } },
-    config: { auth: 'identity', operationId: 'catchUpRoom', summary: 'What arrived since the caller\'s read marker' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'catchUpRoom', summary: 'What arrived since the caller\'s read marker' },
   }, async (request) => ({ data: await catchUp(ds, endUserOnly(request), request.params.id) }));
 
   app.post<{ Params: { id: string } }>('/api/v1/rooms/:id/join', {
@@ -141,7 +141,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
         200: dataOf(memberSchema), 403: errorOf('FORBIDDEN: the caller was removed from this room'), 409: errorOf('CONFLICT: the room is archived'),
       },
     },
-    config: { auth: 'identity', operationId: 'joinRoom', summary: 'Join a product room, or a private room one was invited to' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'joinRoom', summary: 'Join a product room, or a private room one was invited to' },
   }, async (request) => ({ data: await joinRoom(ds, endUserOnly(request), request.params.id) }));
 
   app.post<{ Params: { id: string } }>('/api/v1/rooms/:id/leave', {
@@ -149,7 +149,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
       params: idParams,
       response: { 200: dataOf(memberSchema), 403: errorOf('FORBIDDEN: the caller is not a member'), 409: errorOf('CONFLICT: the owner cannot leave') },
     },
-    config: { auth: 'identity', operationId: 'leaveRoom', summary: 'Leave a room (or decline an invitation)' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'leaveRoom', summary: 'Leave a room (or decline an invitation)' },
   }, async (request) => ({ data: await leaveRoom(ds, endUserOnly(request), request.params.id) }));
 
   app.post<{ Params: { id: string }; Body: MessageBody }>('/api/v1/rooms/:id/messages', {
@@ -163,6 +163,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
       },
     },
     config: {
+      ...ROOMS_ROUTE,
       auth: 'identity', operationId: 'postRoomMessage',
       summary: 'Post a customer-visible message: text, or a poll (the body is its question); with up to 10 of one\'s unattached uploads',
     },
@@ -181,7 +182,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
         200: dataOf(messageSchema), 403: errorOf('FORBIDDEN: not the author, or not joined'), 409: errorOf('CONFLICT: the message was deleted, or the room is archived'),
       },
     },
-    config: { auth: 'identity', operationId: 'editRoomMessage', summary: 'Edit one\'s own message' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'editRoomMessage', summary: 'Edit one\'s own message' },
   }, async (request) => ({ data: await editMessage(ds, endUserOnly(request), request.params.id, request.params.messageId, request.body.body) }));
 
   app.delete<{ Params: { id: string; messageId: string } }>('/api/v1/rooms/:id/messages/:messageId', {
@@ -189,7 +190,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
       params: messageParams,
       response: { 200: dataOf(messageSchema), 403: errorOf('FORBIDDEN: not the author, or not joined'), 409: errorOf('CONFLICT: the room is archived') },
     },
-    config: { auth: 'identity', operationId: 'deleteRoomMessage', summary: 'Delete one\'s own message (a repeat answers the same)' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'deleteRoomMessage', summary: 'Delete one\'s own message (a repeat answers the same)' },
   }, async (request) => ({ data: await deleteMessage(ds, endUserOnly(request), request.params.id, request.params.messageId) }));
 
   app.get<{ Params: { id: string }; Querystring: PageRequest & { state?: string } }>('/api/v1/rooms/:id/members', {
@@ -198,7 +199,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
       querystring: membersQuery,
       response: { 200: pageOf(memberSchema), 403: errorOf('FORBIDDEN: the end user has not joined this room') },
     },
-    config: { auth: 'key-or-identity', scope: READ, operationId: 'listRoomMembers', summary: 'Members of the room (invited and joined unless `state` says)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'listRoomMembers', summary: 'Members of the room (invited and joined unless `state` says)' },
   }, async (request) => {
     const { limit, cursor, state } = request.query;
     return listMembers(ds, roomCaller(request), request.params.id, state ? [state] : undefined, { limit, cursor });
@@ -211,6 +212,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
       response: { 201: dataOf(invitedSchema), 409: errorOf('CONFLICT: over 1000 members, or the room is archived') },
     },
     config: {
+      ...ROOMS_ROUTE,
       auth: 'key', scope: WRITE, identityRefusal: true, idempotency: 'optional', operationId: 'inviteRoomMembers',
       summary: 'Invite end users (customers, external); unknown ones are created',
     },
@@ -222,6 +224,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
       response: { 200: dataOf(memberSchema), 409: errorOf('CONFLICT: the owner or an agent, or the room is archived') },
     },
     config: {
+      ...ROOMS_ROUTE,
       auth: 'key', scope: WRITE, identityRefusal: true, idempotency: 'optional', operationId: 'removeRoomMember',
       summary: 'Remove a member; the runs it started are cancelled',
     },
@@ -233,7 +236,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
       querystring: canvasQuery,
       response: { 200: dataOf(canvasSchema), 403: errorOf('FORBIDDEN: the end user has not joined this room') },
     },
-    config: { auth: 'key-or-identity', scope: READ, operationId: 'getRoomCanvas', summary: 'The canvas (or an earlier version); etag is the version' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'getRoomCanvas', summary: 'The canvas (or an earlier version); etag is the version' },
   }, async (request, reply) => {
     const canvas = await getCanvas(ds, roomCaller(request), request.params.id, request.query.version);
     reply.header('etag', `"${canvas.version}"`);
@@ -250,6 +253,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
       },
     },
     config: {
+      ...ROOMS_ROUTE,
       auth: 'key', scope: WRITE, identityRefusal: true, idempotency: 'required', operationId: 'updateRoomCanvas',
       summary: 'Replace the canvas, naming the version it was based on (If-Match and/or baseVersion)',
     },

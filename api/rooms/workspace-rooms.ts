@@ -1,12 +1,13 @@
 import { FastifyInstance } from 'fastify';
 import { number, string } from 'yup';
-import { postMessage, roomEvents } from '../../db/rooms/rooms';
+import { roomEvents } from '../../db/rooms/room-events';
+import { postMessage } from '../../db/rooms/room-messages';
 import { MESSAGE_BODY_MAX } from '../../db/rules/room-rules';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { idParams } from '../plugins/path-params';
 import { dataOf, errorOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
-import { addRoomsVersionHeader, roomCaller } from './room-caller';
+import { ROOMS_ROUTE, addRoomsVersionHeader, roomCaller } from './room-caller';
 import { eventsPageSchema, messageSchema } from './schemas';
 
 const eventsQuery = strictObject({ after: number().integer().min(0), limit: pageQuery.limit });
@@ -23,7 +24,7 @@ export async function workspaceRoomRoutes(app: FastifyInstance, deps: AppDeps): 
 
   app.get<{ Params: { id: string }; Querystring: { after?: number; limit: number } }>('/api/workspace/rooms/:id/events', {
     schema: { params: idParams, querystring: eventsQuery, response: { 200: dataOf(eventsPageSchema) } },
-    config: { auth: 'session', operationId: 'listWorkspaceRoomEvents', summary: 'The room\'s events, nothing filtered, or a snapshot' },
+    config: { ...ROOMS_ROUTE, auth: 'session', operationId: 'listWorkspaceRoomEvents', summary: 'The room\'s events, nothing filtered, or a snapshot' },
   }, async (request) => ({
     data: await roomEvents(ds, roomCaller(request), request.params.id, request.query, {
       snapshotThreshold: deps.config.roomSnapshotThreshold, snapshotMessages: deps.config.roomSnapshotMessages,
@@ -32,7 +33,7 @@ export async function workspaceRoomRoutes(app: FastifyInstance, deps: AppDeps): 
 
   app.post<{ Params: { id: string }; Body: { body: string; visibility: 'customer' | 'internal'; kind?: 'text' | 'decision' } }>('/api/workspace/rooms/:id/messages', {
     schema: { params: idParams, body: messageBody, response: { 201: dataOf(messageSchema), 409: errorOf('CONFLICT: the room is archived') } },
-    config: { auth: 'session', operationId: 'postWorkspaceRoomMessage', summary: 'Post as a teammate: a reply, an internal note, or a decision' },
+    config: { ...ROOMS_ROUTE, auth: 'session', operationId: 'postWorkspaceRoomMessage', summary: 'Post as a teammate: a reply, an internal note, or a decision' },
   }, async (request, reply) => {
     const { body, visibility, kind } = request.body;
     return reply.code(201).send({ data: await postMessage(ds, roomCaller(request), request.params.id, { body, visibility, kind: kind ?? 'text' }) });

@@ -8,7 +8,7 @@ import {
 import { DeliveryFilters, getDelivery, listDeliveries, replayDelivery } from '../../db/webhooks/webhook-deliveries';
 import { checkWebhookUrl } from '../../runtime/webhook-target';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../app-deps';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
 import {
   webhookDeliveryDetailSchema, webhookDeliverySchema, webhookEndpointDeletedSchema, webhookEndpointSchema, webhookEndpointWithSecretSchema,

@@ -1,18 +1,14 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { conflict, notFound } from '../../runtime/service-error';
-import { Room, RoomAgentRun, RoomApproval, RoomMessage } from '../entities';
+import { RoomAgentRun, RoomApproval } from '../entities';
 import { RunStatus, RunStep, TERMINAL_RUN_STATUSES } from '../entities/room-agent-run';
 import { PageRequest, pageOf } from '../pagination';
 import { newId } from '../rules/ids';
-import { AgentAlias, principalIdOf, sideEffectOf } from '../rules/room-rules';
 import { enqueueWorkflowCommand } from '../workflow-commands';
-import { Actor, SYSTEM, appendRoomEvent } from './room-log';
-import type { RoomCaller } from './rooms';
-import { actorOf, assertWritable, insertMessage, reachAsMember, reachRoom } from './rooms';
-import { writeCanvas } from './canvas';
+import { Actor, appendRoomEvent } from './room-log';
+import { RoomCaller, actorOf, assertWritable, reachAsMember, reachRoom } from './room-access';
+import { approvalEvent, lockApproval } from './approvals';
 import { hasActiveHandoff } from './handoffs';
-import { decidePromiseApproval } from './promises';
-import { decideAppeal } from './moderation';
 
 export const agentRunWorkflowId = (runId: string) => `agent-run/${runId}`;
 
@@ -39,91 +35,31 @@ export function viewRun(run: RoomAgentRun) {
   };
 }
 
-export function viewApproval(a: RoomApproval) {
-  return {
-    id: a.id,
-    roomId: a.roomId,
-    kind: a.kind,
-    status: a.status,
-    subjectId: a.subjectId,
-    action: a.action,
-    requestedBy: a.requestedBy,
-    decidedBy: a.decidedByTeammateId ? { teammateId: a.decidedByTeammateId } : null,
-    decidedAt: iso(a.decidedAt),
-    note: a.note,
-    expiresAt: iso(a.expiresAt),
-    createdAt: a.createdAt.toISOString(),
-  };
-}
-
-
-async function runEvent(em: EntityManager, run: RoomAgentRun, actor: Actor): Promise<void> {
+export async function runEvent(em: EntityManager, run: RoomAgentRun, actor: Actor): Promise<void> {
   // The run carries its room's tenant, so the room row is not read again for each event.
   await appendRoomEvent(em, { id: run.roomId, organizationId: run.organizationId, productId: run.productId }, {
     type: 'run.updated', visibility: 'internal', audience: run.starterPrincipalId, actor, data: { runId: run.id, alias: run.alias, status: run.status },
   });
 }
 
-/** What a pending approval asks a person to decide. */
-interface ApprovalRequest {
-  kind: RoomApproval['kind'];
-  subjectId: string;
-  action: { type: string; preview: string };
-  requestedBy: { type: string; id: string | null };
-  /** The end user who may read the approval's entries (a run's starter, an appellant). */
-  requesterPrincipalId?: string | null;
-  /** Unset: it never expires. */
-  ttlMs?: number;
-}
-
-/** Writes a pending approval and its `approval.requested` entry, in the caller's transaction; answers its id. */
-export async function requestApproval(
-  em: EntityManager, room: { id: string; organizationId: string; productId: string }, request: ApprovalRequest, actor: Actor,
-): Promise<string> {
-  const id = newId('apr');
-  await em.query(
-    `INSERT INTO room_approvals (id, room_id, organization_id, product_id, kind, status, subject_id, action, requested_by,
-       requester_principal_id, expires_at)
-     VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, now() + $10::bigint * interval '1 millisecond')`,
-    [id, room.id, room.organizationId, room.productId, request.kind, request.subjectId, JSON.stringify(request.action),
-      JSON.stringify(request.requestedBy), request.requesterPrincipalId ?? null, request.ttlMs ?? null]);
-  await approvalEvent(em, {
-    id, roomId: room.id, organizationId: room.organizationId, productId: room.productId, kind: request.kind, status: 'pending',
-    subjectId: request.subjectId, requesterPrincipalId: request.requesterPrincipalId ?? null,
-  }, 'approval.requested', actor);
-  return id;
-}
-
-type ApprovalEntry = Pick<RoomApproval, 'id' | 'roomId' | 'organizationId' | 'productId' | 'kind' | 'status' | 'subjectId' | 'requesterPrincipalId'>;
-
-async function approvalEvent(em: EntityManager, a: ApprovalEntry, type: 'approval.requested' | 'approval.decided', actor: Actor): Promise<void> {
-  await appendRoomEvent(em, { id: a.roomId, organizationId: a.organizationId, productId: a.productId }, {
-    type, visibility: 'internal', audience: a.requesterPrincipalId, actor, data: { approvalId: a.id, kind: a.kind, status: a.status, subjectId: a.subjectId },
-  });
-}
-
-async function saveRun(em: EntityManager, run: RoomAgentRun): Promise<void> {
+export async function saveRun(em: EntityManager, run: RoomAgentRun): Promise<void> {
   run.updatedAt = new Date();
   await em.getRepository(RoomAgentRun).save(run);
 }
 
-function closeStep(run: RoomAgentRun, type: RunStep['type'], status: RunStep['status'], extra: Partial<RunStep> = {}): void {
+export function closeStep(run: RoomAgentRun, type: RunStep['type'], status: RunStep['status'], extra: Partial<RunStep> = {}): void {
   const now = new Date().toISOString();
   const open = [...run.steps].reverse().find((s) => s.type === type && s.status === 'in_progress');
   if (open) Object.assign(open, { status, completedAt: now, ...extra });
   else run.steps = [...run.steps, { type, status, startedAt: now, completedAt: now, ...extra }];
 }
 
-function openStep(run: RoomAgentRun, type: RunStep['type'], extra: Partial<RunStep> = {}): void {
+export function openStep(run: RoomAgentRun, type: RunStep['type'], extra: Partial<RunStep> = {}): void {
   run.steps = [...run.steps, { type, status: 'in_progress', ...extra, startedAt: new Date().toISOString(), completedAt: null }];
 }
 
-function lockRun(em: EntityManager, runId: string) {
+export function lockRun(em: EntityManager, runId: string) {
   return em.getRepository(RoomAgentRun).createQueryBuilder('r').setLock('pessimistic_write').where('r.id = :runId', { runId }).getOne();
-}
-
-function lockApproval(em: EntityManager, approvalId: string) {
-  return em.getRepository(RoomApproval).createQueryBuilder('a').setLock('pessimistic_write').where('a.id = :approvalId', { approvalId }).getOne();
 }
 
 interface InvokeInput {
@@ -224,224 +160,20 @@ export async function cancelRunsWhere(em: EntityManager, where: { roomId: string
   for (const run of await qb.getMany()) await cancelLockedRun(em, run, actor);
 }
 
-/**
- * Archiving, first: locks every approval of the room still pending that no run holds (knowledge,
- * promise, appeal), as a decision does before it writes to the room row. `cancelApprovals` then
- * cancels them, after the runs (whose own approvals go with them), so nothing they hold happens later.
- */
-export async function lockPendingApprovals(em: EntityManager, roomId: string): Promise<string[]> {
-  const rows: Array<{ id: string }> = await em.query(
-    `SELECT id FROM room_approvals WHERE room_id = $1 AND status = 'pending' AND kind <> 'agent_action' ORDER BY id FOR UPDATE`, [roomId]);
-  return rows.map((r) => r.id);
-}
-
-export async function cancelApprovals(em: EntityManager, ids: string[], actor: Actor): Promise<void> {
-  if (ids.length === 0) return;
-  await em.query(`UPDATE room_approvals SET status = 'cancelled' WHERE id = ANY($1)`, [ids]);
-  const cancelled = await em.getRepository(RoomApproval).createQueryBuilder('a')
-    .where('a.id IN (:...ids)', { ids }).orderBy('a.id', 'ASC').getMany();
-  for (const approval of cancelled) await approvalEvent(em, approval, 'approval.decided', actor);
-}
-
-export async function listApprovals(
-  ds: DataSource, caller: RoomCaller & { productId: string }, filter: { status?: string; kind?: string; roomId?: string }, page: PageRequest,
-) {
-  const qb = ds.getRepository(RoomApproval).createQueryBuilder('a').where('a.product_id = :productId', { productId: caller.productId });
-  if (caller.kind === 'end_user') qb.andWhere('a.requester_principal_id = :p', { p: caller.principalId });
-  if (filter.status) qb.andWhere('a.status = :status', { status: filter.status });
-  if (filter.kind) qb.andWhere('a.kind = :kind', { kind: filter.kind });
-  if (filter.roomId) qb.andWhere('a.room_id = :roomId', { roomId: filter.roomId });
-  return pageOf(qb, 'a', page, viewApproval);
-}
-
-/** Only a person decides, in one transaction with the cancel's lock order: the run, then its approval. */
-export async function decideApproval(
-  ds: DataSource, teammate: { organizationId: string; teammateId: string }, approvalId: string, decision: 'approved' | 'rejected', note: string | null,
-) {
-  return ds.transaction(async (em) => {
-    const found = await em.getRepository(RoomApproval).findOneBy({ id: approvalId, organizationId: teammate.organizationId });
-    if (!found) throw notFound('approval');
-    const run = found.kind === 'agent_action' ? await lockRun(em, found.subjectId) : null;
-    const approval = (await lockApproval(em, approvalId))!;
-    if (approval.status !== 'pending') throw conflict(`the approval is already ${approval.status}`);
-    // An approval made while the room was being archived escaped the archive's cancel; it decides nothing.
-    const room = await em.getRepository(Room).findOneByOrFail({ id: approval.roomId });
-    if (room.status === 'archived') throw conflict('the room is archived');
-    const actor: Actor = { type: 'teammate', id: teammate.teammateId };
-    Object.assign(approval, { status: decision, decidedByTeammateId: teammate.teammateId, decidedAt: new Date(), note });
-    await em.getRepository(RoomApproval).save(approval);
-    await approvalEvent(em, approval, 'approval.decided', actor);
-    if (run && run.status === 'awaiting_approval') {
-      closeStep(run, 'approval', decision === 'approved' ? 'completed' : 'failed', { approvalId });
-      if (decision === 'approved') {
-        run.status = 'running';
-      } else {
-        run.status = 'failed';
-        run.failedAt = new Date();
-        run.lastError = { code: 'APPROVAL_REJECTED', message: 'a teammate rejected the action' };
-      }
-      await saveRun(em, run);
-      await runEvent(em, run, actor);
-      await enqueueWorkflowCommand(em, { type: 'room.agent_run.wake', runId: run.id });
-    }
-    if (approval.kind === 'promise') await decidePromiseApproval(em, approval, decision, actor);
-    if (approval.kind === 'knowledge') {
-      const published = decision === 'approved';
-      await em.query(
-        `UPDATE room_knowledge SET state = $2, published_at = CASE WHEN $3 THEN now() END WHERE id = $1`,
-        [approval.subjectId, published ? 'published' : 'rejected', published]);
-      await appendRoomEvent(em, room, {
-        type: published ? 'room.knowledge.published' : 'knowledge.rejected', visibility: published ? 'customer' : 'internal', actor,
-        data: { knowledgeId: approval.subjectId, approvalId },
-      });
-    }
-    if (approval.kind === 'appeal') await decideAppeal(em, approval, decision, actor);
-    return viewApproval(approval);
-  });
-}
-
-// ---- Steps of `agent-run/<runId>`, each one transaction, safe to repeat ----
-
-/** queued → running; false when the run is no longer queued (cancelled before it began). */
-export async function beginRun(ds: DataSource, runId: string): Promise<boolean> {
-  return ds.transaction(async (em) => {
-    const run = (await lockRun(em, runId))!;
-    if (run.status === 'running' && run.steps.length > 0) return true;
-    if (run.status !== 'queued') return false;
+/** A person's decision on the approval a run awaits: the run goes on, or fails, and its workflow wakes. */
+export async function decideRunApproval(
+  em: EntityManager, run: RoomAgentRun, approvalId: string, decision: 'approved' | 'rejected', actor: Actor,
+): Promise<void> {
+  if (run.status !== 'awaiting_approval') return;
+  closeStep(run, 'approval', decision === 'approved' ? 'completed' : 'failed', { approvalId });
+  if (decision === 'approved') {
     run.status = 'running';
-    run.startedAt = new Date();
-    openStep(run, 'model_call');
-    await saveRun(em, run);
-    await runEvent(em, run, SYSTEM);
-    return true;
-  });
-}
-
-interface AgentContext {
-  alias: AgentAlias;
-  input: string;
-  messages: Array<{ id: string; author: string; body: string }>;
-  canvas: { version: number; content: string };
-}
-
-/** What the model is shown: the last 50 messages visible to the starter, and the canvas. */
-export async function agentContext(ds: DataSource, runId: string): Promise<AgentContext> {
-  const run = await ds.getRepository(RoomAgentRun).findOneByOrFail({ id: runId });
-  const room = await ds.getRepository(Room).findOneByOrFail({ id: run.roomId });
-  const qb = ds.getRepository(RoomMessage).createQueryBuilder('m')
-    .where('m.room_id = :roomId AND m.deleted_at IS NULL', { roomId: run.roomId });
-  if (run.startedByType === 'end_user') qb.andWhere(`m.visibility = 'customer' AND (NOT m.hidden OR m.author_principal_id = :p)`, { p: run.starterPrincipalId });
-  const messages = (await qb.orderBy('m.seq', 'DESC').take(50).getMany()).reverse();
-  const canvas: Array<{ content: string }> = await ds.query(
-    'SELECT content FROM room_canvas_versions WHERE room_id = $1 AND version = $2', [room.id, room.canvasVersion]);
-  return {
-    alias: run.alias,
-    input: run.input,
-    messages: messages.map((m) => ({ id: m.id, author: m.authorType, body: m.hidden ? '' : m.body })),
-    canvas: { version: room.canvasVersion, content: canvas[0]?.content ?? '' },
-  };
-}
-
-export async function failRun(ds: DataSource, runId: string, code: string, message: string): Promise<void> {
-  await ds.transaction(async (em) => {
-    const run = (await lockRun(em, runId))!;
-    if (TERMINAL_RUN_STATUSES.includes(run.status)) return;
-    closeStep(run, 'model_call', 'failed');
+  } else {
     run.status = 'failed';
     run.failedAt = new Date();
-    run.lastError = { code, message };
-    await saveRun(em, run);
-    await runEvent(em, run, SYSTEM);
-  });
+    run.lastError = { code: 'APPROVAL_REJECTED', message: 'a teammate rejected the action' };
+  }
+  await saveRun(em, run);
+  await runEvent(em, run, actor);
+  await enqueueWorkflowCommand(em, { type: 'room.agent_run.wake', runId: run.id });
 }
-
-type Proposal = 'execute' | 'await_approval' | 'stopped';
-
-/** Keeps the model's answer and either asks a person (an `agent_action` approval) or goes on to the effect. */
-export async function proposeEffect(ds: DataSource, runId: string, output: string, baseCanvasVersion: number, approvalTtlMs: number): Promise<Proposal> {
-  return ds.transaction(async (em) => {
-    const run = (await lockRun(em, runId))!;
-    if (run.status === 'awaiting_approval') return 'await_approval';
-    if (run.status !== 'running') return 'stopped';
-    // A repeat after the answer was kept: the approval (if any) was decided, or none was needed.
-    if (run.output !== null) return 'execute';
-    const { action, needsApproval } = sideEffectOf(run.alias, run.visibility);
-    closeStep(run, 'model_call', 'completed');
-    run.output = output;
-    run.baseCanvasVersion = baseCanvasVersion;
-    run.sideEffect = { action, approvalId: null, executedAt: null, resultId: null };
-    if (!needsApproval) {
-      await saveRun(em, run);
-      return 'execute';
-    }
-    const approvalId = await requestApproval(em, { id: run.roomId, organizationId: run.organizationId, productId: run.productId }, {
-      kind: 'agent_action', subjectId: run.id, action: { type: action, preview: output.slice(0, 500) },
-      requestedBy: { type: run.startedByType, id: run.startedById }, requesterPrincipalId: run.starterPrincipalId, ttlMs: approvalTtlMs,
-    }, SYSTEM);
-    run.sideEffect = { ...run.sideEffect, approvalId };
-    run.status = 'awaiting_approval';
-    openStep(run, 'approval', { approvalId });
-    await saveRun(em, run);
-    await runEvent(em, run, SYSTEM);
-    return 'await_approval';
-  });
-}
-
-/**
- * The side effect, in one transaction under the run row's lock (then its approval's): written only
- * while the run is `running`, its approval (if any) `approved` and nothing executed yet; otherwise
- * nothing is written. A cancel holds the same lock, so one of the two commits first and the other sees it.
- * `expire` (the approval's time ran out) turns a still-pending approval into `expired` and fails the run.
- */
-export async function executeEffect(ds: DataSource, runId: string, expire: boolean): Promise<RunStatus> {
-  return ds.transaction(async (em) => {
-    const run = (await lockRun(em, runId))!;
-    const effect = run.sideEffect;
-    const approval = effect?.approvalId ? await lockApproval(em, effect.approvalId) : null;
-    if (run.status === 'awaiting_approval' && expire && approval?.status === 'pending') {
-      approval.status = 'expired';
-      await em.getRepository(RoomApproval).save(approval);
-      await approvalEvent(em, approval, 'approval.decided', SYSTEM);
-      closeStep(run, 'approval', 'failed', { approvalId: approval.id });
-      Object.assign(run, { status: 'failed', failedAt: new Date(), lastError: { code: 'APPROVAL_EXPIRED', message: 'nobody decided in time' } });
-      await saveRun(em, run);
-      await runEvent(em, run, SYSTEM);
-      return run.status;
-    }
-    const allowed = run.status === 'running' && effect !== null && effect.executedAt === null && (approval === null || approval.status === 'approved');
-    if (!allowed) {
-      if (effect && effect.executedAt === null && run.status === 'cancelled' && !run.steps.some((s) => s.type === 'side_effect')) {
-        closeStep(run, 'side_effect', 'skipped');
-        await saveRun(em, run);
-      }
-      return run.status;
-    }
-    const room = await em.getRepository(Room).createQueryBuilder('r').setLock('pessimistic_write').where('r.id = :id', { id: run.roomId }).getOneOrFail();
-    const agent = { type: 'agent' as const, id: principalIdOf(room.productId, 'agent', run.alias) };
-    let resultId: string;
-    if (effect.action === 'post_message') {
-      resultId = await insertMessage(em, room, { type: 'agent', principalId: agent.id }, agent, { body: run.output!, kind: 'text', visibility: run.visibility });
-    } else {
-      if (room.canvasVersion !== run.baseCanvasVersion) {
-        closeStep(run, 'side_effect', 'failed');
-        Object.assign(run, { status: 'failed', failedAt: new Date(), lastError: { code: 'CANVAS_CONFLICT', message: 'the canvas changed since the model read it' } });
-        await saveRun(em, run);
-        await runEvent(em, run, SYSTEM);
-        return run.status;
-      }
-      resultId = String(await writeCanvas(em, room, run.output!, agent));
-    }
-    const executedAt = new Date().toISOString();
-    run.sideEffect = { ...effect, executedAt, resultId };
-    closeStep(run, 'side_effect', 'completed', { resultId });
-    Object.assign(run, { status: 'succeeded', completedAt: new Date() });
-    await saveRun(em, run);
-    await appendRoomEvent(em, room, {
-      type: 'room.agent.action_executed', visibility: 'internal', audience: run.starterPrincipalId, actor: agent,
-      data: { runId: run.id, alias: run.alias, action: effect.action, resultId },
-    });
-    await runEvent(em, run, agent);
-    return run.status;
-  });
-}
-

@@ -6,7 +6,7 @@ import { RoomAttachment, RoomMessage } from '../entities';
 import { newId } from '../rules/ids';
 import { AttachmentType, UNATTACHED_ATTACHMENT_TTL_MS, attachmentTypeCheck } from '../rules/room-rules';
 import { contentWithheld, messageVisibleTo, viewAttachment } from './room-log';
-import { EndUserCaller, assertWritable, reachAsMember, reachRoom } from './rooms';
+import { EndUserCaller, assertWritable, reachAsMember, reachRoom } from './room-access';
 
 interface NewAttachment {
   contentType: AttachmentType;

@@ -2,8 +2,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ServiceError, notFound } from '../../runtime/service-error';
 import { Room, RoomCanvasVersion } from '../entities';
 import { Actor, appendRoomEvent } from './room-log';
-import type { RoomCaller } from './rooms';
-import { actorOf, assertWritable, reachAsMember, reachRoom } from './rooms';
+import type { RoomCaller } from './room-access';
+import { actorOf, assertWritable, reachAsMember, reachRoom } from './room-access';
 
 export function viewCanvas(roomId: string, version: number, row: RoomCanvasVersion | null, createdAt: Date) {
   return {

@@ -5,9 +5,9 @@ import { EvidenceItem } from '../entities/room-document';
 import { newId } from '../rules/ids';
 import { RemovedReason, checkCitations, parseCompiled } from '../rules/room-rules';
 import { SYSTEM, appendRoomEvent } from './room-log';
-import type { RoomCaller } from './rooms';
-import { actorOf, assertWritable, reachRoom } from './rooms';
-import { requestApproval, viewApproval } from './agent-runs';
+import type { RoomCaller } from './room-access';
+import { actorOf, assertWritable, reachRoom } from './room-access';
+import { requestApproval, viewApproval } from './approvals';
 import { WorkflowCommandBody, enqueueWorkflowCommand } from '../workflow-commands';
 
 const EVIDENCE_LIMIT = 200;

@@ -3,8 +3,8 @@ import { conflict, forbidden, notFound, validationFailed } from '../../runtime/s
 import { RoomHandoff } from '../entities';
 import { newId } from '../rules/ids';
 import { appendRoomEvent } from './room-log';
-import type { RoomCaller } from './rooms';
-import { actorOf, assertWritable, ensureTeammateMember, reachAsMember, reachRoom } from './rooms';
+import type { RoomCaller } from './room-access';
+import { actorOf, assertWritable, ensureTeammateMember, reachAsMember, reachRoom } from './room-access';
 
 type ProductCaller = RoomCaller & { productId: string };
 

@@ -5,11 +5,11 @@ import { JobStatus } from '../entities/room-job';
 import { fanOutInboxItems } from '../customer-loop/inbox';
 import { newId } from '../rules/ids';
 import { enqueueWorkflowCommand } from '../workflow-commands';
-import { requestApproval } from './agent-runs';
+import { requestApproval } from './approvals';
 import { completePromise } from './promises';
 import { Actor, SYSTEM, appendRoomEvent } from './room-log';
-import type { RoomCaller } from './rooms';
-import { actorOf, assertWritable, reachRoom } from './rooms';
+import type { RoomCaller } from './room-access';
+import { actorOf, assertWritable, reachRoom } from './room-access';
 import { endSolveSession, openSolveSession } from './solve-sessions';
 
 

@@ -4,9 +4,9 @@ import { Room, RoomAppeal, RoomApproval, RoomMessage, RoomModerationCase } from 
 import { ReportReason } from '../entities/room-moderation-case';
 import { newId } from '../rules/ids';
 import { reportsHide } from '../rules/room-rules';
-import { requestApproval } from './agent-runs';
+import { requestApproval } from './approvals';
 import { Actor, SYSTEM, appendRoomEvent } from './room-log';
-import { EndUserCaller, actorOf, assertWritable, reachAsMember, reachRoom, visibleMessage } from './rooms';
+import { EndUserCaller, actorOf, assertWritable, reachAsMember, reachRoom, visibleMessage } from './room-access';
 
 function viewCase(c: RoomModerationCase) {
   return {

@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { conflict, notFound, validationFailed } from '../../runtime/service-error';
 import { RoomMessage, RoomPoll } from '../entities';
 import { appendRoomEvent, messageVisibleTo, viewPoll } from './room-log';
-import { EndUserCaller, actorOf, assertWritable, reachAsMember } from './rooms';
+import { EndUserCaller, actorOf, assertWritable, reachAsMember } from './room-access';
 
 /** One answer per principal: a later PUT replaces the earlier; a deleted poll takes none. */
 export async function respondToPoll(ds: DataSource, caller: EndUserCaller, roomId: string, pollId: string, optionIndex: number) {

@@ -3,7 +3,7 @@ import { conflict } from '../../runtime/service-error';
 import { RoomReaction } from '../entities';
 import { MAX_REACTION_EMOJI } from '../rules/room-rules';
 import { appendRoomEvent } from './room-log';
-import { EndUserCaller, actorOf, assertWritable, reachAsMember, visibleMessage } from './rooms';
+import { EndUserCaller, actorOf, assertWritable, reachAsMember, visibleMessage } from './room-access';
 
 /**
  * Adds the caller's reaction with this emoji, or removes it when it is there (a toggle). A deleted

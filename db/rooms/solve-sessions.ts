@@ -4,7 +4,7 @@ import { RoomSolveParticipant, RoomSolveSession } from '../entities';
 import { newId } from '../rules/ids';
 import { sha256Hex } from '../rules/secrets';
 import { Actor, appendRoomEvent } from './room-log';
-import { EndUserCaller, reachAsMember } from './rooms';
+import { EndUserCaller, reachAsMember } from './room-access';
 
 type RoomRef = { id: string; organizationId: string; productId: string };
 

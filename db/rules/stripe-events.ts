@@ -1,4 +1,4 @@
-import { timestampedHmacProblem } from './timestamped-hmac';
+import { timestampedHmacProblem } from '../../runtime/timestamped-hmac';
 import type { ValueEventInput } from './value-events';
 
 /** The processor's tolerance; a timestamp this far in the future is refused as well. */

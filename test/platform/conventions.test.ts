@@ -132,10 +132,10 @@ describe('API conventions', () => {
 
 describe('pure rules (db/rules/)', () => {
   const dir = path.join(__dirname, '..', '..', 'db', 'rules');
-  // A rule may compute (node:crypto, the pure RFC 8785 `canonicalize`), build a ServiceError, and use
-  // other rules; anything else it needs (entities) comes in as types only, so no rule reaches TypeORM,
+  // A rule may compute (node:crypto, the pure RFC 8785 `canonicalize`, the node:crypto-only timestamped
+  // HMAC in runtime/), build a ServiceError, and use other rules; anything else it needs (entities) comes in as types only, so no rule reaches TypeORM,
   // a database or the network.
-  const allowed = new Set(['node:crypto', 'canonicalize', '../../runtime/service-error']);
+  const allowed = new Set(['node:crypto', 'canonicalize', '../../runtime/service-error', '../../runtime/timestamped-hmac']);
   const files = fs.readdirSync(dir).filter((f) => f.endsWith('.ts'));
 
   it('are present', () => assert.ok(files.length >= 8, files.join(', ')));
@@ -160,4 +160,112 @@ describe('pure rules (db/rules/)', () => {
       assert.doesNotMatch(text, /\b(require|import)\s*\(|\bfetch\s*\(/, `${file} loads modules or calls the network`);
     });
   }
+});
+
+describe('layering', () => {
+  const root = path.join(__dirname, '..', '..');
+  const layers = ['db', 'api', 'runtime'];
+
+  function sources(dir: string): string[] {
+    return fs.readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) => {
+      const rel = path.posix.join(dir, e.name);
+      if (e.isDirectory()) return sources(rel);
+      return e.name.endsWith('.ts') ? [rel] : [];
+    });
+  }
+
+  // Every relative import, type-only included: a type cycle still couples the files it runs through.
+  function importsOf(file: string): string[] {
+    const text = fs.readFileSync(path.join(root, file), 'utf8');
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
+    const found: string[] = [];
+    for (const statement of source.statements) {
+      if (!ts.isImportDeclaration(statement) && !ts.isExportDeclaration(statement)) continue;
+      if (!statement.moduleSpecifier || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
+      const from = statement.moduleSpecifier.text;
+      if (!from.startsWith('.')) continue;
+      const base = path.posix.normalize(path.posix.join(path.posix.dirname(file), from));
+      const target = [`${base}.ts`, `${base}/index.ts`].find((f) => fs.existsSync(path.join(root, f)));
+      if (target) found.push(target);
+    }
+    return found;
+  }
+
+  const files = layers.flatMap(sources);
+  const graph = new Map(files.map((f) => [f, importsOf(f)]));
+
+  // Tarjan's strongly connected components; each component of more than one file holds a cycle.
+  function cycles(): string[][] {
+    const index = new Map<string, number>();
+    const low = new Map<string, number>();
+    const stack: string[] = [];
+    const onStack = new Set<string>();
+    const found: string[][] = [];
+    const visit = (v: string) => {
+      index.set(v, index.size);
+      low.set(v, index.get(v)!);
+      stack.push(v);
+      onStack.add(v);
+      for (const w of graph.get(v) ?? []) {
+        if (!index.has(w)) {
+          visit(w);
+          low.set(v, Math.min(low.get(v)!, low.get(w)!));
+        } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+      }
+      if (low.get(v) !== index.get(v)) return;
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(component);
+    };
+    for (const f of files) if (!index.has(f)) visit(f);
+    return found;
+  }
+
+  // One concrete path around a component, so the failure names the files to untangle.
+  function cycleThrough(component: string[]): string {
+    const members = new Set(component);
+    const start = [...component].sort()[0];
+    const previous = new Map<string, string>();
+    const queue = [start];
+    while (queue.length) {
+      const v = queue.shift()!;
+      for (const w of graph.get(v) ?? []) {
+        if (!members.has(w)) continue;
+        if (w === start) {
+          const trail = [v];
+          while (trail[0] !== start) trail.unshift(previous.get(trail[0])!);
+          return [...trail, start].join(' -> ');
+        }
+        if (!previous.has(w)) {
+          previous.set(w, v);
+          queue.push(w);
+        }
+      }
+    }
+    return component.join(', ');
+  }
+
+  it(`no import cycles under ${layers.join('/, ')}/ (type-only imports included)`, () => {
+    assert.ok(files.length > 100, `${files.length} files read`);
+    assert.deepEqual(cycles().map((c) => `${c.length} files: ${cycleThrough(c)}`), []);
+  });
+
+  it('runtime/ imports nothing from db/ or api/', () => {
+    const upward = files.filter((f) => f.startsWith('runtime/'))
+      .flatMap((f) => graph.get(f)!.filter((t) => !t.startsWith('runtime/')).map((t) => `${f} -> ${t}`));
+    assert.deepEqual(upward, []);
+  });
+
+  it('plugins import no domain route module', () => {
+    const domains = new Set(fs.readdirSync(path.join(root, 'api'), { withFileTypes: true })
+      .filter((e) => e.isDirectory() && e.name !== 'plugins').map((e) => `api/${e.name}/`));
+    const reaching = files.filter((f) => f.startsWith('api/plugins/'))
+      .flatMap((f) => graph.get(f)!.filter((t) => [...domains].some((d) => t.startsWith(d))).map((t) => `${f} -> ${t}`));
+    assert.deepEqual(reaching, []);
+  });
 });

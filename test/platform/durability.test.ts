@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Client, Connection } from '@temporalio/client';
 import { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app';
-import { openDatabase } from '../../runtime/services';
+import { openDatabase } from '../../db/data-source';
 import { LOOP_SCOPES, postSignal, teammate } from '../support/customer-loop';
 import { asTeammate, call, createTenant, errorCode, settledHandle } from '../support/fixtures';
 import { approvedItem, createProofTenant, ledgerTypes } from '../support/proof-fixtures';

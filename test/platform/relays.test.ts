@@ -6,7 +6,7 @@ import { enqueueEvent } from '../../db/outbox';
 import { createOrganization, createProduct } from '../../db/platform/tenancy';
 import { createEndpoint } from '../../db/webhooks/webhook-endpoints';
 import { dispatchDeliveries, publishOutbox } from '../../db/webhooks/webhook-publisher';
-import { openDatabase } from '../../runtime/services';
+import { openDatabase } from '../../db/data-source';
 import { Config, loadConfig } from '../../runtime/config';
 import { workerRelays } from '../../worker/main';
 import { Client } from '@temporalio/client';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { openDatabase } from '../../runtime/services';
+import { openDatabase } from '../../db/data-source';
 import { submitProof } from '../../db/proof/proof-submissions';
 import { createProofTenant, submissionBody } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';

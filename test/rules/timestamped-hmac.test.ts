@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { timestampedHmacHex, timestampedHmacProblem } from '../../db/rules/timestamped-hmac';
+import { timestampedHmacHex, timestampedHmacProblem } from '../../runtime/timestamped-hmac';
 
 describe('rules: timestamped HMAC signatures', () => {
   const secret = 'whsec_rule';
