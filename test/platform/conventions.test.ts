@@ -130,11 +130,28 @@ describe('API conventions', () => {
   });
 });
 
+/** The module each import or re-export of a file names, and whether it brings in types only. */
+function importsIn(file: string, text: string): Array<{ from: string; typeOnly: boolean }> {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
+  const found: Array<{ from: string; typeOnly: boolean }> = [];
+  for (const statement of source.statements) {
+    if (!ts.isImportDeclaration(statement) && !ts.isExportDeclaration(statement)) continue;
+    if (!statement.moduleSpecifier || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
+    const clause = ts.isImportDeclaration(statement) ? statement.importClause : undefined;
+    const typeOnly = ts.isImportDeclaration(statement)
+      ? Boolean(clause?.isTypeOnly || (clause && !clause.name && clause.namedBindings && ts.isNamedImports(clause.namedBindings)
+        && clause.namedBindings.elements.every((e) => e.isTypeOnly)))
+      : statement.isTypeOnly;
+    found.push({ from: statement.moduleSpecifier.text, typeOnly });
+  }
+  return found;
+}
+
 describe('pure rules (db/rules/)', () => {
   const dir = path.join(__dirname, '..', '..', 'db', 'rules');
   // A rule may compute (node:crypto, the pure RFC 8785 `canonicalize`, the node:crypto-only timestamped
-  // HMAC in runtime/), build a ServiceError, and use other rules; anything else it needs (entities) comes in as types only, so no rule reaches TypeORM,
-  // a database or the network.
+  // HMAC in runtime/), build a ServiceError, and use other rules; anything else it needs (entities) comes
+  // in as types only, so no rule reaches TypeORM, a database or the network.
   const allowed = new Set(['node:crypto', 'canonicalize', '../../runtime/service-error', '../../runtime/timestamped-hmac']);
   const files = fs.readdirSync(dir).filter((f) => f.endsWith('.ts'));
 
@@ -143,19 +160,8 @@ describe('pure rules (db/rules/)', () => {
   for (const file of files) {
     it(`${file} imports only types, node:crypto, canonicalize, ServiceError and other rules, and calls no network`, () => {
       const text = fs.readFileSync(path.join(dir, file), 'utf8');
-      const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
-      const valueImports: string[] = [];
-      for (const statement of source.statements) {
-        if (!ts.isImportDeclaration(statement) && !ts.isExportDeclaration(statement)) continue;
-        if (!statement.moduleSpecifier || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
-        const clause = ts.isImportDeclaration(statement) ? statement.importClause : undefined;
-        const typeOnly = ts.isImportDeclaration(statement)
-          ? Boolean(clause?.isTypeOnly || (clause && !clause.name && clause.namedBindings && ts.isNamedImports(clause.namedBindings)
-            && clause.namedBindings.elements.every((e) => e.isTypeOnly)))
-          : statement.isTypeOnly;
-        const from = statement.moduleSpecifier.text;
-        if (!typeOnly && !allowed.has(from) && !/^\.\/[a-z-]+$/.test(from)) valueImports.push(from);
-      }
+      const valueImports = importsIn(file, text)
+        .filter(({ from, typeOnly }) => !typeOnly && !allowed.has(from) && !/^\.\/[a-z-]+$/.test(from)).map(({ from }) => from);
       assert.deepEqual(valueImports, [], `${file} imports at run time`);
       assert.doesNotMatch(text, /\b(require|import)\s*\(|\bfetch\s*\(/, `${file} loads modules or calls the network`);
     });
@@ -176,19 +182,11 @@ describe('layering', () => {
 
   // Every relative import, type-only included: a type cycle still couples the files it runs through.
   function importsOf(file: string): string[] {
-    const text = fs.readFileSync(path.join(root, file), 'utf8');
-    const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
-    const found: string[] = [];
-    for (const statement of source.statements) {
-      if (!ts.isImportDeclaration(statement) && !ts.isExportDeclaration(statement)) continue;
-      if (!statement.moduleSpecifier || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
-      const from = statement.moduleSpecifier.text;
-      if (!from.startsWith('.')) continue;
+    return importsIn(file, fs.readFileSync(path.join(root, file), 'utf8')).flatMap(({ from }) => {
+      if (!from.startsWith('.')) return [];
       const base = path.posix.normalize(path.posix.join(path.posix.dirname(file), from));
-      const target = [`${base}.ts`, `${base}/index.ts`].find((f) => fs.existsSync(path.join(root, f)));
-      if (target) found.push(target);
-    }
-    return found;
+      return [`${base}.ts`, `${base}/index.ts`].filter((f) => fs.existsSync(path.join(root, f))).slice(0, 1);
+    });
   }
 
   const files = layers.flatMap(sources);
