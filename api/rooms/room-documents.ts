@@ -4,7 +4,8 @@ import { PromoteInput, compiledDocument, promote, startCompile } from '../../db/
 import { ServiceError, validationFailed } from '../../runtime/service-error';
 import { startOnce } from '../../runtime/start-once';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
-import { roomCompileWorkflow, roomCompileWorkflowId } from '../../workflows/rooms/room-compile-workflow';
+import { roomCompileWorkflow } from '../../workflows/rooms/room-compile-workflow';
+import { roomCompileWorkflowId } from '../../workflows/workflow-ids';
 import { assertAiConfigured, endedWithin } from '../ai/ai-runner';
 import type { AppDeps } from '../app-deps';
 import { idParams } from '../plugins/path-params';

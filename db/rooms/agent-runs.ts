@@ -5,12 +5,11 @@ import { RunStatus, RunStep, TERMINAL_RUN_STATUSES } from '../entities/room-agen
 import { PageRequest, pageOf } from '../pagination';
 import { newId } from '../rules/ids';
 import { enqueueWorkflowCommand } from '../workflow-commands';
+import { agentRunWorkflowId } from '../../workflows/workflow-ids';
 import { Actor, appendRoomEvent } from './room-log';
 import { RoomCaller, actorOf, assertWritable, reachAsMember, reachRoom } from './room-access';
 import { approvalEvent, lockApproval } from './approvals';
 import { hasActiveHandoff } from './handoffs';
-
-export const agentRunWorkflowId = (runId: string) => `agent-run/${runId}`;
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 

@@ -3,9 +3,6 @@ import type { createRoomActivities } from '../../activities/rooms/room-activitie
 import { AiCallSettings, aiCallOptions, aiFailureOf } from '../ai/ai-call';
 import { DATABASE_RETRY } from '../platform/database-retry';
 
-// api/rooms/room-documents.ts still imports the id from here; it moves to ../workflow-ids with that module's split.
-export { roomCompileWorkflowId } from '../workflow-ids';
-
 export interface RoomCompileInput {
   documentId: string;
   ai: AiCallSettings;
