@@ -12,6 +12,7 @@ import {
 } from '../rules/proof-eligibility';
 import { Actor, appendProofEvent } from './proof-ledger';
 import { assertChangeable, findItem } from './proof-items';
+import { dbNow } from '../clock';
 
 export const EXPAND_ITEMS_CAP = 50;
 /** Items a placement may hold; a render shows at most these. */
@@ -91,7 +92,7 @@ export async function createPlacement(ds: DataSource, scope: Scope, body: NewPla
       renderConfig: body.renderConfig ?? {},
       eligibilityPolicy: body.eligibilityPolicy ?? {},
       publishedAt: null,
-      updatedAt: new Date(),
+      updatedAt: dbNow,
     });
     const placement = await repo.findOneByOrFail({ id });
     await appendProofEvent(em, { ...ledgerOf(placement, actor), eventType: 'proof.placement.created', properties: { state: 'draft' } });
@@ -134,7 +135,7 @@ async function changePlacementIn(
 
 async function bumpCacheVersion(em: EntityManager, placement: ProofPlacement, patch: Partial<ProofPlacement> = {}): Promise<void> {
   await em.getRepository(ProofPlacement).update(placement.id, {
-    ...patch, renderCacheVersion: placement.renderCacheVersion + 1, updatedAt: new Date(),
+    ...patch, renderCacheVersion: placement.renderCacheVersion + 1, updatedAt: dbNow,
   });
 }
 
