@@ -13,7 +13,7 @@ import { readReceipt } from '../proof/proof-receipts';
 import { activeSigningKey, signCanonical } from '../proof/proof-signing';
 import { enqueueWorkflowCommand } from '../workflow-commands';
 import { recoveryClosed } from '../rules/proof-status';
-import { dbNow } from '../clock';
+import { databaseNow, dbNow } from '../clock';
 
 const CUSTOMER: Actor = { type: 'customer', id: null };
 
@@ -119,7 +119,7 @@ export async function withdraw(ds: DataSource, person: ControlReach, itemId: str
       const done = await revocations.findOneOrFail({ where: { proofItemId: item.id, resolutionState: 'completed' }, order: { createdAt: 'DESC' } });
       return { result: viewWithdrawal(done) };
     }
-    const now = new Date();
+    const now = await databaseNow(em);
     const open = await revocations.findBy({ proofItemId: item.id, resolutionState: In(['pending', 'escalated']) });
     let revocationId: string;
     if (open.length > 0) {

@@ -9,6 +9,7 @@ import { sha256Hex } from '../rules/secrets';
 import { PinnedFlow, liveFlow, optedOut, pinnedFlow, publicFlow } from './pinned-flow';
 import { issueSecret, useSecret, findSecret } from './secrets';
 import { expired, invalidInput, uploadsOfDraft } from './uploads';
+import { databaseNow } from '../clock';
 
 const DAY_MS = 86_400_000;
 
@@ -76,7 +77,7 @@ export interface NewDraft {
 
 async function insertDraft(em: EntityManager, input: NewDraft, ttlDays: number): Promise<CollectionDraft> {
   const id = newId('drf');
-  const now = new Date();
+  const now = await databaseNow(em);
   const identity = Object.fromEntries(Object.entries(input.identity ?? {}).filter(([, v]) => typeof v === 'string' && v));
   await em.getRepository(CollectionDraft).insert({
     id, organizationId: input.flow.organizationId, productId: input.flow.productId, flowId: input.flow.flowId,

@@ -9,7 +9,7 @@ import { PageRequest } from '../pagination';
 import { findFlow } from './flows';
 import { pageRows } from './scope';
 import { enqueueWorkflowCommand } from '../workflow-commands';
-import { dbNow } from '../clock';
+import { databaseNow, dbNow } from '../clock';
 
 export const LINK_TOKEN_PREFIX = 'pr';
 export const DEFAULT_EXPIRES_IN_DAYS = 30;
@@ -188,7 +188,7 @@ export async function markSent(ds: DataSource, organizationId: string, id: strin
     const r = await findRequest(em, organizationId, id, true);
     if (r.status !== 'draft') throw conflict(`the request is ${r.status}; only a draft is sent`);
     if (await recipientSuppressed(em, r.productId, r.recipient)) throw optedOut();
-    const now = new Date();
+    const now = await databaseNow(em);
     const expiresAt = new Date(now.getTime() + r.expiresInDays * dayMs);
     await em.getRepository(ProofRequest).update({ id }, {
       status: 'sent', sentAt: now, expiresAt, remindAfterDays: remindAfterDays ?? null, updatedAt: now,

@@ -12,7 +12,7 @@ import {
 } from '../rules/upload-rules';
 import { enqueueWorkflowCommand } from '../workflow-commands';
 import { issueSecret } from './secrets';
-import { dbNow } from '../clock';
+import { databaseNow, dbNow } from '../clock';
 
 export const invalidInput = (message: string) => new ServiceError('INVALID_INPUT', 400, message);
 export const expired = (what: string) => new ServiceError('EXPIRED', 410, `this ${what} has expired`);
@@ -136,7 +136,7 @@ export async function openUpload(
     if (n >= MAX_UPLOADS_PER_DRAFT) throw conflict(`a draft holds at most ${MAX_UPLOADS_PER_DRAFT} uploads`);
     await chargeUpload(em, locked, body.size, opts.clientAddress, opts.quotas);
     const id = newId('ups');
-    const now = new Date();
+    const now = await databaseNow(em);
     await em.getRepository(CollectionUpload).insert({
       id, organizationId: draft.organizationId, productId: draft.productId, draftId: draft.id, flowId: draft.flowId,
       clientAddress: opts.clientAddress, kind: body.kind, purpose,

@@ -8,7 +8,7 @@ import { findFlow } from './flows';
 import { Teammate } from './scope';
 import { issueSecret } from './secrets';
 import { invalidInput } from './uploads';
-import { dbNow } from '../clock';
+import { databaseNow, dbNow } from '../clock';
 
 export function viewWelcomeVideo(v: CollectionWelcomeVideo) {
   return {
@@ -52,7 +52,7 @@ export async function startWelcomeUpload(
   return ds.transaction(async (em) => {
     const flow = await findFlow(em, who.organizationId, flowId, true);
     if (flow.state === 'archived') throw conflict('the flow is archived');
-    const now = new Date();
+    const now = await databaseNow(em);
     const videoId = newId('wvd');
     const uploadId = newId('ups');
     await em.getRepository(CollectionWelcomeVideo).insert({

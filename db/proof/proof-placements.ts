@@ -12,7 +12,7 @@ import {
 } from '../rules/proof-eligibility';
 import { Actor, appendProofEvent } from './proof-ledger';
 import { assertChangeable, findItem } from './proof-items';
-import { dbNow } from '../clock';
+import { databaseNow, dbNow } from '../clock';
 
 export const EXPAND_ITEMS_CAP = 50;
 /** Items a placement may hold; a render shows at most these. */
@@ -368,7 +368,7 @@ export async function removePlacementItem(ds: DataSource, scope: Scope, id: stri
     const repo = em.getRepository(ProofPlacementItem);
     const entry = await repo.findOneBy({ id: entryId, placementId: id, state: 'active' });
     if (!entry) throw notFound('placement item');
-    const now = new Date();
+    const now = await databaseNow(em);
     await repo.update(entryId, { state: 'removed', removedReason: 'removed_by_request', removedAt: now });
     await bumpCacheVersion(em, placement);
     await appendProofEvent(em, {
