@@ -407,7 +407,7 @@ export async function publishPlacement(ds: DataSource, scope: Scope, id: string,
   return transactionWith(ds, async (em) => {
     await findPlacement(em, scope, id, true);
     const counts = count(await loadScoped(em, scope, id));
-    const placement = await changePlacementIn(em, scope, id, { state: 'active', publishedAt: new Date() }, actor);
+    const placement = await changePlacementIn(em, scope, id, { state: 'active', publishedAt: await databaseNow(em) }, actor);
     await appendProofEvent(em, {
       ...ledgerOf(placement, actor), eventType: 'proof.placement.published',
       properties: { renderCacheVersion: placement.renderCacheVersion, ...counts },
