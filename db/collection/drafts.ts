@@ -275,10 +275,10 @@ export async function patchDraft(ds: DataSource, draftId: string, patch: DraftPa
       }
       fields.answers = merged;
     }
-    const now = new Date();
     await em.query(
-      `UPDATE collection_drafts SET fields = $2, revision = revision + 1, updated_at = $3, expires_at = $4 WHERE id = $1`,
-      [draft.id, JSON.stringify(fields), now, new Date(now.getTime() + ttlDays * DAY_MS)]);
+      `UPDATE collection_drafts SET fields = $2, revision = revision + 1, updated_at = now(), expires_at = now() + $3 * interval '1 millisecond'
+        WHERE id = $1`,
+      [draft.id, JSON.stringify(fields), ttlDays * DAY_MS]);
     const saved = await findDraft(em, draft.id);
     return { draft: viewDraft(saved, await uploadsOfDraft(em, draft.id)), flow: publicFlow(flow) };
   });
