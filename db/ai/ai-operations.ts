@@ -13,6 +13,7 @@ import { AskFacts, DISCARDING_CHECKS, askPolicyChecks } from '../rules/ai-ask-po
 import { CaseStudyAnswer, validateCaseStudy } from '../rules/ai-case-study-validator';
 import { base32, newId } from '../rules/ids';
 import { WorkflowCommandBody, enqueueWorkflowCommand } from '../workflow-commands';
+import { dbNow } from '../clock';
 
 type Scope = { organizationId: string; productId: string };
 
@@ -198,7 +199,7 @@ export async function completeOperation(ds: DataSource, id: string, answer: unkn
       }
     }
     await em.getRepository(ProofAiOperation).update(id, {
-      status, result, failure, model, updatedAt: new Date(), completedAt: new Date(),
+      status, result, failure, model, updatedAt: dbNow, completedAt: dbNow,
     });
     return status;
   });

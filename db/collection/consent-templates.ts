@@ -5,6 +5,7 @@ import { newId } from '../rules/ids';
 import { sha256Hex } from '../rules/secrets';
 import { PageRequest } from '../pagination';
 import { Teammate, assertOwnProduct, pageRows } from './scope';
+import { dbNow } from '../clock';
 
 export interface NewTemplateVersion {
   productId: string;
@@ -62,7 +63,7 @@ export async function publishTemplateVersion(ds: DataSource, who: Teammate, body
       publishedBy: who.teammateId,
     };
     await em.getRepository(ConsentTemplateVersion).insert(row);
-    await templates.update({ id: template.id }, { latestVersion: version, updatedAt: new Date() });
+    await templates.update({ id: template.id }, { latestVersion: version, updatedAt: dbNow });
     return viewTemplateVersion(await em.getRepository(ConsentTemplateVersion).findOneByOrFail({ id: row.id! }));
   });
 }

@@ -13,6 +13,7 @@ import { readReceipt } from '../proof/proof-receipts';
 import { activeSigningKey, signCanonical } from '../proof/proof-signing';
 import { enqueueWorkflowCommand } from '../workflow-commands';
 import { recoveryClosed } from '../rules/proof-status';
+import { databaseNow, dbNow } from '../clock';
 
 const CUSTOMER: Actor = { type: 'customer', id: null };
 
@@ -118,7 +119,7 @@ export async function withdraw(ds: DataSource, person: ControlReach, itemId: str
       const done = await revocations.findOneOrFail({ where: { proofItemId: item.id, resolutionState: 'completed' }, order: { createdAt: 'DESC' } });
       return { result: viewWithdrawal(done) };
     }
-    const now = new Date();
+    const now = await databaseNow(em);
     const open = await revocations.findBy({ proofItemId: item.id, resolutionState: In(['pending', 'escalated']) });
     let revocationId: string;
     if (open.length > 0) {
@@ -224,7 +225,7 @@ export async function controlAction(ds: DataSource, person: ControlReach, body: 
       case 'pause':
       case 'resume': {
         const paused = body.action === 'pause';
-        await em.getRepository(ProofItem).update(item.id, { customerPausedAt: paused ? item.customerPausedAt ?? new Date() : null, updatedAt: new Date() });
+        await em.getRepository(ProofItem).update(item.id, { customerPausedAt: paused ? item.customerPausedAt ?? dbNow : null, updatedAt: dbNow });
         await appendProofEvent(em, { ...ledger, eventType: paused ? 'proof.item.paused_by_customer' : 'proof.item.resumed_by_customer' });
         return { status: 200, data: { proofItemId: item.id, paused } };
       }

@@ -7,6 +7,7 @@ import { DomainJudgement, verifyName, verifyValue } from '../rules/domain-verifi
 import { newId } from '../rules/ids';
 import { enqueueWorkflowCommand } from '../workflow-commands';
 import { findFlow } from './flows';
+import { dbNow } from '../clock';
 
 export const MAX_DOMAINS_PER_FLOW = 5;
 const HOSTNAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
@@ -99,7 +100,7 @@ export async function recordDomainCheck(
   const outcome = await judge(domain);
   if (!outcome.verified) {
     await ds.getRepository(CollectionDomain).update({ id: domainId, status: 'pending_verification' }, {
-      lastCheckedAt: new Date(), lastError: outcome.problems.join('; '),
+      lastCheckedAt: dbNow, lastError: outcome.problems.join('; '),
     });
     return 'pending';
   }

@@ -9,6 +9,7 @@ import { sha256Hex } from '../rules/secrets';
 import { PinnedFlow, liveFlow, optedOut, pinnedFlow, publicFlow } from './pinned-flow';
 import { issueSecret, useSecret, findSecret } from './secrets';
 import { expired, invalidInput, uploadsOfDraft } from './uploads';
+import { databaseNow } from '../clock';
 
 const DAY_MS = 86_400_000;
 
@@ -76,7 +77,7 @@ export interface NewDraft {
 
 async function insertDraft(em: EntityManager, input: NewDraft, ttlDays: number): Promise<CollectionDraft> {
   const id = newId('drf');
-  const now = new Date();
+  const now = await databaseNow(em);
   const identity = Object.fromEntries(Object.entries(input.identity ?? {}).filter(([, v]) => typeof v === 'string' && v));
   await em.getRepository(CollectionDraft).insert({
     id, organizationId: input.flow.organizationId, productId: input.flow.productId, flowId: input.flow.flowId,
@@ -274,10 +275,10 @@ export async function patchDraft(ds: DataSource, draftId: string, patch: DraftPa
       }
       fields.answers = merged;
     }
-    const now = new Date();
     await em.query(
-      `UPDATE collection_drafts SET fields = $2, revision = revision + 1, updated_at = $3, expires_at = $4 WHERE id = $1`,
-      [draft.id, JSON.stringify(fields), now, new Date(now.getTime() + ttlDays * DAY_MS)]);
+      `UPDATE collection_drafts SET fields = $2, revision = revision + 1, updated_at = now(), expires_at = now() + $3 * interval '1 millisecond'
+        WHERE id = $1`,
+      [draft.id, JSON.stringify(fields), ttlDays * DAY_MS]);
     const saved = await findDraft(em, draft.id);
     return { draft: viewDraft(saved, await uploadsOfDraft(em, draft.id)), flow: publicFlow(flow) };
   });

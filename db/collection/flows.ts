@@ -9,6 +9,7 @@ import {
 import { pinnedVersions } from './questions';
 import { PageRequest } from '../pagination';
 import { Teammate, assertOwnProduct, pageRows } from './scope';
+import { dbNow } from '../clock';
 
 export interface FlowSettings { collectPageUrl: string; monthlyAllowance: number }
 
@@ -87,8 +88,9 @@ export async function createFlow(
 ) {
   return ds.transaction(async (em) => {
     await assertOwnProduct(em, who.organizationId, body.productId);
-    const flow: Partial<CollectionFlow> = {
-      id: newId('flw'),
+    const flowId = newId('flw');
+    await em.getRepository(CollectionFlow).insert({
+      id: flowId,
       publicId: newId('fp'),
       organizationId: who.organizationId,
       productId: body.productId,
@@ -98,10 +100,9 @@ export async function createFlow(
       draftRevision: 1,
       liveVersionId: null,
       incentive: { offered: false },
-      updatedAt: new Date(),
-    };
-    await em.getRepository(CollectionFlow).insert(flow);
-    return readFlowIn(em, who.organizationId, flow.id!, settings);
+      updatedAt: dbNow,
+    });
+    return readFlowIn(em, who.organizationId, flowId, settings);
   });
 }
 
@@ -147,7 +148,7 @@ export async function saveFlow(ds: DataSource, organizationId: string, id: strin
     const flow = await findFlow(em, organizationId, id, true);
     if (flow.draftRevision !== patch.draftRevision) throw staleRevision(flow.draftRevision);
     if (flow.state === 'archived') throw conflict('the flow is archived');
-    const changes: Partial<CollectionFlow> = { updatedAt: new Date() };
+    const changes: Partial<Omit<CollectionFlow, 'updatedAt'>> = {};
     if (patch.state && patch.state !== 'archived' && !flow.liveVersionId) throw conflict('the flow was never published; publish it first');
     if (patch.state) changes.state = patch.state;
     if (patch.name !== undefined) changes.name = patch.name;
@@ -155,7 +156,7 @@ export async function saveFlow(ds: DataSource, organizationId: string, id: strin
       changes.draftDefinition = completeDefinition(patch.name ?? flow.name, { ...flow.draftDefinition, ...(patch.definition ?? {}) });
       changes.draftRevision = flow.draftRevision + 1;
     }
-    await em.getRepository(CollectionFlow).update({ id }, changes);
+    await em.getRepository(CollectionFlow).update({ id }, { ...changes, updatedAt: dbNow });
     return readFlowIn(em, organizationId, id, settings);
   });
 }
@@ -199,8 +200,9 @@ export async function publishFlow(ds: DataSource, who: Teammate, id: string, dra
       throw validationFailed(issues, `the flow cannot be published: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`);
     }
     const [{ n }] = await em.query('SELECT coalesce(max(version_number), 0)::int AS n FROM collection_flow_versions WHERE flow_id = $1', [id]);
-    const version: Partial<CollectionFlowVersion> = {
-      id: newId('flv'),
+    const versionId = newId('flv');
+    await em.getRepository(CollectionFlowVersion).insert({
+      id: versionId,
       flowId: id,
       organizationId: flow.organizationId,
       productId: flow.productId,
@@ -209,11 +211,10 @@ export async function publishFlow(ds: DataSource, who: Teammate, id: string, dra
       incentive: flow.incentive,
       contentHash: flowContentHash(flow.draftDefinition, flow.incentive),
       publishedBy: who.teammateId,
-      publishedAt: new Date(),
-    };
-    await em.getRepository(CollectionFlowVersion).insert(version);
-    await em.getRepository(CollectionFlow).update({ id }, { liveVersionId: version.id!, state: 'live', updatedAt: new Date() });
-    return { flowVersion: viewFlowVersion(await em.getRepository(CollectionFlowVersion).findOneByOrFail({ id: version.id! })) };
+      publishedAt: dbNow,
+    });
+    await em.getRepository(CollectionFlow).update({ id }, { liveVersionId: versionId, state: 'live', updatedAt: dbNow });
+    return { flowVersion: viewFlowVersion(await em.getRepository(CollectionFlowVersion).findOneByOrFail({ id: versionId })) };
   });
 }
 
@@ -221,7 +222,7 @@ export async function setIncentive(ds: DataSource, organizationId: string, id: s
   return ds.transaction(async (em) => {
     const flow = await findFlow(em, organizationId, id, true);
     if (flow.state === 'archived') throw conflict('the flow is archived');
-    await em.getRepository(CollectionFlow).update({ id }, { incentive, updatedAt: new Date() });
+    await em.getRepository(CollectionFlow).update({ id }, { incentive, updatedAt: dbNow });
     return { incentive, appliesFrom: 'next_publish' as const };
   });
 }

@@ -4,6 +4,7 @@ import { ProofCorrection, ProofRouting } from '../entities';
 import { RoutingState } from '../entities/proof-routing';
 import { PageRequest } from '../pagination';
 import { pageRows } from './scope';
+import { dbNow } from '../clock';
 
 const ROUTING_ORDER: RoutingState[] = ['new', 'in_progress', 'done'];
 
@@ -47,7 +48,7 @@ export async function updateRouting(
       ...(patch.state ? { state: patch.state } : {}),
       ...(patch.roomId !== undefined ? { roomId: patch.roomId } : {}),
       ...(patch.note !== undefined ? { note: patch.note } : {}),
-      updatedAt: new Date(),
+      updatedAt: dbNow,
     });
     return viewRouting(await em.getRepository(ProofRouting).findOneByOrFail({ id }));
   });
@@ -78,7 +79,7 @@ export async function closeCorrection(ds: DataSource, who: { organizationId: str
     const c = await em.getRepository(ProofCorrection).findOne({ where: { id, organizationId: who.organizationId }, lock: { mode: 'pessimistic_write' } });
     if (!c) throw notFound('correction');
     if (c.status === 'closed') throw conflict('the correction is already closed');
-    await em.getRepository(ProofCorrection).update({ id }, { status: 'closed', note, closedBy: who.teammateId, closedAt: new Date() });
+    await em.getRepository(ProofCorrection).update({ id }, { status: 'closed', note, closedBy: who.teammateId, closedAt: dbNow });
     return viewCorrection(await em.getRepository(ProofCorrection).findOneByOrFail({ id }));
   });
 }

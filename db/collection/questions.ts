@@ -5,6 +5,7 @@ import { QuestionChange, QuestionText, mergeQuestionChange } from '../rules/coll
 import { newId } from '../rules/ids';
 import { PageRequest } from '../pagination';
 import { Teammate, pageRows } from './scope';
+import { dbNow } from '../clock';
 
 
 export function viewQuestionVersion(v: CollectionQuestionVersion) {
@@ -90,7 +91,7 @@ export async function createQuestion(ds: DataSource, who: Teammate, body: Questi
   return ds.transaction(async (em) => {
     const id = newId('qst');
     await em.getRepository(CollectionQuestion).insert({
-      id, organizationId: who.organizationId, state: 'active', latestVersion: 1, updatedAt: new Date(),
+      id, organizationId: who.organizationId, state: 'active', latestVersion: 1, updatedAt: dbNow,
     });
     return viewQuestionVersion(await insertVersion(em, id, 1, body, who.teammateId));
   });
@@ -106,7 +107,7 @@ export async function reviseQuestion(ds: DataSource, who: Teammate, id: string, 
       text: latest.text, kind: latest.kind, helpText: latest.helpText ?? undefined, options: latest.options ?? undefined,
     }, change);
     const version = q.latestVersion + 1;
-    await em.getRepository(CollectionQuestion).update({ id }, { latestVersion: version, updatedAt: new Date() });
+    await em.getRepository(CollectionQuestion).update({ id }, { latestVersion: version, updatedAt: dbNow });
     return viewQuestionVersion(await insertVersion(em, id, version, body, who.teammateId));
   });
 }
@@ -114,7 +115,7 @@ export async function reviseQuestion(ds: DataSource, who: Teammate, id: string, 
 export async function setQuestionState(ds: DataSource, organizationId: string, id: string, state: 'active' | 'archived') {
   await ds.transaction(async (em) => {
     await findQuestion(em, organizationId, id, true);
-    await em.getRepository(CollectionQuestion).update({ id }, { state, updatedAt: new Date() });
+    await em.getRepository(CollectionQuestion).update({ id }, { state, updatedAt: dbNow });
   });
   return readQuestion(ds, organizationId, id);
 }

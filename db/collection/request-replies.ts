@@ -6,6 +6,7 @@ import { contentHash } from '../proof/proof-items';
 import { newId } from '../rules/ids';
 import { enqueueWorkflowCommand } from '../workflow-commands';
 import { pinnedFlow } from './pinned-flow';
+import { dbNow } from '../clock';
 
 export interface CapturedReply {
   request: ProofRequest;
@@ -48,7 +49,7 @@ export async function captureReply(
       approvedPublicVersionId: null, overLimit: false, overLimitReasons: [],
       incentive: flow.incentive.offered ? { offered: true, ...(flow.incentive.description ? { description: String(flow.incentive.description) } : {}) } : { offered: false },
       // A teammate pasted the text: nothing proves who wrote it.
-      verificationState: 'unverified', renderHold: false, createdByKeyId: null, updatedAt: new Date(),
+      verificationState: 'unverified', renderHold: false, createdByKeyId: null, updatedAt: dbNow,
     });
     const content = { text: body.text };
     const versions = em.getRepository(ProofVersion);

@@ -9,6 +9,7 @@ import { PageRequest } from '../pagination';
 import { findFlow } from './flows';
 import { pageRows } from './scope';
 import { enqueueWorkflowCommand } from '../workflow-commands';
+import { databaseNow, dbNow } from '../clock';
 
 export const LINK_TOKEN_PREFIX = 'pr';
 export const DEFAULT_EXPIRES_IN_DAYS = 30;
@@ -129,7 +130,7 @@ export async function insertDraftRequest(
     opportunityId: extra.opportunityId ?? null,
     bulkId: extra.bulkId ?? null,
     createdBy: who.createdBy,
-    updatedAt: new Date(),
+    updatedAt: dbNow,
   });
   return em.getRepository(ProofRequest).findOneByOrFail({ id });
 }
@@ -187,7 +188,7 @@ export async function markSent(ds: DataSource, organizationId: string, id: strin
     const r = await findRequest(em, organizationId, id, true);
     if (r.status !== 'draft') throw conflict(`the request is ${r.status}; only a draft is sent`);
     if (await recipientSuppressed(em, r.productId, r.recipient)) throw optedOut();
-    const now = new Date();
+    const now = await databaseNow(em);
     const expiresAt = new Date(now.getTime() + r.expiresInDays * dayMs);
     await em.getRepository(ProofRequest).update({ id }, {
       status: 'sent', sentAt: now, expiresAt, remindAfterDays: remindAfterDays ?? null, updatedAt: now,
@@ -224,7 +225,7 @@ export async function cancelRequest(ds: DataSource, organizationId: string, id: 
   return ds.transaction(async (em) => {
     const r = await findRequest(em, organizationId, id, true);
     if (!['draft', 'sent', 'reminded'].includes(r.status)) throw conflict(`the request is ${r.status}`);
-    await em.getRepository(ProofRequest).update({ id }, { status: 'cancelled', closedAt: new Date(), updatedAt: new Date() });
+    await em.getRepository(ProofRequest).update({ id }, { status: 'cancelled', closedAt: dbNow, updatedAt: dbNow });
     await enqueueWorkflowCommand(em, { type: 'proof.request.closed', requestId: id, outcome: 'cancelled' });
     return em.getRepository(ProofRequest).findOneByOrFail({ id });
   });

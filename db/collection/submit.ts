@@ -124,13 +124,13 @@ export async function storeSubmission(
   ds: DataSource, em: EntityManager, draft: CollectionDraft, flow: PinnedFlow, fields: DraftFields, uploads: CollectionUpload[],
   ctx: SubmitContext,
 ): Promise<StoredSubmission> {
-  const [{ n }] = await em.query(
-    `SELECT count(*)::int AS n FROM proof_items
+  // `now` is the database clock's, read with the count: the item's stamps.
+  const [{ n, now }]: Array<{ n: number; now: Date }> = await em.query(
+    `SELECT count(*)::int AS n, now() AS now FROM proof_items
       WHERE product_id = $1 AND created_at >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`, [draft.productId]);
   const overLimitReasons = n >= ctx.monthlyAllowance ? ['monthly_submission_allowance_used_up'] : [];
   const itemId = newId('prf');
   const versionId = newId('pver');
-  const now = new Date();
   const personRef = draft.personRef ?? `psn_${draftId(draft)}`;
   const identity = fields.identity ?? {};
   const attribution = Object.fromEntries(IDENTITY_ATTRIBUTION.flatMap((k) => (identity[k] ? [[k, identity[k]!]] : [])));

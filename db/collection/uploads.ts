@@ -12,6 +12,7 @@ import {
 } from '../rules/upload-rules';
 import { enqueueWorkflowCommand } from '../workflow-commands';
 import { issueSecret } from './secrets';
+import { databaseNow, dbNow } from '../clock';
 
 export const invalidInput = (message: string) => new ServiceError('INVALID_INPUT', 400, message);
 export const expired = (what: string) => new ServiceError('EXPIRED', 410, `this ${what} has expired`);
@@ -135,7 +136,7 @@ export async function openUpload(
     if (n >= MAX_UPLOADS_PER_DRAFT) throw conflict(`a draft holds at most ${MAX_UPLOADS_PER_DRAFT} uploads`);
     await chargeUpload(em, locked, body.size, opts.clientAddress, opts.quotas);
     const id = newId('ups');
-    const now = new Date();
+    const now = await databaseNow(em);
     await em.getRepository(CollectionUpload).insert({
       id, organizationId: draft.organizationId, productId: draft.productId, draftId: draft.id, flowId: draft.flowId,
       clientAddress: opts.clientAddress, kind: body.kind, purpose,
@@ -207,7 +208,7 @@ export async function putPart(
       `INSERT INTO collection_upload_parts (upload_id, number, size, sha256) VALUES ($1, $2, $3, $4)
        ON CONFLICT (upload_id, number) DO UPDATE SET size = EXCLUDED.size, sha256 = EXCLUDED.sha256, received_at = now()`,
       [upload.id, number, size, sha256]);
-    await em.getRepository(CollectionUpload).update(upload.id, { lastError: null, updatedAt: new Date() });
+    await em.getRepository(CollectionUpload).update(upload.id, { lastError: null, updatedAt: dbNow });
     const parts = await partsOf(em, upload.id);
     return { number, size, sha256, receivedBytes: parts.reduce((s, p) => s + p.size, 0) };
   });
@@ -291,7 +292,7 @@ export async function assembleUpload(ds: DataSource, store: MediaStore, uploadId
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
       [mediaId, upload.organizationId, upload.productId, uploadId, upload.kind, contentType, upload.size, sha256, key]);
     await em.getRepository(CollectionUpload).update(uploadId, {
-      status: 'complete', contentType, assetId: mediaId, lastError: null, updatedAt: new Date(),
+      status: 'complete', contentType, assetId: mediaId, lastError: null, updatedAt: dbNow,
     });
     // Screening (COLLECTION.md §5.3): no moderation provider is configured, so a welcome video is held
     // until a person clears or blocks it.
@@ -321,7 +322,7 @@ export async function cancelUpload(ds: DataSource, draftId: string, uploadId: st
     const draft = await em.getRepository(CollectionDraft).findOneByOrFail({ id: draftId });
     if (draft.status === 'submitted') throw conflict('this draft was submitted; its uploads are part of the story');
     if (upload.status === 'assembling') throw conflict('this upload is being assembled; cancel after it ends');
-    await em.getRepository(CollectionUpload).update(uploadId, { status: 'cancelled', updatedAt: new Date() });
+    await em.getRepository(CollectionUpload).update(uploadId, { status: 'cancelled', updatedAt: dbNow });
     await enqueueWorkflowCommand(em, { type: 'collection.upload.cancel', sessionId: uploadId });
     return em.getRepository(CollectionUpload).findOneByOrFail({ id: uploadId });
   });

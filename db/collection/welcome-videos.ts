@@ -8,6 +8,7 @@ import { findFlow } from './flows';
 import { Teammate } from './scope';
 import { issueSecret } from './secrets';
 import { invalidInput } from './uploads';
+import { databaseNow, dbNow } from '../clock';
 
 export function viewWelcomeVideo(v: CollectionWelcomeVideo) {
   return {
@@ -51,7 +52,7 @@ export async function startWelcomeUpload(
   return ds.transaction(async (em) => {
     const flow = await findFlow(em, who.organizationId, flowId, true);
     if (flow.state === 'archived') throw conflict('the flow is archived');
-    const now = new Date();
+    const now = await databaseNow(em);
     const videoId = newId('wvd');
     const uploadId = newId('ups');
     await em.getRepository(CollectionWelcomeVideo).insert({
@@ -85,7 +86,7 @@ export async function reviewWelcomeVideo(ds: DataSource, who: Teammate, flowId: 
     const video = await findWelcomeVideo(em, who.organizationId, flowId, videoId, true);
     if (video.state !== 'held') throw conflict(`the video is ${video.state}; only a held video is reviewed`);
     await em.getRepository(CollectionWelcomeVideo).update({ id: video.id }, {
-      state: decision === 'clear' ? 'cleared' : 'blocked', reviewedBy: who.teammateId, reviewedAt: new Date(), updatedAt: new Date(),
+      state: decision === 'clear' ? 'cleared' : 'blocked', reviewedBy: who.teammateId, reviewedAt: dbNow, updatedAt: dbNow,
     });
     return em.getRepository(CollectionWelcomeVideo).findOneByOrFail({ id: video.id });
   });
@@ -100,7 +101,7 @@ export async function attachWelcomeVideo(ds: DataSource, video: CollectionWelcom
     const flow = await em.getRepository(CollectionFlow).findOne({ where: { id: video.flowId }, lock: { mode: 'pessimistic_write' } });
     if (!flow || flow.draftDefinition.welcomeVideoId === video.id) return;
     await em.getRepository(CollectionFlow).update({ id: flow.id }, {
-      draftDefinition: { ...flow.draftDefinition, welcomeVideoId: video.id }, draftRevision: flow.draftRevision + 1, updatedAt: new Date(),
+      draftDefinition: { ...flow.draftDefinition, welcomeVideoId: video.id }, draftRevision: flow.draftRevision + 1, updatedAt: dbNow,
     });
   });
 }
@@ -115,7 +116,7 @@ export async function removeWelcomeVideos(ds: DataSource, organizationId: string
     const videos = await em.getRepository(CollectionWelcomeVideo).find({ where: { flowId, organizationId }, lock: { mode: 'pessimistic_write' } });
     const live = videos.filter((v) => v.state !== 'removed');
     if (!live.length) return;
-    await em.getRepository(CollectionWelcomeVideo).update({ id: In(live.map((v) => v.id)) }, { state: 'removed', updatedAt: new Date() });
+    await em.getRepository(CollectionWelcomeVideo).update({ id: In(live.map((v) => v.id)) }, { state: 'removed', updatedAt: dbNow });
     const uploads = live.flatMap((v) => (v.uploadSessionId ? [v.uploadSessionId] : []));
     if (uploads.length) {
       await em.query(

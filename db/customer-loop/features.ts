@@ -6,6 +6,7 @@ import { ScoreBreakdown, scoreFeature } from '../rules/feature-score';
 import { newId } from '../rules/ids';
 import { enqueueEvent } from '../outbox';
 import { ProductTenant } from './signals';
+import { databaseNow } from '../clock';
 
 export interface FeatureView {
   id: string;
@@ -90,7 +91,7 @@ export interface FeatureInput {
 
 export async function createFeature(ds: DataSource, organizationId: string, productId: string, input: FeatureInput): Promise<FeatureView> {
   if (!(await ds.getRepository(Product).existsBy({ id: productId, organizationId }))) throw notFound('product');
-  const now = new Date();
+  const now = await databaseNow(ds);
   const feature: Feature = Object.assign(new Feature(), {
     id: newId('fea'), organizationId, productId, title: input.title, problem: input.problem,
     state: input.state ?? 'discovery', publicBoard: input.publicBoard ?? false, score: 0,
@@ -104,7 +105,7 @@ export async function createFeature(ds: DataSource, organizationId: string, prod
 export async function updateFeature(ds: DataSource, organizationId: string, id: string, patch: Partial<FeatureInput>): Promise<FeatureView> {
   return ds.transaction(async (em) => {
     const feature = await lockFeature(em, { id, organizationId });
-    Object.assign(feature, patch, { updatedAt: new Date() });
+    Object.assign(feature, patch, { updatedAt: await databaseNow(em) });
     await em.getRepository(Feature).update(id, { ...patch, updatedAt: feature.updatedAt });
     return viewFeature(feature);
   });

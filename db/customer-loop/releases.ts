@@ -5,6 +5,7 @@ import { newId } from '../rules/ids';
 import { PREVIEW_LENGTH, fanOutInboxItems } from './inbox';
 import { enqueueEvent } from '../outbox';
 import { ProductTenant } from './signals';
+import { databaseNow } from '../clock';
 
 export interface PublishRelease {
   organizationId: string;
@@ -29,7 +30,7 @@ export async function publishRelease(ds: DataSource, input: PublishRelease) {
       .setLock('pessimistic_write').getMany();
     if (features.length !== featureIds.length) throw notFound('feature');
     const release = { id: newId('rel'), organizationId: input.organizationId, productId: input.productId,
-      title: input.title, featureIds, publishedBy: input.teammateId, createdAt: new Date() };
+      title: input.title, featureIds, publishedBy: input.teammateId, createdAt: await databaseNow(em) };
     await em.getRepository(Release).insert(release);
     await em.query(`UPDATE features SET state = 'released', updated_at = now() WHERE id = ANY($1)`, [featureIds]);
     const preview = `Shipped: ${features.map((f) => f.title).join(', ')}`;

@@ -8,6 +8,7 @@ import { insertInboxItem } from './inbox';
 import { enqueueEvent } from '../outbox';
 import { enqueueWorkflowCommand } from '../workflow-commands';
 import { Page, PageRequest, pageOf } from '../pagination';
+import { databaseNow } from '../clock';
 
 export interface ThreadView {
   id: string;
@@ -84,7 +85,7 @@ export async function patchThread(ds: DataSource, tenant: { organizationId: stri
     }
     if (patch.state !== undefined) thread.state = patch.state;
     if (patch.ownerId !== undefined) thread.ownerId = patch.ownerId;
-    thread.updatedAt = new Date();
+    thread.updatedAt = await databaseNow(em);
     await em.getRepository(Thread).update(id, { state: thread.state, ownerId: thread.ownerId, updatedAt: thread.updatedAt });
     return viewThread(thread);
   });
@@ -112,7 +113,7 @@ export async function addTeammateMessage(ds: DataSource, threadId: string, input
   return ds.transaction(async (em) => {
     const message = {
       id: newId('msg'), threadId, authorType: 'teammate' as const, authorId: input.teammateId,
-      visibility: input.visibility, body: input.body, createdAt: new Date(),
+      visibility: input.visibility, body: input.body, createdAt: await databaseNow(em),
     };
     await em.getRepository(ThreadMessage).insert(message);
     let hadPromise = false;
@@ -141,12 +142,13 @@ export async function addTeammateMessage(ds: DataSource, threadId: string, input
 /** Sets or clears the promised next update, with the command that starts or stops its SLA workflow. */
 export async function setNextUpdate(ds: DataSource, organizationId: string, threadId: string, nextUpdateAt: Date | null) {
   const thread = await workspaceThread(ds, organizationId, threadId);
-  const updatedAt = new Date();
-  await ds.transaction(async (em) => {
-    await em.getRepository(Thread).update(threadId, { nextUpdateAt, slaEscalatedAt: null, updatedAt });
+  const updatedAt = await ds.transaction(async (em) => {
+    const now = await databaseNow(em);
+    await em.getRepository(Thread).update(threadId, { nextUpdateAt, slaEscalatedAt: null, updatedAt: now });
     await enqueueWorkflowCommand(em, {
       type: 'thread.sla.promise', tenant: { organizationId: thread.organizationId, productId: thread.productId }, threadId, dueAt: nextUpdateAt?.toISOString() ?? null,
     });
+    return now;
   });
   return { ...thread, nextUpdateAt, slaEscalatedAt: null, updatedAt };
 }

@@ -6,6 +6,7 @@ import { contentHash } from '../proof/proof-items';
 import { newId } from '../rules/ids';
 import { ServiceError, conflict, notFound } from '../../runtime/service-error';
 import { linkSourceToItem, recordSource } from './sources';
+import { dbNow } from '../clock';
 
 export const MENTION_PLATFORMS = ['g2', 'capterra', 'trustpilot', 'app_store', 'google_play', 'reddit', 'x', 'linkedin', 'web', 'other'] as const;
 
@@ -98,7 +99,7 @@ export async function importMention(ds: DataSource, organizationId: string, id: 
       id: itemId, organizationId, productId: mention.productId, submissionId: newId('sub'), type: 'review', status: 'submitted',
       statusReason: null, statusBeforeDelete: null, customerPersonId: null, customerEmail: null, customerName: mention.author,
       originalVersionId: versionId, approvedPublicVersionId: null, overLimit: false, overLimitReasons: [], incentive: { offered: false },
-      verificationState: 'unverified', renderHold: false, createdByKeyId: null, updatedAt: new Date(),
+      verificationState: 'unverified', renderHold: false, createdByKeyId: null, updatedAt: dbNow,
     });
     const versions = em.getRepository(ProofVersion);
     await versions.save(versions.create({

@@ -5,6 +5,7 @@ import { Page, PageRequest, pageOf } from '../pagination';
 import { newId } from '../rules/ids';
 import { newSecret, sha256Hex } from '../rules/secrets';
 import { conflict, notFound } from '../../runtime/service-error';
+import { databaseNow } from '../clock';
 
 export const HOOK_SOURCES = ['zapier', 'make', 'n8n', 'zendesk', 'intercom', 'freshdesk', 'generic'] as const;
 export const HOOK_TOKEN_PATTERN = /^svhk_[A-Za-z0-9_-]{43}$/;
@@ -67,7 +68,7 @@ export async function disableHook(ds: DataSource, organizationId: string, id: st
   const row = await ownHook(ds, organizationId, id);
   if (row.state === 'active') {
     row.state = 'disabled';
-    row.disabledAt = new Date();
+    row.disabledAt = await databaseNow(ds);
     await ds.getRepository(ProofHook).save(row);
   }
   return viewHook(row);

@@ -6,6 +6,7 @@ import { newId } from '../rules/ids';
 import { Creator, createRequestIn, recipientKeys } from '../collection/requests';
 import { findFlow } from '../collection/flows';
 import { conflict, notFound, validationFailed } from '../../runtime/service-error';
+import { dbNow } from '../clock';
 
 /**
  * Ask candidates (INTEGRATIONS.md §1): the one place that proposes, reads and decides them. The
@@ -131,7 +132,7 @@ export async function recordOpportunityDecision(
   em: EntityManager, id: string, decision: { state: 'accepted' | 'dismissed'; requestId: string | null; decidedBy: string },
 ): Promise<ProofOpportunity> {
   const repo = em.getRepository(ProofOpportunity);
-  await repo.update({ id }, { state: decision.state, requestId: decision.requestId, decidedBy: decision.decidedBy, decidedAt: new Date() });
+  await repo.update({ id }, { state: decision.state, requestId: decision.requestId, decidedBy: decision.decidedBy, decidedAt: dbNow });
   return repo.findOneByOrFail({ id });
 }
 

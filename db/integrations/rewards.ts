@@ -5,6 +5,7 @@ import { Actor, appendProofEvent } from '../proof/proof-ledger';
 import { newId } from '../rules/ids';
 import type { ProductTenant } from '../customer-loop/signals';
 import { conflict, notFound, validationFailed } from '../../runtime/service-error';
+import { databaseNow } from '../clock';
 
 export const REWARD_KINDS = ['gift_card', 'account_credit', 'donation', 'feature_unlock'] as const;
 export const REWARD_STATES = ['pending', 'issued', 'unlock_pending', 'fulfilled', 'cancelled'] as const;
@@ -79,12 +80,12 @@ export async function listRewards(ds: DataSource, organizationId: string, filter
 type Where = { id: string; organizationId: string } | { id: string; productId: string };
 
 async function transition(
-  ds: DataSource, where: Where, change: (row: ProofReward) => { event?: 'issued' | 'feature_unlock' } | 'unchanged', actor: Actor,
+  ds: DataSource, where: Where, change: (row: ProofReward, now: Date) => { event?: 'issued' | 'feature_unlock' } | 'unchanged', actor: Actor,
 ): Promise<RewardView> {
   return ds.transaction(async (em) => {
     const row = await em.getRepository(ProofReward).findOne({ where, lock: { mode: 'pessimistic_write' } });
     if (!row) throw notFound('reward');
-    const outcome = change(row);
+    const outcome = change(row, await databaseNow(em));
     if (outcome === 'unchanged') return viewReward(row);
     const saved = await em.getRepository(ProofReward).save(row);
     const ledger = { organizationId: row.organizationId, productId: row.productId, proofItemId: row.proofItemId, actor };
@@ -102,9 +103,9 @@ async function transition(
 
 /** A person approves the participation: issued, or for a feature unlock, waiting for the product's confirm. */
 export async function approveReward(ds: DataSource, organizationId: string, id: string, teammateId: string): Promise<RewardView> {
-  return transition(ds, { id, organizationId }, (row) => {
+  return transition(ds, { id, organizationId }, (row, now) => {
     if (row.state !== 'pending') throw conflict(`the reward is ${row.state}`);
-    row.approvedAt = new Date();
+    row.approvedAt = now;
     row.approvedBy = teammateId;
     row.state = row.kind === 'feature_unlock' ? 'unlock_pending' : 'issued';
     return { event: row.kind === 'feature_unlock' ? 'feature_unlock' : 'issued' };
@@ -112,21 +113,21 @@ export async function approveReward(ds: DataSource, organizationId: string, id: 
 }
 
 export async function cancelReward(ds: DataSource, organizationId: string, id: string, teammateId: string): Promise<RewardView> {
-  return transition(ds, { id, organizationId }, (row) => {
+  return transition(ds, { id, organizationId }, (row, now) => {
     if (row.state !== 'pending' && row.state !== 'unlock_pending') throw conflict(`the reward is ${row.state}`);
     row.state = 'cancelled';
-    row.cancelledAt = new Date();
+    row.cancelledAt = now;
     return {};
   }, { type: 'teammate', id: teammateId });
 }
 
 /** The product switched the unlock on. A repeat answers the same fulfilled reward and announces nothing. */
 export async function confirmReward(ds: DataSource, tenant: ProductTenant, id: string, keyId: string): Promise<RewardView> {
-  return transition(ds, { id, productId: tenant.productId }, (row) => {
+  return transition(ds, { id, productId: tenant.productId }, (row, now) => {
     if (row.state === 'fulfilled' && row.kind === 'feature_unlock') return 'unchanged';
     if (row.kind !== 'feature_unlock' || row.state !== 'unlock_pending') throw conflict(`a ${row.kind} reward in state ${row.state} cannot be confirmed`);
     row.state = 'fulfilled';
-    row.fulfilledAt = new Date();
+    row.fulfilledAt = now;
     return { event: 'issued' };
   }, { type: 'service_key', id: keyId });
 }

@@ -4,6 +4,7 @@ import { Environment, Organization, Product, ServiceKey } from '../entities';
 import { newId } from '../rules/ids';
 import { Page, PageRequest, pageOf } from '../pagination';
 import { newSecret, sha256Hex } from '../rules/secrets';
+import { databaseNow, dbNow } from '../clock';
 
 export const KEY_SCOPES = [
   'service:proof:read', 'service:proof:read_private', 'service:proof:write', 'service:proof:publish',
@@ -158,7 +159,7 @@ export async function rotateServiceKey(
       expiresAt: new Date(Date.now() + lifetime),
       rotatedFromId: old.id,
     });
-    await em.getRepository(ServiceKey).update(old.id, { revokedAt: new Date(), replacedById: issued.key.id });
+    await em.getRepository(ServiceKey).update(old.id, { revokedAt: dbNow, replacedById: issued.key.id });
     return issued;
   });
 }
@@ -170,7 +171,7 @@ export async function revokeServiceKey(
   return ds.transaction(async (em) => {
     const key = await lockKey(em, id, opts.organizationId);
     if (!key.revokedAt) {
-      key.revokedAt = new Date();
+      key.revokedAt = await databaseNow(em);
       await em.getRepository(ServiceKey).update(key.id, { revokedAt: key.revokedAt });
     }
     return viewServiceKey(key);

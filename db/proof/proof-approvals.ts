@@ -8,6 +8,7 @@ import { assertChangeable, findItem, viewItem, viewVersion } from './proof-items
 import { PageRequest, pageOf } from '../pagination';
 import { enqueueWorkflowCommand } from '../workflow-commands';
 import { videoMediaOf } from '../integrations/stream-copies';
+import { databaseNow } from '../clock';
 
 export interface ApprovalRef {
   requestId: string;
@@ -38,7 +39,7 @@ export async function requestApproval(
       await enqueueWorkflowCommand(em, { type: 'proof.approval.start', tenant: { organizationId: item.organizationId, productId: item.productId }, ref: existing, isNew: false, reminderIntervalMs });
       return { item: viewItem(item), version: viewVersion(version), approvalRequestId: pending.id, created: null, existing, superseded: null };
     }
-    const now = new Date();
+    const now = await databaseNow(em);
     let superseded: ApprovalRef | null = null;
     if (pending) {
       await requests.update(pending.id, { state: 'superseded', decidedAt: now });
@@ -95,7 +96,7 @@ export async function decideApproval(ds: DataSource, organizationId: string, ite
       if (request && decision.versionId !== undefined && request.versionId !== decision.versionId) request = null;
     }
     if (!request) throw conflict('nothing awaits review here: the request was already decided, superseded or never made');
-    const now = new Date();
+    const now = await databaseNow(em);
     const actor: Actor = { type: 'teammate', id: teammateId };
     const version = await versions.findOneByOrFail({ id: request.versionId });
     const ledger = { organizationId: item.organizationId, productId: item.productId, proofItemId: itemId, actor };

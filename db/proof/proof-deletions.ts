@@ -6,6 +6,7 @@ import { findItem, viewItem } from './proof-items';
 import { enqueueWorkflowCommand } from '../workflow-commands';
 import { MediaStore } from '../../runtime/media-store';
 import { eraseItemMedia, eraseItemWords } from './proof-purge';
+import { databaseNow, dbNow } from '../clock';
 
 function viewDeletion(item: ProofItem) {
   return { item: viewItem(item), deletedAt: item.deletedAt?.toISOString() ?? null, recoveryClosesAt: item.recoveryClosesAt?.toISOString() ?? null };
@@ -16,7 +17,7 @@ export async function deleteItem(ds: DataSource, organizationId: string, itemId:
   return ds.transaction(async (em) => {
     const item = await findItem(em, { organizationId }, itemId, true);
     if (item.status === 'deleted') throw conflict('this item is already deleted');
-    const now = new Date();
+    const now = await databaseNow(em);
     await em.getRepository(ProofItem).update(itemId, {
       status: 'deleted', statusBeforeDelete: item.status, deletedAt: now,
       recoveryClosesAt: new Date(now.getTime() + windowMs), recoveryClosedAt: null, updatedAt: now,
@@ -41,7 +42,7 @@ export async function restoreItem(ds: DataSource, organizationId: string, itemId
     if (item.status !== 'deleted') throw conflict('this item is not deleted');
     await em.getRepository(ProofItem).update(itemId, {
       status: item.statusBeforeDelete ?? 'submitted', statusBeforeDelete: null, deletedAt: null,
-      recoveryClosesAt: null, updatedAt: new Date(),
+      recoveryClosesAt: null, updatedAt: dbNow,
     });
     await appendProofEvent(em, {
       organizationId, productId: item.productId, proofItemId: itemId, actor: { type: 'teammate', id: teammateId },

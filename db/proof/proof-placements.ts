@@ -12,6 +12,7 @@ import {
 } from '../rules/proof-eligibility';
 import { Actor, appendProofEvent } from './proof-ledger';
 import { assertChangeable, findItem } from './proof-items';
+import { databaseNow, dbNow } from '../clock';
 
 export const EXPAND_ITEMS_CAP = 50;
 /** Items a placement may hold; a render shows at most these. */
@@ -91,7 +92,7 @@ export async function createPlacement(ds: DataSource, scope: Scope, body: NewPla
       renderConfig: body.renderConfig ?? {},
       eligibilityPolicy: body.eligibilityPolicy ?? {},
       publishedAt: null,
-      updatedAt: new Date(),
+      updatedAt: dbNow,
     });
     const placement = await repo.findOneByOrFail({ id });
     await appendProofEvent(em, { ...ledgerOf(placement, actor), eventType: 'proof.placement.created', properties: { state: 'draft' } });
@@ -134,7 +135,7 @@ async function changePlacementIn(
 
 async function bumpCacheVersion(em: EntityManager, placement: ProofPlacement, patch: Partial<ProofPlacement> = {}): Promise<void> {
   await em.getRepository(ProofPlacement).update(placement.id, {
-    ...patch, renderCacheVersion: placement.renderCacheVersion + 1, updatedAt: new Date(),
+    ...patch, renderCacheVersion: placement.renderCacheVersion + 1, updatedAt: dbNow,
   });
 }
 
@@ -367,7 +368,7 @@ export async function removePlacementItem(ds: DataSource, scope: Scope, id: stri
     const repo = em.getRepository(ProofPlacementItem);
     const entry = await repo.findOneBy({ id: entryId, placementId: id, state: 'active' });
     if (!entry) throw notFound('placement item');
-    const now = new Date();
+    const now = await databaseNow(em);
     await repo.update(entryId, { state: 'removed', removedReason: 'removed_by_request', removedAt: now });
     await bumpCacheVersion(em, placement);
     await appendProofEvent(em, {
@@ -406,7 +407,7 @@ export async function publishPlacement(ds: DataSource, scope: Scope, id: string,
   return transactionWith(ds, async (em) => {
     await findPlacement(em, scope, id, true);
     const counts = count(await loadScoped(em, scope, id));
-    const placement = await changePlacementIn(em, scope, id, { state: 'active', publishedAt: new Date() }, actor);
+    const placement = await changePlacementIn(em, scope, id, { state: 'active', publishedAt: await databaseNow(em) }, actor);
     await appendProofEvent(em, {
       ...ledgerOf(placement, actor), eventType: 'proof.placement.published',
       properties: { renderCacheVersion: placement.renderCacheVersion, ...counts },

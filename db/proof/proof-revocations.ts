@@ -7,6 +7,7 @@ import { ApprovalRef } from './proof-approvals';
 import { Actor, SYSTEM_ACTOR, announceDirectly, appendProofEvent } from './proof-ledger';
 import { findItem } from './proof-items';
 import { enqueueWorkflowCommand } from '../workflow-commands';
+import { databaseNow } from '../clock';
 
 /** What happens the moment a revocation is filed, before any person acts. */
 export const IMMEDIATE_POLICY_ACTION = 'stop_new_renders';
@@ -64,7 +65,7 @@ export async function requestRevocation(
       }
       return { result: viewRevocationResult(existing), started: open ? { revocationId: existing.id, slaDeadlineAt: existing.slaDeadlineAt.toISOString() } : null };
     }
-    const now = new Date();
+    const now = await databaseNow(em);
     const revocation = revocations.create({
       id: newId('rev'), organizationId: item.organizationId, proofItemId: itemId, consentGrantId: grantId,
       requestText: input.requestText ?? null, resolutionState: 'pending', immediatePolicyAction: IMMEDIATE_POLICY_ACTION,
@@ -96,7 +97,7 @@ export async function completeRevocation(ds: DataSource, organizationId: string,
     if (!revocation) throw notFound('revocation');
     if (revocation.resolutionState === 'completed') throw conflict('this revocation is already completed; it is final');
     const item = await em.getRepository(ProofItem).findOneOrFail({ where: { id: revocation.proofItemId }, lock: { mode: 'pessimistic_write' } });
-    const now = new Date();
+    const now = await databaseNow(em);
     await revocations.update(revocation.id, { resolutionState: 'completed', completedBy: teammateId, completedAt: now });
     // A deleted item stays deleted, but comes back revoked if a person restores it.
     const statusFields = item.status === 'deleted' ? { statusBeforeDelete: 'revoked' as const } : { status: 'revoked' as const };

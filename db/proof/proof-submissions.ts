@@ -53,15 +53,15 @@ export async function submitProof(
 ): Promise<SubmissionResult> {
   return ds.transaction(async (em) => {
     await checkDailyCeiling(em, ctx.organizationId, ctx.dailyCeiling, 'nothing was stored; retry with the same Idempotency-Key after the next UTC day');
-    const [{ n }] = await em.query(
-      `SELECT count(*)::int AS n FROM proof_items
+    // `now` is the database clock's, read with the count: the item's stamps.
+    const [{ n, now }]: Array<{ n: number; now: Date }> = await em.query(
+      `SELECT count(*)::int AS n, now() AS now FROM proof_items
         WHERE product_id = $1 AND created_at >= date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`,
       [ctx.productId],
     );
     const overLimitReasons = n >= ctx.monthlyAllowance ? ['monthly_submission_allowance_used_up'] : [];
     const itemId = newId('prf');
     const versionId = newId('pver');
-    const now = new Date();
     const actor: Actor = { type: 'service_key', id: ctx.keyId };
     await em.getRepository(ProofItem).insert({
       id: itemId,

@@ -7,6 +7,7 @@ import { newId } from '../rules/ids';
 import { semanticDiff } from '../rules/proof-semantic-diff';
 import { assertChangeable, contentHash, findItem, viewVersion } from './proof-items';
 import { Actor, appendProofEvent } from './proof-ledger';
+import { dbNow } from '../clock';
 
 /** Oldest first; without proof:read_private only approved versions are listed (unapproved are omitted). */
 export async function listVersions(
@@ -59,7 +60,7 @@ export async function createVersion(
       approvalState: 'draft',
     });
     await versions.save(version);
-    await em.getRepository(ProofItem).update(id, { updatedAt: new Date() });
+    await em.getRepository(ProofItem).update(id, { updatedAt: dbNow });
     await appendProofEvent(em, {
       organizationId: item.organizationId, productId: item.productId, proofItemId: id, actor,
       eventType: 'proof.version.created', properties: { versionId: version.id, versionNumber: version.versionNumber },

@@ -3,6 +3,7 @@ import { conflict, notFound } from '../../runtime/service-error';
 import { WebhookEndpoint } from '../entities';
 import { newId } from '../rules/ids';
 import { newSecret } from '../rules/secrets';
+import { dbNow } from '../clock';
 
 // A workspace's webhook endpoints and what they subscribe to.
 
@@ -102,7 +103,7 @@ export async function updateEndpoint(
 /** Deletes an endpoint for good; its delivery log stays readable. */
 export async function deleteEndpoint(ds: DataSource, organizationId: string, id: string): Promise<void> {
   await findEndpoint(ds, organizationId, id);
-  await ds.getRepository(WebhookEndpoint).update(id, { deletedAt: new Date(), enabled: false });
+  await ds.getRepository(WebhookEndpoint).update(id, { deletedAt: dbNow, enabled: false });
 }
 
 /** A new secret at once: the next attempt of every delivery signs with it, and the old one is gone. */

@@ -7,6 +7,7 @@ import { call, endUserToken, eventually, withKey } from '../support/fixtures';
 import { as } from '../support/collection-setup';
 import { CollectionTenant, createCollectionTenant, customerCall, fillDraft, submitDraft } from '../support/collection';
 import { ctx } from '../support/root-hooks';
+import { route } from '../support/routes';
 import { bodyOf } from '../support/smtp-sink';
 
 const CONTROL_LINK = /\/control#(ct_[A-Za-z0-9_-]{43})/;
@@ -208,7 +209,7 @@ describe('collection: story links and person links', () => {
   });
 
   it('approval-link answers no secret: none only queues the wording; email and in_app deliver a person link to the person', async () => {
-    const url = (id: string) => `/api/proof/collect/items/${id}/approval-link`;
+    const url = (id: string) => route('/api/proof/collect/items/{id}/approval-link', { id });
     const to = address('approve');
     const personRef = `email:${to}`;
     const story = await requestedStory(personRef, to);

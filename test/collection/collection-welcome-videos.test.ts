@@ -5,6 +5,7 @@ import { as, liveFlow } from '../support/collection-setup';
 import { customerCall, sha256 } from '../support/collection';
 import { ctx } from '../support/root-hooks';
 import { uploadWorkflowId } from '../../workflows/workflow-ids';
+import { route } from '../support/routes';
 
 const PART = 64 * 1024;
 
@@ -18,10 +19,11 @@ describe('collection setup: welcome videos (upload/<sessionId>, held until a per
   let t: Tenant;
   let flowId: string;
 
-  const base = () => `/api/proof/collect/forms/${flowId}/welcome-video`;
+  const base = () => route('/api/proof/collect/forms/{id}/welcome-video', { id: flowId });
+  const videoUrl = (videoId: string, query = '') => route('/api/proof/collect/forms/{id}/welcome-video/{videoId}', { id: flowId, videoId }, query);
   const start = (file: Buffer, s = t.owner) => as(s, { method: 'POST', url: base(), payload: { action: 'start_upload', size: file.length, sha256: sha256(file), partSize: PART } });
   const put = (videoId: string, token: string, n: number, bytes: Buffer) => customerCall({
-    method: 'PUT', url: `${base()}/${videoId}?part=${n}`, payload: bytes,
+    method: 'PUT', url: videoUrl(videoId, `?part=${n}`), payload: bytes,
     headers: { 'x-upload-token': token, 'content-type': 'application/octet-stream' },
   });
   const sendAll = async (videoId: string, token: string, file: Buffer) => {
@@ -30,7 +32,7 @@ describe('collection setup: welcome videos (upload/<sessionId>, held until a per
       assert.equal(res.statusCode, 200, res.body);
     }
   };
-  const assemble = (videoId: string) => as(t.owner, { method: 'POST', url: `${base()}/${videoId}`, payload: {} });
+  const assemble = (videoId: string) => as(t.owner, { method: 'POST', url: videoUrl(videoId), payload: {} });
   const review = (videoId: string, decision: string) => as(t.owner, { method: 'POST', url: base(), payload: { action: 'review', videoId, decision } });
   const served = (videoId: string, headers: Record<string, string> = {}) => customerCall({ method: 'GET', url: `/api/proof/collect/welcome/${videoId}`, headers });
   const publish = async () => {
@@ -59,7 +61,7 @@ describe('collection setup: welcome videos (upload/<sessionId>, held until a per
     assert.deepEqual(run.memo, { organizationId: t.organizationId, productId: t.product.id });
 
     await sendAll(video.id, uploadToken, file);
-    const state = await as(t.owner, { method: 'GET', url: `${base()}/${video.id}` });
+    const state = await as(t.owner, { method: 'GET', url: videoUrl(video.id) });
     assert.equal(state.json().data.upload.receivedBytes, file.length, 'resume state');
     const assembled = await assemble(video.id);
     assert.equal(assembled.statusCode, 200, assembled.body);
@@ -119,7 +121,7 @@ describe('collection setup: welcome videos (upload/<sessionId>, held until a per
     const stranger = await createTenant();
     assert.equal((await start(file, stranger.owner)).statusCode, 404);
     const { video } = (await start(file)).json().data;
-    assert.equal((await as(stranger.owner, { method: 'GET', url: `${base()}/${video.id}` })).statusCode, 404);
+    assert.equal((await as(stranger.owner, { method: 'GET', url: videoUrl(video.id) })).statusCode, 404);
     assert.equal((await as(stranger.owner, { method: 'POST', url: base(), payload: { action: 'review', videoId: video.id, decision: 'clear' } })).statusCode, 404);
     assert.equal((await as(t.owner, { method: 'POST', url: base(), payload: { action: 'start_upload', size: 10 } })).statusCode, 400);
     assert.equal((await as(t.owner, { method: 'POST', url: base(), payload: { action: 'review', videoId: video.id, decision: 'clear', size: 3 } })).statusCode, 400);

@@ -76,12 +76,18 @@ describe('customer loop: signal intake', () => {
     ['a missing body', { body: undefined }],
     ['a missing idempotencyKey', { idempotencyKey: undefined }],
   ];
+  const rows = async () => (await ctx.dataSource.query(
+    `SELECT (SELECT count(*)::int FROM signals WHERE product_id = $1) AS signals, (SELECT count(*)::int FROM threads WHERE product_id = $1) AS threads,
+            (SELECT count(*)::int FROM end_users WHERE product_id = $1) AS "endUsers", (SELECT count(*)::int FROM outbox_events WHERE organization_id = $2 AND event_type = 'signal.created') AS events`,
+    [tenant.product.id, tenant.organizationId]))[0];
   for (const [name, change] of bad) {
     it(`refuses ${name} with 400 VALIDATION_FAILED and writes nothing`, async () => {
+      const before = await rows();
       const payload = { ...valid, idempotencyKey: `bad-${counter++}-key`, ...change };
       const res = await post(JSON.parse(JSON.stringify(payload)));
       assert.equal(res.statusCode, 400, res.body);
       assert.equal(errorCode(res), 'VALIDATION_FAILED');
+      assert.deepEqual(await rows(), before);
     });
   }
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
+import { DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
 import { createEndpoint } from '../../db/webhooks/webhook-endpoints';
 import { enqueueEvent } from '../../db/outbox';
 import * as workflows from '../../workflows';
@@ -65,6 +66,20 @@ describe('workflow replay over saved histories', () => {
       await Worker.runReplayHistory({ workflowBundle: ctx.workflowBundle }, history, `replay-${file}`);
     });
   }
+
+  // Proves the replays above would catch a change: the same check, against a copy of one workflow edited
+  // without `patched()`, must fail with the determinism error. The edit renames an activity: an added
+  // first wait would pass, as this history's early signal ends such a wait without a timer.
+  it('a saved history refuses a workflow changed without a patch', async function () {
+    this.timeout(120_000);
+    const file = files.find((f) => f.startsWith('domainVerificationWorkflow.'))!;
+    const history = History.fromObject(JSON.parse(fs.readFileSync(path.join(DIR, file), 'utf8')));
+    const workflowBundle = await bundleWorkflowCode({
+      workflowsPath: require.resolve('../fixtures/changed-workflows/domain-verification-workflow'), logger: new DefaultLogger('WARN'),
+    });
+    await assert.rejects(Worker.runReplayHistory({ workflowBundle }, history, `replay-changed-${file}`),
+      (err) => err instanceof DeterminismViolationError && /checkCollectionDomain/.test(err.message));
+  });
 });
 
 /** Drives each workflow to an end (the maintenance one only through its first round) and names its run. */

@@ -73,11 +73,17 @@ describe('proof placements', () => {
     await place(tenant, placement.id, { proofItemId: (await approvedItem(tenant)).proofItemId });
     await place(tenant, placement.id, { proofItemId: (await submit(tenant)).proofItemId });
     const ledgerCount = async () => ((await rawQuery(`SELECT count(*)::int AS n FROM proof_events WHERE placement_id = $1`, [placement.id])) as Array<{ n: number }>)[0].n;
+    const placementRow = () => rawQuery(
+      `SELECT p.state, p.render_cache_version, p.published_at, p.updated_at,
+              (SELECT count(*)::int FROM outbox_events o WHERE o.organization_id = p.organization_id AND o.payload->>'placementId' = p.id) AS events
+       FROM proof_placements p WHERE p.id = $1`, [placement.id]);
     const before = await ledgerCount();
+    const rowBefore = await placementRow();
     const dry = await publish(tenant, placement.id, '?dryRun=true');
     assert.equal(dry.statusCode, 200, dry.body);
     assert.deepEqual([dry.json().data.eligibleCount, dry.json().data.excludedCount, dry.json().data.placement.state], [1, 1, 'draft']);
     assert.equal(await ledgerCount(), before);
+    assert.deepEqual(await placementRow(), rowBefore, 'the placement row and the outbox are untouched');
     const real = await publish(tenant, placement.id);
     assert.deepEqual([real.json().data.eligibleCount, real.json().data.excludedCount, real.json().data.placement.state], [1, 1, 'active']);
     const published = (await as(tenant.readKey, 'GET', '/api/v1/proof/items?status=published')).json().data;
@@ -119,7 +125,10 @@ describe('proof placements', () => {
     const keyPublish = await publish(tenant, paid.id);
     assert.equal(keyPublish.statusCode, 403);
     assert.equal(errorCode(keyPublish), 'HUMAN_APPROVAL_REQUIRED');
+    const paidEvents = async () => ((await rawQuery(`SELECT count(*)::int AS n FROM proof_events WHERE placement_id = $1`, [paid.id])) as Array<{ n: number }>)[0].n;
+    const paidEventsBefore = await paidEvents();
     assert.equal((await publish(tenant, paid.id, '?dryRun=true')).statusCode, 200, 'a dry run writes nothing and is allowed');
+    assert.equal(await paidEvents(), paidEventsBefore, 'the dry run wrote nothing');
     const keyActivate = await as(tenant.publishKey, 'PATCH', `/api/v1/proof/placements/${paid.id}`, { state: 'active' });
     assert.equal(errorCode(keyActivate), 'HUMAN_APPROVAL_REQUIRED');
     assert.equal((await as(tenant.readKey, 'GET', `/api/v1/proof/placements/${paid.id}`)).json().data.state, 'draft');

@@ -217,12 +217,15 @@ describe('rooms: agent runs, approvals and cancellation', function () {
     const invalid = await until((await invoke('unlucky', room.id, { input: blank })).json().data.id, 'failed');
     assert.equal(invalid.lastError.code, 'AI_INVALID_OUTPUT');
     const app = await ctx.buildApp({ aiBaseUrl: undefined });
+    const runRows = async () => (await ctx.dataSource.query('SELECT count(*)::int AS n FROM room_agent_runs WHERE room_id = $1', [room.id]))[0].n;
+    const runsBefore = await runRows();
     const none = await call({
       method: 'POST', url: `/api/v1/rooms/${room.id}/agents/assistant/invoke`, payload: { input: 'hello' },
       headers: { authorization: `Bearer ${endUserToken(tenant.product, { sub: 'unlucky' })}` },
     }, app);
     assert.equal(errorCode(none), 'AI_UNAVAILABLE');
     assert.equal((await asKey(tenant, { method: 'GET', url: `/api/v1/rooms/${room.id}/agent-runs` })).json().data.length, 2, 'no run was made');
+    assert.equal(await runRows(), runsBefore, 'no run row was stored');
     // The room and the agent are checked before the provider: an unknown alias is 404 with or without one.
     const unknown = await call({
       method: 'POST', url: `/api/v1/rooms/${room.id}/agents/nobody/invoke`, payload: { input: 'hello' },

@@ -4,6 +4,7 @@ import { runJob } from '../../db/rooms/jobs';
 import { outboxEvents } from '../support/customer-loop';
 import { Tenant, asTeammate, call, endUserToken, errorCode, sessionFor, settledHandle } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
+import { route } from '../support/routes';
 import { asKey, asUser, openRoom, roomsTenant } from '../support/rooms';
 
 type Json = Record<string, any>;
@@ -19,8 +20,9 @@ describe('rooms: jobs, promises, solve sessions and handoff', function () {
   });
 
   const postJob = (roomId: string, type: string, params: unknown, who: Tenant = tenant) =>
-    asKey(who, { method: 'POST', url: `/api/v1/rooms/${roomId}/jobs`, payload: { type, params } });
-  const getJob = (roomId: string, jobId: string, who: Tenant = tenant) => asKey(who, { method: 'GET', url: `/api/v1/rooms/${roomId}/jobs/${jobId}` });
+    asKey(who, { method: 'POST', url: route('/api/v1/rooms/{id}/jobs', { id: roomId }), payload: { type, params } });
+  const getJob = (roomId: string, jobId: string, who: Tenant = tenant) =>
+    asKey(who, { method: 'GET', url: route('/api/v1/rooms/{id}/jobs/{jobId}', { id: roomId, jobId }) });
   /** Starts a job and waits for its workflow to end; answers the finished job. */
   const job = async (roomId: string, type: string, params: unknown) => {
     const res = await postJob(roomId, type, params);
@@ -32,10 +34,11 @@ describe('rooms: jobs, promises, solve sessions and handoff', function () {
   };
   const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
   const decide = (approvalId: string, how: 'approve' | 'reject', session = tenant.owner) =>
-    call(asTeammate(session, { method: 'POST', url: `/api/v1/approvals/${approvalId}/${how}`, payload: {} }));
+    call(asTeammate(session, { method: 'POST', url: route(`/api/v1/approvals/{approvalId}/${how}`, { approvalId }), payload: {} }));
   const internalLog = async (roomId: string) =>
-    (await call(asTeammate(tenant.owner, { method: 'GET', url: `/api/workspace/rooms/${roomId}/events?after=0` }))).json().data.events as Json[];
-  const snapshot = async (sub: string, roomId: string) => (await asUser(tenant, sub, { method: 'GET', url: `/api/v1/rooms/${roomId}/events` })).json().data.snapshot;
+    (await call(asTeammate(tenant.owner, { method: 'GET', url: route('/api/workspace/rooms/{id}/events', { id: roomId }, '?after=0') }))).json().data.events as Json[];
+  const snapshot = async (sub: string, roomId: string) =>
+    (await asUser(tenant, sub, { method: 'GET', url: route('/api/v1/rooms/{id}/events', { id: roomId }) })).json().data.snapshot;
   const webhooks = async (type: string, roomId: string) => (await outboxEvents(tenant.organizationId, type)).filter((e) => e.payload.roomId === roomId).map((e) => e.payload);
   const detailsPath = (res: { json: () => Json }) => [...new Set(res.json().error.details.map((d: Json) => d.path))];
 
@@ -148,7 +151,10 @@ describe('rooms: jobs, promises, solve sessions and handoff', function () {
     const room = await openRoom(tenant, 'once');
     const made = await job(room.id, 'make_promise', { text: 'Once only', dueAt: inSeconds(3600) });
     const headBefore = (await ctx.dataSource.query('SELECT head_seq FROM rooms WHERE id = $1', [room.id]))[0].head_seq;
+    const jobRow = () => ctx.dataSource.query('SELECT status, result, error, completed_at FROM room_jobs WHERE id = $1', [made.id]);
+    const jobBefore = await jobRow();
     assert.equal(await runJob(ctx.dataSource, made.id), 'succeeded');
+    assert.deepEqual(await jobRow(), jobBefore, 'the job row is not written again');
     assert.equal((await ctx.dataSource.query('SELECT count(*)::int AS n FROM room_promises WHERE room_id = $1', [room.id]))[0].n, 1);
     assert.equal((await ctx.dataSource.query('SELECT head_seq FROM rooms WHERE id = $1', [room.id]))[0].head_seq, headBefore);
   });
