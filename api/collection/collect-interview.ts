@@ -3,7 +3,6 @@ import { array, number, object, string } from 'yup';
 import {
   NewInterview, answerInterview, createInterview, finishInterview, putInterviewUpload, readInterview, startInterviewUpload,
 } from '../../db/collection/interviews';
-import { sha256Hex } from '../../db/rules/secrets';
 import { SHA256_HEX } from '../../db/rules/upload-rules';
 import { mediaStoreOf } from '../../runtime/media-store';
 import { ServiceError, notFound } from '../../runtime/service-error';
@@ -15,6 +14,7 @@ import { bodyChunks, declaredLength, takeStreamedBodies } from '../plugins/strea
 import { strictObject } from '../plugins/validation';
 import { customerAuth, secretOf } from './customer-auth';
 import { writers } from './collection-schemas';
+import { clientAddressDigest } from '../plugins/client-address';
 
 const questionSchema = object({ id: string().required(), text: string().required() });
 const interviewView = object({
@@ -122,7 +122,7 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
     if (body.action === 'finish') return { data: { interview: await finishInterview(ds, id) } };
     if (body.action === 'start_upload') {
       const opened = await startInterviewUpload(ds, id, { questionId: body.questionId!, size: body.size!, sha256: body.sha256! }, {
-        clientAddress: sha256Hex(request.ip), addressDailyBytes: cfg.uploadQuotas.addressDailyBytes,
+        clientAddress: clientAddressDigest(request.ip), addressDailyBytes: cfg.uploadQuotas.addressDailyBytes,
       });
       return reply.code(201).send({ data: opened });
     }

@@ -30,6 +30,7 @@ import {
 import { sendStoredRange } from '../plugins/byte-ranges';
 import { bodyChunks, declaredLength, takeStreamedBodies } from '../plugins/streamed-body';
 import { uploadWorkflowId } from '../../workflows/workflow-ids';
+import { clientAddressDigest } from '../plugins/client-address';
 
 const uploadParams = pathParams('id', 'sessionId');
 const draftParams = pathParams('id');
@@ -160,7 +161,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     const flow = await pinnedFlow(ds.manager, draft.flowVersionId);
     const { upload, uploadToken } = await openUpload(ds, draft, request.body, {
       ttlMs: cfg.uploadTtlMs, consentTemplateVersionId: flow.consent?.consentTemplateVersionId ?? null, taskQueue: cfg.taskQueue,
-      clientAddress: sha256Hex(request.ip), quotas: cfg.uploadQuotas,
+      clientAddress: clientAddressDigest(request.ip), quotas: cfg.uploadQuotas,
     });
     return reply.code(201).send({ data: { upload: await withState(upload), uploadToken } });
   });

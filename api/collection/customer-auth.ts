@@ -5,6 +5,7 @@ import { sha256Hex } from '../../db/rules/secrets';
 import { Config } from '../../runtime/config';
 import { ServiceError } from '../../runtime/service-error';
 import { enforceRate } from '../plugins/auth';
+import { clientAddressDigest } from '../plugins/client-address';
 
 /**
  * Customers have no account: each secret comes from their own link and travels in a header. Checks
@@ -74,7 +75,7 @@ export function customerAuth(ds: DataSource, config: Config, kind: SecretKind, o
 
 /** A public customer route is counted per client address. */
 export async function countPublic(config: Config, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  await enforceRate(reply, `collect-ip:${sha256Hex(request.ip).slice(0, 32)}`, config.rateLimitPerMinute);
+  await enforceRate(reply, `collect-ip:${clientAddressDigest(request.ip).slice(0, 32)}`, config.rateLimitPerMinute);
 }
 
 /** A route whose secret is checked by the handler (personal and continuation links) is counted per secret. */

@@ -1,9 +1,9 @@
 import fastifyRateLimit from '@fastify/rate-limit';
 import { FastifyInstance } from 'fastify';
 import { WindowLeases } from '../../db/platform/rate-windows';
-import { sha256Hex } from '../../db/rules/secrets';
 import { Config } from '../../runtime/config';
 import { ServiceError } from '../../runtime/service-error';
+import { clientAddressDigest } from './client-address';
 
 export const PUBLIC_PREFIX = '/api/public/';
 
@@ -51,7 +51,7 @@ export async function registerPublicRateLimit(app: FastifyInstance, config: Conf
     timeWindow: 60_000,
     store: leasedStore(app.rateWindows),
     // Addresses are counted by digest: the table never holds a visitor's address.
-    keyGenerator: (request) => `public-ip:${sha256Hex(request.ip).slice(0, 32)}`,
+    keyGenerator: (request) => `public-ip:${clientAddressDigest(request.ip).slice(0, 32)}`,
     // The window end goes out as unix seconds (windowEnd above), as on key routes, not as seconds left.
     addHeaders: { 'x-ratelimit-reset': false },
     addHeadersOnExceeding: { 'x-ratelimit-reset': false },

@@ -229,6 +229,12 @@ describe('collection: upload bodies are judged before they are read, streamed to
       payload: { action: 'start_upload', questionId: 'q1', size: image.length, sha256: sha256(image) },
     }, perAddress);
     assert.equal(recorded.statusCode, 429, 'a recorded interview answer counts against the same address');
+
+    // An IPv6 client is its /64: rotating addresses inside it gains nothing; another /64 is another client.
+    assert.equal((await openImage(await startDraft(t, perAddress), image, perAddress, '2001:db8:7:1::1')).statusCode, 201);
+    const rotated = await openImage(await startDraft(fresh, perAddress), image, perAddress, '2001:db8:7:1:ffff:ffff:ffff:fffe');
+    assert.equal(rotated.statusCode, 429, rotated.body);
+    assert.equal((await openImage(await startDraft(fresh, perAddress), image, perAddress, '2001:db8:7:2::1')).statusCode, 201);
   });
 
   it('an unsubmitted draft\'s media are erased after PROOF_UNSUBMITTED_MEDIA_TTL_MS, its text kept; a submitted draft\'s media stay', async () => {
