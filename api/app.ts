@@ -19,7 +19,7 @@ import { keyRequestRoutes } from './collection/key-requests';
 import { collectionWelcomeVideoRoutes } from './collection/collection-welcome-videos';
 import { featureRoutes } from './customer-loop/features';
 import { healthRoutes } from './platform/health';
-import { identityMergeRoutes } from './platform/identity-merge';
+import { identityMergeRoutes } from './identity-merge';
 import { registerCustomerCors } from './plugins/customer-cors';
 import { registerIdempotency } from './plugins/idempotency';
 import { inboxRoutes } from './customer-loop/inbox';
