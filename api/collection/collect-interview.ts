@@ -1,7 +1,7 @@
 import { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { array, number, object, string } from 'yup';
 import {
-  NewInterview, answerInterview, createInterview, finishInterview, putInterviewUpload, readInterview, startInterviewUpload,
+  NewInterview, answerInterview, createInterview, finishInterview, putInterviewUpload, getInterview, startInterviewUpload,
 } from '../../db/collection/interviews';
 import { SHA256_HEX } from '../../db/rules/upload-rules';
 import { mediaStoreOf } from '../../runtime/media-store';
@@ -102,7 +102,7 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
     schema: { response: { 401: errorOf('UNAUTHORIZED: the interview link is missing, unknown or of the wrong kind'), 410: gone, 200: dataOf(object({ interview: interviewView.required() })) } },
     onRequest: interviewAuth,
     config: { operationId: 'getInterview', summary: 'The interview\'s questions and the answers given so far' },
-  }, async (request) => ({ data: { interview: await readInterview(ds, interviewOf(request)) } }));
+  }, async (request) => ({ data: { interview: await getInterview(ds, interviewOf(request)) } }));
 
   app.post<{ Body: InterviewBody }>('/api/proof/interview', {
     schema: {

@@ -3,7 +3,7 @@ import QRCode from 'qrcode';
 import { boolean, number, object, string } from 'yup';
 import { addDomain, listDomains, removeDomain, viewDomain } from '../../db/collection/domains';
 import {
-  FlowPatch, createFlow, findFlow, listFlows, liveUrlOf, publishFlow, readFlow, saveFlow, setIncentive,
+  FlowPatch, createFlow, findFlow, listFlows, liveUrlOf, publishFlow, getFlow, saveFlow, setIncentive,
 } from '../../db/collection/flows';
 import { CollectionDomain } from '../../db/entities';
 import { FlowDefinition, INCENTIVE_APPLIES_TO, INCENTIVE_KINDS, Incentive, incentiveConditionReason } from '../../db/rules/collection-flow';
@@ -101,7 +101,7 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
   app.get<{ Params: { id: string }; Querystring: { version?: number } }>('/api/proof/collect/forms/:id', {
     schema: { params: idParams, querystring: readQuery, response: { 200: dataOf(flowDetail) } },
     config: { ...readers, operationId: 'getCollectionFlow', summary: 'A flow, its draft definition and versions; ?version=N adds that version' },
-  }, async (request) => ({ data: await readFlow(ds, who(request).organizationId, request.params.id, settings, request.query.version) }));
+  }, async (request) => ({ data: await getFlow(ds, who(request).organizationId, request.params.id, settings, request.query.version) }));
 
   app.patch<{ Params: { id: string }; Body: FlowPatch }>('/api/proof/collect/forms/:id', {
     schema: { params: idParams, body: patchBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(flowDetail) } },

@@ -2,7 +2,7 @@ import { FastifyInstance } from 'fastify';
 import { array, boolean, number, string } from 'yup';
 import { listTemplateVersions, publishTemplateVersion, NewTemplateVersion } from '../../db/collection/consent-templates';
 import {
-  createQuestion, listQuestions, pinQuestion, readQuestion, reviseQuestion, setQuestionState,
+  createQuestion, listQuestions, pinQuestion, getQuestion, reviseQuestion, setQuestionState,
 } from '../../db/collection/questions';
 import { QUESTION_KINDS } from '../../db/entities/collection-question-version';
 import { OPTIONS_RULE, QuestionChange, QuestionText, choiceOptionsAgree } from '../../db/rules/collection-question';
@@ -73,7 +73,7 @@ export async function collectionLibraryRoutes(app: FastifyInstance, deps: AppDep
   app.get<{ Params: { id: string } }>('/api/proof/collect/questions/:id', {
     schema: { params: idParams, response: { 200: dataOf(questionSchema.shape({ versions: array(questionVersionSchema).defined() })) } },
     config: { ...readers, operationId: 'getCollectionQuestion', summary: 'A question with every version' },
-  }, async (request) => ({ data: await readQuestion(ds, who(request).organizationId, request.params.id) }));
+  }, async (request) => ({ data: await getQuestion(ds, who(request).organizationId, request.params.id) }));
 
   app.patch<{ Params: { id: string }; Body: QuestionChange }>('/api/proof/collect/questions/:id', {
     schema: { params: idParams, body: questionPatch, response: { 201: dataOf(questionVersionSchema) } },

@@ -1,7 +1,7 @@
 import { FastifyInstance } from 'fastify';
 import { array, number, object, string } from 'yup';
 import {
-  NewRequest, cancelRequest, createBulk, createRequest, linkUrlOf, listRequests, markSent, readRequest, viewRequest,
+  NewRequest, cancelRequest, createBulk, createRequest, linkUrlOf, listRequests, markSent, getRequest, viewRequest,
 } from '../../db/collection/requests';
 import { OpportunityDecision, decideOpportunity, listOpportunities } from '../../db/integrations/opportunities';
 import { approvalTarget, requestCustomerApproval } from '../../db/collection/approval-links';
@@ -140,7 +140,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
   app.get<{ Params: { id: string } }>('/api/proof/collect/requests/:id', {
     schema: { params: idParams, response: { 200: dataOf(object({ request: requestSchema.required() })) } },
     config: { ...readers, operationId: 'getProofRequest', summary: 'One personal request' },
-  }, async (request) => ({ data: { request: viewRequest(await readRequest(ds, creator(request).organizationId, request.params.id)) } }));
+  }, async (request) => ({ data: { request: viewRequest(await getRequest(ds, creator(request).organizationId, request.params.id)) } }));
 
   app.post<{ Params: { id: string }; Body: { action: 'send' | 'remind' | 'cancel'; remindAfterDays?: number } }>('/api/proof/collect/requests/:id', {
     schema: {
@@ -153,17 +153,17 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
     const { organizationId } = creator(request);
     const id = request.params.id;
     if (request.body.action === 'send') {
-      const current = await readRequest(ds, organizationId, id);
+      const current = await getRequest(ds, organizationId, id);
       if (current.channel === 'email' && !mailTransport(deps.config)) throw mailerUnavailable();
       const { request: sent, linkToken } = await markSent(ds, organizationId, id, request.body.remindAfterDays, deps.config.proofRequestDayMs);
       return { data: { request: viewRequest(sent), ...(linkToken ? { linkToken, linkUrl: linkUrl(linkToken) } : {}) } };
     }
     if (request.body.action === 'remind') {
-      const current = await readRequest(ds, organizationId, id);
+      const current = await getRequest(ds, organizationId, id);
       if (current.status !== 'sent') throw conflict(`the request is ${current.status}; only a sent request gets its one reminder`);
       if (current.channel === 'email' && !mailTransport(deps.config)) throw mailerUnavailable();
       await reminders.remind(current);
-      return { data: { request: viewRequest(await readRequest(ds, organizationId, id)) } };
+      return { data: { request: viewRequest(await getRequest(ds, organizationId, id)) } };
     }
     const cancelled = await cancelRequest(ds, organizationId, id);
     return { data: { request: viewRequest(cancelled) } };

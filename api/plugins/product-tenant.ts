@@ -1,5 +1,5 @@
 import { FastifyRequest } from 'fastify';
-import type { ProductTenant } from '../../db/customer-loop/signals';
+import type { ProductTenant } from '../../db/platform/product-tenant';
 
 /** The organization and product of a product route's credential: a product key or an end-user token. */
 export function productTenant(request: FastifyRequest): ProductTenant {

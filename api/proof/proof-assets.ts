@@ -1,7 +1,7 @@
 import { FastifyInstance } from 'fastify';
 import { answerWithWrite } from '../plugins/idempotency';
 import { string } from 'yup';
-import { QuoteCardRequest, generateQuoteCard, readAsset } from '../../db/proof/proof-assets';
+import { QuoteCardRequest, generateQuoteCard, getAsset } from '../../db/proof/proof-assets';
 import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
 import { QUOTE_CARD_FORMATS } from '../../db/rules/proof-quote-card';
 import { keyPrincipal } from '../plugins/auth';
@@ -47,6 +47,6 @@ export async function proofAssetRoutes(app: FastifyInstance, deps: AppDeps): Pro
     schema: { params: idParams, response: { 200: dataOf(assetSchema), 409: errorOf('CONFLICT: the asset\'s source is no longer usable') } },
     config: { auth: 'key', scope: 'service:proof:read', operationId: 'getAsset', summary: 'One asset with its lineage, approval state and file' },
   }, async (request) => {
-    return { data: await readAsset(deps.dataSource, productTenant(request), request.params.id) };
+    return { data: await getAsset(deps.dataSource, productTenant(request), request.params.id) };
   });
 }

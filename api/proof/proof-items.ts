@@ -4,8 +4,8 @@ import { mixed, string } from 'yup';
 import { PROOF_ITEM_STATUSES, PROOF_TYPES, ProofType } from '../../db/entities/proof-item';
 import { PageRequest } from '../../db/pagination';
 import { requestApproval } from '../../db/proof/proof-approvals';
-import { EXPANDABLE, listItems, readItem } from '../../db/proof/proof-items';
-import { readConsent } from '../../db/proof/proof-consent';
+import { EXPANDABLE, listItems, getItem } from '../../db/proof/proof-items';
+import { getConsent } from '../../db/proof/proof-consent';
 import { NewVersion, createVersion, listVersions } from '../../db/proof/proof-versions';
 import { requestRevocation } from '../../db/proof/proof-revocations';
 import { ServiceError, forbidden } from '../../runtime/service-error';
@@ -84,7 +84,7 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
     config: { ...read, operationId: 'getProofItem', summary: 'One item with its public version and per-channel eligibility' },
   }, async (request) => {
     const s = scopeOf(request);
-    return { data: await readItem(ds, s, request.params.id, expandOf(request.query.expand), s.readPrivate) };
+    return { data: await getItem(ds, s, request.params.id, expandOf(request.query.expand), s.readPrivate) };
   });
 
   app.get<{ Params: { id: string } }>('/api/v1/proof/items/:id/versions', {
@@ -141,7 +141,7 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
   app.get<{ Params: { id: string } }>('/api/v1/proof/items/:id/consent', {
     schema: { params: idParams, response: { 200: dataOf(consentSummarySchema), 410: GONE } },
     config: { ...read, operationId: 'getProofConsent', summary: 'Consent status with grant summaries; evidence never leaves' },
-  }, async (request) => ({ data: await readConsent(ds, scopeOf(request), request.params.id) }));
+  }, async (request) => ({ data: await getConsent(ds, scopeOf(request), request.params.id) }));
 
   app.post<{ Params: { id: string }; Body: { requestText?: string } | null }>('/api/v1/proof/items/:id/revoke', {
     schema: { params: idParams, body: revokeBody, response: { 202: dataOf(revocationFiledSchema), 409: errorOf('CONFLICT: the item is already revoked'), 410: GONE } },

@@ -6,7 +6,7 @@ import { PageRequest } from '../../db/pagination';
 import { PLACEMENT_TYPES, PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
 import {
   NewPlacement, NewPlacementItem, PlacementPatch, addPlacementItem, archivePlacement, createPlacement, listPlacementItems,
-  listPlacements, publishPlacement, readPlacement, removePlacementItem, updatePlacement,
+  listPlacements, publishPlacement, getPlacement, removePlacementItem, updatePlacement,
 } from '../../db/proof/proof-placements';
 import { Actor } from '../../db/proof/proof-ledger';
 import { keyPrincipal } from '../plugins/auth';
@@ -95,7 +95,7 @@ export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps):
     config: { ...read, operationId: 'getPlacement', summary: 'One placement; expand=items adds the first 50 placed items with their live decision' },
   }, async (request) => {
     const expand = closedList('expand', request.query.expand, ['items'] as const, { max: 1, unique: true });
-    return { data: await readPlacement(ds, scopeOf(request).scope, request.params.id, expand.length > 0) };
+    return { data: await getPlacement(ds, scopeOf(request).scope, request.params.id, expand.length > 0) };
   });
 
   app.patch<{ Params: { id: string }; Body: PlacementPatch }>('/api/v1/proof/placements/:id', {

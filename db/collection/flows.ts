@@ -102,11 +102,11 @@ export async function createFlow(
       incentive: { offered: false },
       updatedAt: dbNow,
     });
-    return readFlowIn(em, who.organizationId, flowId, settings);
+    return getFlowIn(em, who.organizationId, flowId, settings);
   });
 }
 
-async function readFlowIn(em: EntityManager, organizationId: string, id: string, settings: FlowSettings, versionNumber?: number) {
+async function getFlowIn(em: EntityManager, organizationId: string, id: string, settings: FlowSettings, versionNumber?: number) {
   const flow = await findFlow(em, organizationId, id);
   const [view] = await flowViews(em, [flow], settings);
   const versions = await em.getRepository(CollectionFlowVersion).find({ where: { flowId: id }, order: { versionNumber: 'ASC' } });
@@ -125,8 +125,8 @@ async function readFlowIn(em: EntityManager, organizationId: string, id: string,
   };
 }
 
-export async function readFlow(ds: DataSource, organizationId: string, id: string, settings: FlowSettings, versionNumber?: number) {
-  return readFlowIn(ds.manager, organizationId, id, settings, versionNumber);
+export async function getFlow(ds: DataSource, organizationId: string, id: string, settings: FlowSettings, versionNumber?: number) {
+  return getFlowIn(ds.manager, organizationId, id, settings, versionNumber);
 }
 
 const staleRevision = (current: number) =>
@@ -157,7 +157,7 @@ export async function saveFlow(ds: DataSource, organizationId: string, id: strin
       changes.draftRevision = flow.draftRevision + 1;
     }
     await em.getRepository(CollectionFlow).update({ id }, { ...changes, updatedAt: dbNow });
-    return readFlowIn(em, organizationId, id, settings);
+    return getFlowIn(em, organizationId, id, settings);
   });
 }
 

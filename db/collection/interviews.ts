@@ -66,7 +66,7 @@ function assertOpen(i: InterviewRow): void {
 }
 
 /** What the customer sees: each question with the answer given so far (text, recorded media). */
-export async function readInterview(em: DataSource | EntityManager, id: string) {
+export async function getInterview(em: DataSource | EntityManager, id: string) {
   const i = await findInterview(em, id);
   const answers: Array<{ question_id: string; text: string | null; media_id: string | null }> = await em.query(
     `SELECT question_id, text, media_id FROM collection_interview_answers WHERE interview_id = $1`, [id]);
@@ -95,7 +95,7 @@ export async function answerInterview(ds: DataSource, id: string, questionId: st
     await em.query(
       `INSERT INTO collection_interview_answers (interview_id, question_id, text) VALUES ($1, $2, $3)
        ON CONFLICT (interview_id, question_id) DO UPDATE SET text = EXCLUDED.text, updated_at = now()`, [id, questionId, text]);
-    return readInterview(em, id);
+    return getInterview(em, id);
   });
 }
 
@@ -104,7 +104,7 @@ export async function finishInterview(ds: DataSource, id: string) {
     const i = await findInterview(em, id, true);
     assertOpen(i);
     await em.query(`UPDATE collection_interviews SET state = 'finished', finished_at = now() WHERE id = $1`, [id]);
-    return readInterview(em, id);
+    return getInterview(em, id);
   });
 }
 

@@ -71,7 +71,7 @@ export async function listQuestions(ds: DataSource, organizationId: string, quer
   return { data: await views(ds.manager, organizationId, page.data), nextCursor: page.nextCursor };
 }
 
-export async function readQuestion(ds: DataSource, organizationId: string, id: string) {
+export async function getQuestion(ds: DataSource, organizationId: string, id: string) {
   const q = await findQuestion(ds.manager, organizationId, id);
   const [view] = await views(ds.manager, organizationId, [q]);
   const versions = await ds.getRepository(CollectionQuestionVersion).find({ where: { questionId: id }, order: { version: 'ASC' } });
@@ -117,7 +117,7 @@ export async function setQuestionState(ds: DataSource, organizationId: string, i
     await findQuestion(em, organizationId, id, true);
     await em.getRepository(CollectionQuestion).update({ id }, { state, updatedAt: dbNow });
   });
-  return readQuestion(ds, organizationId, id);
+  return getQuestion(ds, organizationId, id);
 }
 
 /** A flow question pinned to one version (the latest by default), ready to put in a definition. */

@@ -167,7 +167,7 @@ async function findRequest(em: EntityManager, organizationId: string, id: string
   return r;
 }
 
-export async function readRequest(ds: DataSource, organizationId: string, id: string) {
+export async function getRequest(ds: DataSource, organizationId: string, id: string) {
   return findRequest(ds.manager, organizationId, id);
 }
 

@@ -5,7 +5,7 @@ import { FeatureState } from '../entities/feature';
 import { ScoreBreakdown, scoreFeature } from '../rules/feature-score';
 import { newId } from '../rules/ids';
 import { enqueueEvent } from '../outbox';
-import { ProductTenant } from './signals';
+import type { ProductTenant } from '../platform/product-tenant';
 import { databaseNow } from '../clock';
 
 export interface FeatureView {

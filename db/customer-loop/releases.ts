@@ -4,7 +4,7 @@ import { Feature, Product, Release } from '../entities';
 import { newId } from '../rules/ids';
 import { PREVIEW_LENGTH, fanOutInboxItems } from './inbox';
 import { enqueueEvent } from '../outbox';
-import { ProductTenant } from './signals';
+import type { ProductTenant } from '../platform/product-tenant';
 import { databaseNow } from '../clock';
 
 export interface PublishRelease {

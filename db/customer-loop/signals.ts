@@ -8,11 +8,7 @@ import { OUTBOX_INSERT } from '../outbox';
 import { queryPrepared } from '../prepared-statements';
 import { Block, UnitLeases, blockOf } from '../platform/unit-leases';
 import { Page, PageRequest, pageOf } from '../pagination';
-
-export interface ProductTenant {
-  organizationId: string;
-  productId: string;
-}
+import type { ProductTenant } from '../platform/product-tenant';
 
 export interface CreateSignalInput {
   endUserId: string;

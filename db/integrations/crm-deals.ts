@@ -1,7 +1,7 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { newId } from '../rules/ids';
 import { DealFormat, DealStatus, normaliseDeals } from '../rules/crm-deals';
-import type { ProductTenant } from '../customer-loop/signals';
+import type { ProductTenant } from '../platform/product-tenant';
 import { validationFailed } from '../../runtime/service-error';
 import { recordSource } from './sources';
 

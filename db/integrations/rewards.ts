@@ -3,7 +3,7 @@ import { ProofReward } from '../entities';
 import { Page, PageRequest, pageOf } from '../pagination';
 import { Actor, appendProofEvent } from '../proof/proof-ledger';
 import { newId } from '../rules/ids';
-import type { ProductTenant } from '../customer-loop/signals';
+import type { ProductTenant } from '../platform/product-tenant';
 import { conflict, notFound, validationFailed } from '../../runtime/service-error';
 import { databaseNow } from '../clock';
 

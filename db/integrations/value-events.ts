@@ -3,7 +3,7 @@ import { ProofValueEvent } from '../entities';
 import { Actor, appendProofEvent } from '../proof/proof-ledger';
 import { newId } from '../rules/ids';
 import { ValueEventInput, valueEventIssues, valueEventStrength } from '../rules/value-events';
-import type { ProductTenant } from '../customer-loop/signals';
+import type { ProductTenant } from '../platform/product-tenant';
 import { askSuppression, proposeOpportunity } from './opportunities';
 import { recordSource } from './sources';
 import { validationFailed } from '../../runtime/service-error';

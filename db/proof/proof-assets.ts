@@ -106,7 +106,7 @@ export async function generateQuoteCard(
 }
 
 /** An asset quotes its source items, so it answers as they do: revoked, deleted or purged items refuse. */
-export async function readAsset(ds: DataSource, scope: { organizationId: string; productId: string }, id: string) {
+export async function getAsset(ds: DataSource, scope: { organizationId: string; productId: string }, id: string) {
   const asset = await ds.getRepository(ProofAsset).findOneBy({ id, organizationId: scope.organizationId, productId: scope.productId });
   if (!asset) throw notFound('asset');
   for (const itemId of asset.sourceProofIds) assertChangeable(await findItem(ds.manager, scope, itemId));

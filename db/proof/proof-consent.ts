@@ -88,7 +88,7 @@ export async function grantConsent(
   });
 }
 
-export async function readConsent(ds: DataSource, scope: { organizationId: string; productId: string }, id: string) {
+export async function getConsent(ds: DataSource, scope: { organizationId: string; productId: string }, id: string) {
   const item = await findItem(ds.manager, scope, id);
   const grants = await grantsOf(ds.manager, id);
   return { proofItemId: item.id, status: consentStatus(item, grants), grants: grants.map(viewGrant) };

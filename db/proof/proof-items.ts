@@ -187,7 +187,7 @@ export async function grantsOf(em: EntityManager, itemId: string): Promise<Conse
   return em.getRepository(ConsentGrant).find({ where: { proofItemId: itemId }, order: { createdAt: 'DESC', id: 'DESC' } });
 }
 
-export async function readItem(
+export async function getItem(
   ds: DataSource, scope: { organizationId: string; productId: string }, id: string, expand: Expandable[], includePrivate: boolean,
 ) {
   const item = await findItem(ds.manager, scope, id);

@@ -296,7 +296,7 @@ async function loadScoped(em: EntityManager, scope: Scope, id: string, limit?: n
 }
 
 /** Read, with `expand=items`: the first 50 placed items with their live decision, and hasMore. */
-export async function readPlacement(ds: DataSource, scope: Scope, id: string, expandItems: boolean) {
+export async function getPlacement(ds: DataSource, scope: Scope, id: string, expandItems: boolean) {
   if (!expandItems) return viewPlacement(await findPlacement(ds.manager, scope, id));
   const loaded = await loadScoped(ds.manager, scope, id, EXPAND_ITEMS_CAP);
   const now = new Date();

@@ -10,7 +10,7 @@ import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, errorOf } from '../plugins/responses';
 import { isoDateTime, strictObject } from '../plugins/validation';
-import { keyRequestSchema, requestSchema, writers } from '../collection/collection-schemas';
+import { keyRequestSchema, requestSchema, writers } from './collection-schemas';
 
 const createBody = strictObject({
   channel: string().oneOf([...REQUEST_CHANNELS]).required(),
@@ -29,7 +29,7 @@ const replyBody = strictObject({
  * Story requests from an AI draft (AI.md §7): a key makes a draft in the one `proof_requests` table,
  * a person sends it (`POST /api/proof/collect/requests/{id}`), and a person captures the e-mail reply.
  */
-export async function proofRequestRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function keyRequestRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
 
   app.post<{ Body: KeyRequestBody }>('/api/v1/proof/requests', {

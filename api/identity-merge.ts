@@ -1,13 +1,13 @@
 import { FastifyInstance } from 'fastify';
 import { string } from 'yup';
-import { anonymousProofOf, mergeEndUsers } from '../../db/platform/end-users';
-import { ANONYMOUS_ID } from '../../db/rules/ids';
-import { forbidden } from '../../runtime/service-error';
-import type { AppDeps } from '../app-deps';
-import { endUserOf } from '../plugins/product-tenant';
-import { strictObject } from '../plugins/validation';
-import { dataOf, errorOf } from '../plugins/responses';
-import { anonymousProofSchema, identityMergeSchema } from './schemas';
+import { anonymousProofOf, mergeEndUsers } from '../db/identity-merge';
+import { ANONYMOUS_ID } from '../db/rules/ids';
+import { forbidden } from '../runtime/service-error';
+import type { AppDeps } from './app-deps';
+import { endUserOf } from './plugins/product-tenant';
+import { strictObject } from './plugins/validation';
+import { dataOf, errorOf } from './plugins/responses';
+import { anonymousProofSchema, identityMergeSchema } from './platform/schemas';
 
 const mergeBody = strictObject({
   anonymousId: string().required().matches(ANONYMOUS_ID, 'must be an anonymous id: anon_ and 16 to 100 random characters'),

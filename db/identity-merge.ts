@@ -1,9 +1,9 @@
 import { DataSource } from 'typeorm';
-import { ringMac, ringMacVerifies } from '../../runtime/secret-box';
-import { forbidden, notFound, validationFailed } from '../../runtime/service-error';
-import { lockFeatures, recomputeFeature } from '../customer-loop/features';
-import { mergeRoomPrincipal } from '../rooms/room-identity';
-import { ProductTenant } from '../customer-loop/signals';
+import { ringMac, ringMacVerifies } from '../runtime/secret-box';
+import { forbidden, notFound, validationFailed } from '../runtime/service-error';
+import { lockFeatures, recomputeFeature } from './customer-loop/features';
+import { mergeRoomPrincipal } from './rooms/room-identity';
+import type { ProductTenant } from './platform/product-tenant';
 
 // Tables whose rows belong to an end user and move with a merge. Votes, follows and receipts are
 // unique per end user, so a row the signed user already has wins and the anonymous one is dropped.
