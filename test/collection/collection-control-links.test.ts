@@ -3,7 +3,7 @@ import { FastifyInstance, InjectOptions } from 'fastify';
 import { createServiceKey } from '../../db/platform/service-keys';
 import { newId } from '../../db/rules/ids';
 import { newSecret, sha256Hex } from '../../db/rules/secrets';
-import { call, endUserToken, eventually, withKey } from '../support/fixtures';
+import { call, endUserToken, eventually, withKey, withinOneMinuteWindow } from '../support/fixtures';
 import { as } from '../support/collection-setup';
 import { CollectionTenant, createCollectionTenant, customerCall, fillDraft, submitDraft } from '../support/collection';
 import { ctx } from '../support/root-hooks';
@@ -197,6 +197,7 @@ describe('collection: story links and person links', () => {
     const a = await requestedStory(personRef, address('rate'));
     const b = await requestedStory(personRef, address('rate'));
     const email = address('nobody');
+    await withinOneMinuteWindow();
     assert.equal((await askPersonLink(a.controlToken, email, app)).statusCode, 202);
     assert.equal((await askPersonLink(b.controlToken, email, app)).statusCode, 202);
     const limited = await askPersonLink(a.controlToken, email, app);

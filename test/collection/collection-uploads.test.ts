@@ -10,6 +10,7 @@ import {
   CollectionTenant, OpenDraft, asDraft, createCollectionTenant, customerCall, fillDraft, pngBytes, sha256, startDraft, submitDraft, wavBytes,
 } from '../support/collection';
 import { FAKE_VTT } from '../support/fake-ai';
+import { withinOneMinuteWindow } from '../support/fixtures';
 
 const PART = 64 * 1024;
 
@@ -146,8 +147,7 @@ describe('collection: resumable uploads (upload/<sessionId>)', () => {
     const [otherId, otherExp, otherMac] = other.searchParams.get('t')!.split('.');
     const guess = `${other.pathname}?t=${otherId}.${otherExp}.${otherMac.slice(0, -1)}${otherMac.endsWith('A') ? 'B' : 'A'}`;
     const limited = await ctx.buildApp({ rateLimitPerMinute: 2 });
-    const secondsLeft = 60 - new Date().getUTCSeconds();
-    if (secondsLeft < 5) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 100));
+    await withinOneMinuteWindow();
     const from = (address: string) => customerCall({ method: 'GET', url: guess, remoteAddress: address }, limited);
     const [a, b] = [`198.51.100.${randomBytes(1)[0] % 250 + 1}`, `2001:db8::${randomBytes(2).toString('hex')}`];
     assert.deepEqual([(await from(a)).statusCode, (await from(a)).statusCode], [401, 401]);

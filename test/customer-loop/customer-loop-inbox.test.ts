@@ -4,7 +4,7 @@ import { AddressInfo } from 'node:net';
 import { FastifyInstance } from 'fastify';
 import { principalIdOf } from '../../db/rules/room-rules';
 import { LOOP_SCOPES, eventually, keyFor, postSignal, teammate } from '../support/customer-loop';
-import { Tenant, call, createTenant, endUserToken, errorCode, withKey } from '../support/fixtures';
+import { Tenant, call, createTenant, endUserToken, errorCode, withKey, withinOneMinuteWindow } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
 import { SseClient } from '../support/sse';
 
@@ -234,8 +234,7 @@ describe('customer loop: inbox and live stream', () => {
       const LIMIT = 3;
       const app = await listening({ rateLimitPerMinute: LIMIT });
       // Keep the burst inside one minute window.
-      const secondsLeft = 60 - new Date().getUTCSeconds();
-      if (secondsLeft < 5) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 100));
+      await withinOneMinuteWindow();
       const sub = `poller-${randomBytes(4).toString('hex')}`;
       const page = () => call({ method: 'GET', url: '/api/v1/inbox', headers: bearer(endUserToken(tenant.product, { sub })) }, app);
       const remaining: string[] = [];

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { sha256Hex } from '../../db/rules/secrets';
-import { call, createTenant, errorCode, withKey } from '../support/fixtures';
+import { call, createTenant, errorCode, withKey, withinOneMinuteWindow } from '../support/fixtures';
 import { IntegrationTenant, asOwner, createIntegrationTenant, valueEvent } from '../support/integrations';
 import { ctx } from '../support/root-hooks';
 
@@ -92,6 +92,7 @@ describe('integrations: value-event hooks', () => {
   it('limits each hook per minute with 429 RATE_LIMITED and retry-after', async () => {
     const app = await ctx.buildApp({ proofHookRatePerMinute: 2 });
     const { token } = await createHook();
+    await withinOneMinuteWindow();
     assert.equal((await callHook(token, valueEvent(), app)).statusCode, 202);
     assert.equal((await callHook(token, valueEvent(), app)).statusCode, 202);
     const third = await callHook(token, valueEvent(), app);

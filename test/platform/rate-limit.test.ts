@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { FastifyInstance } from 'fastify';
 import { sha256Hex } from '../../db/rules/secrets';
-import { Tenant, call, createTenant, errorCode, eventually, withKey } from '../support/fixtures';
+import { Tenant, call, createTenant, errorCode, eventually, withKey, withinOneMinuteWindow } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
 
 describe('rate limit', () => {
@@ -22,8 +22,7 @@ describe('rate limit', () => {
 
   it('counts one window across API instances, with the headers on every key response, then 429 with retry-after', async () => {
     // Keep the whole burst inside one minute window.
-    const secondsLeft = 60 - new Date().getUTCSeconds();
-    if (secondsLeft < 5) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 100));
+    await withinOneMinuteWindow();
     const remaining: number[] = [];
     for (let i = 0; i < LIMIT; i++) {
       const res = await whoami(i % 2 === 0 ? first : second);
@@ -63,8 +62,7 @@ describe('rate limit', () => {
     return rows[0]?.count;
   };
   const inOneWindow = async (seconds: number) => {
-    const secondsLeft = 60 - new Date().getUTCSeconds();
-    if (secondsLeft < seconds) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 100));
+    await withinOneMinuteWindow(seconds);
   };
 
   it('holds a small limit exactly under concurrency: one unit a take, a refusal takes nothing', async () => {

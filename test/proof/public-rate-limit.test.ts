@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { FastifyInstance } from 'fastify';
-import { call, errorCode, withKey } from '../support/fixtures';
+import { call, errorCode, withKey, withinOneMinuteWindow } from '../support/fixtures';
 import { PlacementTenant, approvedItem, createPlacementTenant, publishedPlacement, rawQuery, submissionBody } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
 import { sha256Hex } from '../../db/rules/secrets';
@@ -11,8 +11,7 @@ const keys = (from: string, app: FastifyInstance, headers: Record<string, string
 
 /** Keeps a burst inside one UTC minute window (the window is the unit counted; this proves no negative). */
 async function atWindowStart(): Promise<void> {
-  const secondsLeft = 60 - new Date().getUTCSeconds();
-  if (secondsLeft < 5) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 100));
+  await withinOneMinuteWindow();
 }
 
 describe('public routes: per-address rate limit, trustProxy, beacon once per token', () => {

@@ -5,7 +5,7 @@ import { createRoomMaintenanceActivities } from '../../activities/rooms/room-mai
 import { ROOMS_PATHS } from '../../api/rooms/room-caller';
 import { principalIdOf } from '../../db/rules/room-rules';
 import { maintenanceWorkflow } from '../../workflows/platform/maintenance-workflow';
-import { Tenant, asTeammate, call, endUserToken, errorCode, eventually } from '../support/fixtures';
+import { Tenant, asTeammate, call, endUserToken, errorCode, eventually, withinOneMinuteWindow } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
 import { asKey, asUser, openRoom, roomsTenant, say } from '../support/rooms';
 
@@ -85,8 +85,7 @@ describe('rooms: operations (compaction, end-user rate limit, identity merge, co
         call({ ...opts, headers: { authorization: `Bearer ${endUserToken(tenant.product, { sub })}` } }, app);
       const room = await openRoom(tenant, `host-${randomBytes(4).toString('hex')}`);
       // Keep the burst inside one minute window.
-      const secondsLeft = 60 - new Date().getUTCSeconds();
-      if (secondsLeft < 5) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 100));
+      await withinOneMinuteWindow();
       const busy = `busy-${randomBytes(4).toString('hex')}`;
       const remaining: string[] = [];
       const answers: number[] = [];

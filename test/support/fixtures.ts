@@ -55,6 +55,12 @@ export async function call(opts: InjectOptions, app: FastifyInstance = ctx.app):
   return app.inject(opts);
 }
 
+/** Waits for the next minute when fewer than `seconds` are left in this one, so a burst meets one rate window. */
+export async function withinOneMinuteWindow(seconds = 5): Promise<void> {
+  const secondsLeft = 60 - new Date().getUTCSeconds();
+  if (secondsLeft < seconds) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 100));
+}
+
 /** Puts an app on a free loopback port for tests that need real HTTP; answers its base URL. */
 export async function listenOnLoopback(app: FastifyInstance): Promise<string> {
   await app.listen({ host: '127.0.0.1', port: 0 });
