@@ -62,12 +62,14 @@ const openBody = strictObject({
 export const partQuery = strictObject({ part: number().required().integer() });
 const previewQuery = strictObject({ t: string().max(300), track: string().oneOf(['captions']) });
 
+const previewMac = (secret: Buffer, sessionId: string, exp: string | number) =>
+  createHmac('sha256', secret).update(`preview.${sessionId}.${exp}`).digest('base64url');
+
 /** The short-lived preview token `<sessionId>.<exp>.<HMAC>`: not stored, reusable for 10 minutes. */
 async function previewToken(ds: DataSource, sessionId: string, now = Date.now()): Promise<string> {
   const key = await activeSigningKey(ds);
   const exp = Math.floor((now + PREVIEW_TTL_MS) / 1000);
-  const mac = createHmac('sha256', key.tokenSecret).update(`preview.${sessionId}.${exp}`).digest('base64url');
-  return `${sessionId}.${exp}.${mac}`;
+  return `${sessionId}.${exp}.${previewMac(key.tokenSecret, sessionId, exp)}`;
 }
 
 async function previewTokenValid(ds: DataSource, sessionId: string, token: string): Promise<boolean> {
@@ -75,7 +77,7 @@ async function previewTokenValid(ds: DataSource, sessionId: string, token: strin
   if (id !== sessionId || !/^\d{1,12}$/.test(exp ?? '') || Number(exp) * 1000 <= Date.now()) return false;
   const key = await activeSigningKey(ds);
   // In constant time: a comparison that stops at the first wrong character tells a guesser how far it got.
-  return safeEqual(createHmac('sha256', key.tokenSecret).update(`preview.${sessionId}.${exp}`).digest('base64url'), mac ?? '');
+  return safeEqual(previewMac(key.tokenSecret, sessionId, exp), mac ?? '');
 }
 
 /** Talking to `upload/<sessionId>` (started through the outbox at open); the assemble call starts it too if it comes first. */

@@ -6,7 +6,7 @@ import { ledgerTypes } from '../support/proof-fixtures';
 import { listenOnLoopback } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
 import { ensureChromium, launchChromium } from '../support/browser';
-import { CollectionTenant, asDraft, createCollectionTenant, customerCall, startDraft } from '../support/collection';
+import { CollectionTenant, asDraft, createCollectionTenant, customerCall, startDraft, collectionTenantOverHttp } from '../support/collection';
 
 const form = (t: CollectionTenant, action: string, key: string) => `<!doctype html><html><body>
 <form method="post" action="${action}">
@@ -110,9 +110,7 @@ describe('collection: the no-JavaScript form over HTTP', () => {
   let base: string;
 
   before(async () => {
-    t = await createCollectionTenant();
-    app = await ctx.buildApp();
-    base = await listenOnLoopback(app);
+    ({ t, app, base } = await collectionTenantOverHttp());
   });
 
   const formBody = (key: string, extra: Record<string, string> = {}) => new URLSearchParams({

@@ -2,14 +2,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { FastifyInstance } from 'fastify';
 import { createCollectionActivities } from '../../activities/collection/collection-activities';
 import { ctx } from '../support/root-hooks';
-import { endUserToken, listenOnLoopback } from '../support/fixtures';
+import { endUserToken } from '../support/fixtures';
 import { as } from '../support/collection-setup';
 import { openRoom, roomsTenant } from '../support/rooms';
 import {
-  CollectionTenant, OpenDraft, asDraft, createCollectionTenant, customerCall, fillDraft, mp4Bytes, pngBytes, sha256, startDraft, submitDraft,
+  CollectionTenant, OpenDraft, asDraft, createCollectionTenant, customerCall, fillDraft, mp4Bytes, pngBytes, sha256, startDraft, collectionTenantOverHttp, submitDraft,
 } from '../support/collection';
 
 const PART = 64 * 1024;
@@ -73,13 +72,10 @@ class HeldRequest {
 describe('collection: upload bodies are judged before they are read, streamed to the store, and bounded', function () {
   this.timeout(60_000);
   let t: CollectionTenant;
-  let app: FastifyInstance;
   let base: string;
 
   before(async () => {
-    t = await createCollectionTenant();
-    app = await ctx.buildApp();
-    base = await listenOnLoopback(app);
+    ({ t, base } = await collectionTenantOverHttp());
   });
 
   async function openImage(d: OpenDraft, file: Buffer, onApp = ctx.app, remoteAddress?: string) {

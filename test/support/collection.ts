@@ -3,6 +3,7 @@ import { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { publishTemplateVersion } from '../../db/collection/consent-templates';
 import { createFlow, publishFlow } from '../../db/collection/flows';
 import { createQuestion } from '../../db/collection/questions';
+import { listenOnLoopback } from './fixtures';
 import { PlacementTenant, createPlacementTenant } from './proof-fixtures';
 import { ctx } from './root-hooks';
 
@@ -121,4 +122,11 @@ export function wavBytes(size = 100_000): Buffer {
 export function mp4Bytes(size = 50_000): Buffer {
   const ftyp = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom', 'latin1'), Buffer.from([0, 0, 2, 0]), Buffer.from('isomiso2', 'latin1')]);
   return Buffer.concat([ftyp, randomBytes(size - ftyp.length)]);
+}
+
+/** A collection tenant with an app of its own on a loopback port, for tests that need real HTTP. */
+export async function collectionTenantOverHttp(): Promise<{ t: CollectionTenant; app: FastifyInstance; base: string }> {
+  const t = await createCollectionTenant();
+  const app = await ctx.buildApp();
+  return { t, app, base: await listenOnLoopback(app) };
 }
