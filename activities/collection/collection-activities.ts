@@ -20,7 +20,7 @@ export function createCollectionActivities({ dataSource, config }: CollectionAct
       return expireUpload(dataSource, store, sessionId);
     },
     async eraseUpload(sessionId: string): Promise<void> {
-      await eraseUploadBytes(dataSource, store, sessionId);
+      await eraseUploadBytes(dataSource, store, [sessionId]);
     },
     /**
      * The maintenance round's draft sweep: idle drafts are erased, bytes included; before that, what an

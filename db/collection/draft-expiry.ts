@@ -32,7 +32,7 @@ export async function sweepExpiredDrafts(ds: DataSource, store: MediaStore, limi
     return { drafts: ids, uploads: all.map((u) => u.id) };
   });
   // Outside the transaction: the store is not PostgreSQL, and erasing twice is harmless.
-  for (const uploadId of expired.uploads) await eraseUploadBytes(ds, store, uploadId);
+  await eraseUploadBytes(ds, store, expired.uploads);
   return { drafts: expired.drafts.length, uploads: expired.uploads.length };
 }
 
@@ -64,6 +64,6 @@ export async function sweepUnsubmittedMedia(ds: DataSource, store: MediaStore, t
     await endUploads(em, ids);
     return ids;
   });
-  for (const uploadId of ended) await eraseUploadBytes(ds, store, uploadId);
+  await eraseUploadBytes(ds, store, ended);
   return ended.length;
 }

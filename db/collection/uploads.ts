@@ -3,7 +3,7 @@ import { fileTypeFromBuffer } from 'file-type';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { ServiceError, conflict, notFound } from '../../runtime/service-error';
 import { Chunks, MediaStore, SNIFF_BYTES, receive } from '../../runtime/media-store';
-import { CollectionDraft, CollectionMedia, CollectionUpload } from '../entities';
+import { CollectionDraft, CollectionUpload } from '../entities';
 import { UploadKind } from '../entities/collection-upload';
 import { secondsToNextUtcDay } from '../rules/date-time';
 import { newId } from '../rules/ids';
@@ -328,23 +328,24 @@ export async function cancelUpload(ds: DataSource, draftId: string, uploadId: st
   });
 }
 
-/** Erases an upload's bytes (parts and original) from the store; idempotent. */
-export async function eraseUploadBytes(ds: DataSource, store: MediaStore, uploadId: string): Promise<void> {
-  const upload = await ds.getRepository(CollectionUpload).findOneBy({ id: uploadId });
-  if (!upload) return;
-  const keys = Array.from({ length: upload.partCount }, (_, i) => partKey(uploadId, i + 1));
-  const media = await ds.getRepository(CollectionMedia).findOneBy({ uploadId });
-  if (media) keys.push(media.storageKey);
-  await store.remove(keys);
-  await ds.query(`DELETE FROM collection_upload_parts WHERE upload_id = $1`, [uploadId]);
-  if (media) await ds.query(`UPDATE collection_media SET erased_at = coalesce(erased_at, now()) WHERE id = $1`, [media.id]);
+/** Erases uploads' bytes (parts and originals) from the store in a few statements for the whole set; idempotent. */
+export async function eraseUploadBytes(ds: DataSource, store: MediaStore, uploadIds: string[]): Promise<void> {
+  if (uploadIds.length === 0) return;
+  const uploads: Array<{ id: string; part_count: number }> = await ds.query(
+    `SELECT id, part_count FROM collection_uploads WHERE id = ANY($1)`, [uploadIds]);
+  const media: Array<{ storage_key: string }> = await ds.query(
+    `SELECT storage_key FROM collection_media WHERE upload_id = ANY($1)`, [uploadIds]);
+  const keys = uploads.flatMap((u) => Array.from({ length: u.part_count }, (_, i) => partKey(u.id, i + 1)));
+  await store.remove([...keys, ...media.map((m) => m.storage_key)]);
+  await ds.query(`DELETE FROM collection_upload_parts WHERE upload_id = ANY($1)`, [uploadIds]);
+  await ds.query(`UPDATE collection_media SET erased_at = coalesce(erased_at, now()) WHERE upload_id = ANY($1)`, [uploadIds]);
 }
 
 /** The expiry timer fired: an upload still open is expired and its parts erased. */
 export async function expireUpload(ds: DataSource, store: MediaStore, uploadId: string): Promise<boolean> {
   const [, count] = (await ds.query(
     `UPDATE collection_uploads SET status = 'expired', updated_at = now() WHERE id = $1 AND status = 'open'`, [uploadId])) as [unknown, number];
-  if (count === 1) await eraseUploadBytes(ds, store, uploadId);
+  if (count === 1) await eraseUploadBytes(ds, store, [uploadId]);
   return count === 1;
 }
 

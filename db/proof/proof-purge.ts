@@ -45,7 +45,7 @@ const MEDIA_OF_ITEM = `SELECT asset_id FROM collection_uploads WHERE id IN (${UP
  */
 export async function eraseItemMedia(ds: DataSource, store: MediaStore, itemId: string): Promise<void> {
   const uploads: Array<{ id: string }> = await ds.query(UPLOADS_OF_ITEM, [itemId]);
-  for (const upload of uploads) await eraseUploadBytes(ds, store, upload.id);
+  await eraseUploadBytes(ds, store, uploads.map((u) => u.id));
   const media: Array<{ storage_key: string }> = await ds.query(
     `SELECT storage_key FROM collection_media WHERE id IN (${INTERVIEW_MEDIA_OF_ITEM})`, [itemId]);
   await store.remove(media.map((m) => m.storage_key));
