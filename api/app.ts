@@ -40,6 +40,7 @@ import { signalRoutes } from './customer-loop/signals';
 import { threadRoutes } from './customer-loop/threads';
 import { publicProofRoutes } from './proof/public-proof';
 import { yupValidatorCompiler } from './plugins/validation';
+import { registerWebPages } from './plugins/web-pages';
 import { whoamiRoutes } from './platform/whoami';
 import { workspaceFeatureRoutes } from './customer-loop/workspace-features';
 import { workspaceKeyRoutes } from './platform/workspace-keys';
@@ -107,6 +108,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (isCustomerPath(route.url) && route.bodyLimit === undefined) route.bodyLimit = PROOF_BODY_LIMIT;
   });
   registerOpenApi(app, API_VERSION);
+  await registerWebPages(app);
   await registerCustomerCors(app, deps.dataSource, deps.config);
   registerAuth(app, deps.dataSource, deps.config);
   registerIdempotency(app, deps.dataSource);

@@ -23,6 +23,14 @@ async function terminateBackends(admin: PgClient, name: string | null): Promise<
   return res.rows[0].n;
 }
 
+/**
+ * One cut: waits until the pool has reconnected (right after a cut, or on a loaded machine, there may be a moment
+ * with no backend at all) and ends what is there.
+ */
+async function cutConnections(admin: PgClient, name: string | null): Promise<number> {
+  return eventually(async () => (await terminateBackends(admin, name)) || null, 10_000);
+}
+
 /** `npm run api` as a process of its own, on the suite's database: a crash there ends it, not the suite. */
 async function startApiProcess(): Promise<{ url: string; child: ChildProcess; exited: () => number | null; output: () => string }> {
   const port = await freePort();
@@ -77,16 +85,18 @@ describe('connection loss: PostgreSQL cutting the service\'s connections never e
         while (!stop) await post().catch((err) => refused.push({ status: 0, body: String(err), retryAfter: null }));
       }));
       const ended: number[] = [];
-      for (let round = 0; round < 4; round += 1) {
-        await new Promise((r) => setTimeout(r, 400));
-        ended.push(await terminateBackends(admin, API_NAME));
+      try {
+        for (let round = 0; round < 4; round += 1) {
+          await new Promise((r) => setTimeout(r, 400));
+          ended.push(await cutConnections(admin, API_NAME));
+        }
+        await new Promise((r) => setTimeout(r, 800));
+      } finally {
+        stop = true;
       }
-      await new Promise((r) => setTimeout(r, 800));
-      stop = true;
       await burst;
 
       assert.equal(api.exited(), null, `the API process ended:\n${api.output()}`);
-      assert.ok(ended.every((n) => n > 0), `every round ended the API's connections: ${ended}`);
       assert.equal((await fetch(`${api.url}/openapi.json`)).status, 200);
       assert.ok(refused.length + created.length > 0);
       for (const r of refused) {
@@ -127,12 +137,16 @@ describe('connection loss: PostgreSQL cutting the service\'s connections never e
           if (res.statusCode === 503) assert.ok(res.headers['retry-after'], res.body);
         }
       }));
-      for (let round = 0; round < 4; round += 1) {
-        await new Promise((r) => setTimeout(r, 300));
-        assert.ok(await terminateBackends(admin, null) > 0);
+      try {
+        for (let round = 0; round < 4; round += 1) {
+          await new Promise((r) => setTimeout(r, 300));
+          await cutConnections(admin, null);
+        }
+        await new Promise((r) => setTimeout(r, 500));
+      } finally {
+        // A burst left running would outlive this test and load every test after it.
+        stop = true;
       }
-      await new Promise((r) => setTimeout(r, 500));
-      stop = true;
       await burst;
       assert.deepEqual([...new Set(statuses)].filter((s) => s !== 201 && s !== 503), [], 'only stored or 503');
       const after = await call(withKey(tenant.key, { method: 'POST', url: '/api/v1/signals', payload: signalBody() }), app);

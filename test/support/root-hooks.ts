@@ -7,6 +7,7 @@ import { DefaultLogger, NativeConnection, bundleWorkflowCode } from '@temporalio
 import { FastifyInstance } from 'fastify';
 import { DataSource } from 'typeorm';
 import { buildApp } from '../../api/app';
+import { buildWeb } from '../../web/build';
 import type { AppDeps } from '../../api/app-deps';
 import { Config, loadConfig } from '../../runtime/config';
 import { openDatabase } from '../../db/data-source';
@@ -61,6 +62,8 @@ export const mochaHooks = {
       startScratchDatabase(teardown),
       startScratchTemporal(teardown),
       bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') }),
+      // The pages as the tests' checkout has them now (npm install built them once; sources may have changed since).
+      buildWeb(),
     ]);
     const dataSource = await openDatabase(databaseUrl);
     teardown.push(() => dataSource.destroy());
