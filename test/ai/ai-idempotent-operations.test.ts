@@ -102,6 +102,7 @@ describe('ai: a retry with the same Idempotency-Key attaches to the first operat
     assert.equal(failed.statusCode, 503, failed.body);
     const operationId = failed.json().error.details.operationId;
     assert.equal(await budgetUsed(tenant.organizationId), used, 'a failed call costs nothing');
+    const callsBeforeRetry = callsMentioning(m);
     const again = await withReply(m, { json: HONEST }, () => call(withKey(tenant.key, { method: 'POST', url: `/api/v1/proof/items/${itemId}/summarize`, headers })));
     assert.equal(again.statusCode, 200, again.body);
     assert.equal(again.json().data.operationId, operationId);
@@ -109,7 +110,10 @@ describe('ai: a retry with the same Idempotency-Key attaches to the first operat
     const runs = ctx.temporal.workflow.list({ query: `WorkflowId = '${aiOperationWorkflowId('summarize', operationId)}'` });
     let count = 0;
     for await (const run of runs) count += run ? 1 : 0;
-    assert.equal(count, 2, 'the failed run and the new one');
+    // The command relay's own start of the failed run may land after it failed (a slow relay): that stale run finds
+    // the record no longer running and calls no provider, so the count of runs is 2 or 3 but the retry costs one call.
+    assert.ok(count >= 2, `the failed run and the new one: ${count}`);
+    assert.equal(callsMentioning(m) - callsBeforeRetry, 1, 'the retry made one provider call');
 
     const draftKey = keyOf('body');
     const draft = (context: string) => withReply(m, { json: { subject: 'Your story?', body: 'Would you tell others how onboarding went?' } },
