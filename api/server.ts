@@ -8,6 +8,7 @@ import { onShutdown } from '../runtime/shutdown';
 import { warnIfPrivateTargetsAllowed } from '../runtime/webhook-target';
 import { buildApp } from './app';
 import { startupFailureLine } from '../runtime/startup-error';
+import { assertSecretKeysConfigured } from '../runtime/secret-box';
 
 export interface RunningApi {
   url: string;
@@ -34,6 +35,7 @@ export async function startApi(config: Config, dataSource: DataSource, temporalA
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  assertSecretKeysConfigured(config);
   await assertPortFree(config.host, config.port, 'PORT');
   const ds = await openDatabase(databaseUrlOf(config));
   const api = await startApi(config, ds, temporalAddressOf(config));

@@ -16,6 +16,7 @@ import { startEmbeddedPostgres } from '../runtime/embedded-postgres';
 import { ServiceError } from '../runtime/service-error';
 import { openDatabase } from '../db/data-source';
 import { EMBEDDED_DATABASE, databaseUrlOf } from '../runtime/services';
+import { assertSecretKeysConfigured, generateKeyRingValue } from '../runtime/secret-box';
 
 const USAGE = `usage: sv <command> [options] [--json]
 
@@ -30,8 +31,9 @@ const USAGE = `usage: sv <command> [options] [--json]
   identity-secret --product PRODUCT_ID
   identity-token --product PRODUCT_ID --sub END_USER_ID [--ttl SECONDS] [--nonce N]
   signing-key rotate   (new Ed25519 key for manifests and receipts; old keys keep verifying)
+  secret-keys generate (a new SV_SECRET_KEYS value: one 32-byte key; rotation: put it first, keep the old)
 
-Uses the server's configuration: DATABASE_URL, or the embedded PostgreSQL under SV_DATA_DIR.`;
+Uses the server's configuration: DATABASE_URL (then SV_SECRET_KEYS too), or the embedded PostgreSQL under SV_DATA_DIR.`;
 
 class UsageError extends Error {}
 
@@ -181,7 +183,13 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
+    if (parsed.positionals.join(' ') === 'secret-keys generate') {
+      const value = generateKeyRingValue();
+      console.log(values.json ? JSON.stringify({ secretKeys: value }) : value);
+      return 0;
+    }
     const config = loadConfig();
+    assertSecretKeysConfigured(config);
     const out = await withDatabase(config, (ds) => run(ds, config, parsed.positionals, values));
     console.log(values.json ? JSON.stringify(out.json, null, 2) : out.text);
     return 0;

@@ -14,6 +14,7 @@ import { signalAnalysisRelay } from './customer-loop/signal-analysis-relay';
 import { createWorker, ensureHealthChecks, ensureMaintenance } from './worker';
 import { startupFailureLine } from '../runtime/startup-error';
 import { workflowCommandRelay } from './workflow-commands';
+import { assertSecretKeysConfigured } from '../runtime/secret-box';
 
 export interface RunningWorker {
   stop: () => Promise<void>;
@@ -82,6 +83,7 @@ export async function connectWorker(config: Config, address: string) {
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  assertSecretKeysConfigured(config);
   installTemporalLogger();
   const ds = await openDatabase(databaseUrlOf(config));
   const conn = await connectWorker(config, temporalAddressOf(config));
