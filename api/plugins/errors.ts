@@ -36,6 +36,7 @@ declare module 'fastify' {
 }
 
 function send(request: FastifyRequest, reply: FastifyReply, error: ServiceError): FastifyReply {
+  request.errorCode = error.code;
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   reply.code(error.status);
   if (!isCustomerPath(request.url)) return reply.type('application/json').send(envelope(request, error));
