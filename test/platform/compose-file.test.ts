@@ -23,7 +23,7 @@ const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
  * (scale-out.test.ts) and the production build test run, and to the variables the code reads.
  */
 describe('docker-compose.yml, Caddyfile, .env.example and the Dockerfile stay in step with the process tests', () => {
-  const compose = parse(read('docker-compose.yml')) as { services: Record<string, Service> };
+  const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service> };
   const services = compose.services;
   const config = read('runtime/config.ts');
 

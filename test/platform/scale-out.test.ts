@@ -5,6 +5,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import parsePrometheusTextFormat, { PrometheusFamily } from 'parse-prometheus-text-format';
+import { Client as PgClient } from 'pg';
 import { verifyWebhookSignature } from '../../clients/typescript/src';
 import { generateKeyRingValue } from '../../runtime/secret-box';
 import { eventually } from '../support/fixtures';
@@ -53,6 +54,7 @@ describe('deployment as processes: two APIs and a worker, one data folder each, 
   let receiver: Receiver;
   let tenant: { key: string; token: string; cookie: string; csrfToken: string };
   let endpointSecret: string;
+  let databaseUrl: string;
   const signalIds: string[] = [];
 
   const postSignal = (api: string, idempotencyKey: string, extra: Record<string, unknown> = {}) => fetch(`${api}/api/v1/signals`, {
@@ -71,8 +73,9 @@ describe('deployment as processes: two APIs and a worker, one data folder each, 
     };
     const bundlePath = path.join(scratch, 'workflow-bundle.js');
     fs.writeFileSync(bundlePath, ctx.workflowBundle.code);
+    databaseUrl = await startScratchDatabase(cleanup, 'sv_scale');
     const shared = {
-      DATABASE_URL: await startScratchDatabase(cleanup, 'sv_scale'), TEMPORAL_ADDRESS: ctx.temporalAddress,
+      DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: ctx.temporalAddress,
       SV_SECRET_KEYS: generateKeyRingValue(), SV_TASK_QUEUE: `scale-${randomBytes(4).toString('hex')}`,
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SV_RELAY_IDLE_MS: '100', LOG_LEVEL: 'error', TEMPORAL_LOG_LEVEL: 'ERROR',
       RATE_LIMIT_PER_MINUTE: '100000', SV_TRUST_PROXY: 'loopback',
@@ -231,9 +234,24 @@ describe('deployment as processes: two APIs and a worker, one data folder each, 
     assert.match(tail, /retry: \d+\n: the server is stopping; reconnect/);
   });
 
-  it('a worker stopped by SIGTERM shuts down gracefully and exits 0', async () => {
+  it('a worker stopped by SIGTERM with a webhook attempt in flight finishes and records it, then exits 0', async () => {
+    // Every attempt from now on is answered (200) only after 3 s: this signal's is under way when SIGTERM comes.
+    receiver.answer({ hangMs: 3_000 });
+    const res = await postSignal(apis[1].url, 'worker-stop-signal');
+    assert.equal(res.status, 201);
+    const signalId = (await res.json() as { data: { id: string } }).data.id;
+    await eventually(async () => receiver.requests.some((r) => r.body.includes(signalId)), 30_000);
     const code = await worker.stop('SIGTERM', 30_000);
     assert.equal(code, 0, worker.output());
     assert.match(worker.output(), /SIGTERM received, stopping/);
+    const db = new PgClient({ connectionString: databaseUrl });
+    await db.connect();
+    try {
+      const { rows } = await db.query(`SELECT a.attempt, a.status_code FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+        WHERE d.payload LIKE '%' || $1 || '%'`, [signalId]);
+      assert.deepEqual(rows, [{ attempt: 1, status_code: 200 }], 'the attempt under way was answered and logged before the worker ended');
+    } finally {
+      await db.end();
+    }
   });
 });
