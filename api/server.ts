@@ -18,7 +18,7 @@ export interface RunningApi {
   drain: (ms: number) => Promise<void>;
 }
 
-/** Listens on HOST:PORT. Temporal is connected lazily, so the API starts (and /healthz says so) while it is down. */
+/** Listens on HOST:PORT. Temporal is connected lazily, so the API starts (and /readyz says what is down) while it is down. */
 export async function startApi(config: Config, dataSource: DataSource, temporalAddress: string): Promise<RunningApi> {
   warnIfPrivateTargetsAllowed(config.webhookAllowPrivateTargets);
   const connection = Connection.lazy(temporalConnectionOptions(config, temporalAddress));
