@@ -26,6 +26,7 @@ import { inboxRoutes } from './customer-loop/inbox';
 import { installationRoutes } from './platform/installation';
 import { registerJsonBodyParser } from './plugins/json-body';
 import { registerOpenApi } from './plugins/openapi';
+import { registerMetrics } from './plugins/metrics';
 import { registerPublicRateLimit } from './plugins/public-rate-limit';
 import { redactingLogger } from './plugins/request-log';
 import { proofAiRoutes } from './ai/proof-ai';
@@ -83,6 +84,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // The longest parameter is the video host's source-link token (about 220 characters); each route bounds its own.
     routerOptions: { maxParamLength: 400 },
     frameworkErrors: frameworkErrorHandler,
+    // A request that reaches a stopping process is served (with Connection: close), not refused with 503.
+    return503OnClosing: false,
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
@@ -113,8 +116,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerAuth(app, deps.dataSource, deps.config);
   registerIdempotency(app, deps.dataSource);
   await registerPublicRateLimit(app, deps.config);
+  registerMetrics(app);
   app.decorateRequest('customerSecret', null);
 
+  app.decorate('draining', false);
   await app.register(healthRoutes, deps);
   await app.register(whoamiRoutes, deps);
   await app.register(installationRoutes, deps);

@@ -209,7 +209,7 @@ async function main(): Promise<void> {
     const ready = async () => {
       for (;;) {
         try {
-          if ((await fetch(`${base}/healthz`)).status === 200) return;
+          if ((await fetch(`${base}/readyz`)).status === 200) return;
         } catch { /* not up yet */ }
         await sleep(500);
       }

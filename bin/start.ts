@@ -6,6 +6,7 @@ import { assertPortFree } from '../runtime/ports';
 import { onShutdown } from '../runtime/shutdown';
 import { StartupError, startupFailureLine } from '../runtime/startup-error';
 import { resolveTemporalCli } from '../runtime/temporal-cli';
+import { assertSecretKeysConfigured } from '../runtime/secret-box';
 
 const log = (line: string) => console.log(`[sv] ${line}`);
 
@@ -15,6 +16,7 @@ const log = (line: string) => console.log(`[sv] ${line}`);
  */
 async function main(steps: Array<() => Promise<unknown>>): Promise<void> {
   const config = loadConfig();
+  assertSecretKeysConfigured(config);
   await assertPortFree(config.host, config.port, 'PORT');
   if (!config.databaseUrl) await assertPortFree('127.0.0.1', config.embeddedPgPort, 'SV_EMBEDDED_PG_PORT');
   if (!config.temporalAddress) {

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
 import path from 'node:path';
 import { DataSource } from 'typeorm';
 import { signIdentityToken } from '../api/plugins/identity-token';
@@ -15,7 +16,10 @@ import { Config, ConfigError, loadConfig } from '../runtime/config';
 import { startEmbeddedPostgres } from '../runtime/embedded-postgres';
 import { ServiceError } from '../runtime/service-error';
 import { openDatabase } from '../db/data-source';
-import { EMBEDDED_DATABASE, databaseUrlOf } from '../runtime/services';
+import { EMBEDDED_DATABASE, databaseUrlOf, temporalAddressOf } from '../runtime/services';
+import { temporalConnectionOptions } from '../runtime/temporal-connection';
+import { TENANT_SEARCH_ATTRIBUTES, ensureTenantSearchAttributes } from '../runtime/workflow-memo';
+import { assertSecretKeysConfigured, generateKeyRingValue } from '../runtime/secret-box';
 
 const USAGE = `usage: sv <command> [options] [--json]
 
@@ -30,8 +34,10 @@ const USAGE = `usage: sv <command> [options] [--json]
   identity-secret --product PRODUCT_ID
   identity-token --product PRODUCT_ID --sub END_USER_ID [--ttl SECONDS] [--nonce N]
   signing-key rotate   (new Ed25519 key for manifests and receipts; old keys keep verifying)
+  secret-keys generate (a new SV_SECRET_KEYS value: one 32-byte key; rotation: put it first, keep the old)
+  temporal search-attributes  (registers the search attributes the workflows set, on TEMPORAL_ADDRESS's namespace)
 
-Uses the server's configuration: DATABASE_URL, or the embedded PostgreSQL under SV_DATA_DIR.`;
+Uses the server's configuration: DATABASE_URL (then SV_SECRET_KEYS too), or the embedded PostgreSQL under SV_DATA_DIR.`;
 
 class UsageError extends Error {}
 
@@ -144,6 +150,17 @@ async function run(ds: DataSource, config: Config, words: string[], values: Valu
   }
 }
 
+/** What a worker does at start, for a deployment that registers them once before any role starts. */
+async function registerSearchAttributes(config: Config): Promise<string[]> {
+  const connection = await Connection.connect(temporalConnectionOptions(config, temporalAddressOf(config)));
+  try {
+    await ensureTenantSearchAttributes(new Client({ connection, namespace: config.temporalNamespace }), config.temporalNamespace);
+    return TENANT_SEARCH_ATTRIBUTES.map((key) => key.name);
+  } finally {
+    await connection.close();
+  }
+}
+
 /** Connects to DATABASE_URL, or to the embedded PostgreSQL, starting it for this command when it is not running. */
 async function withDatabase<T>(config: Config, fn: (ds: DataSource) => Promise<T>): Promise<T> {
   let stopEmbedded: (() => Promise<void>) | undefined;
@@ -181,7 +198,18 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
+    if (parsed.positionals.join(' ') === 'secret-keys generate') {
+      const value = generateKeyRingValue();
+      console.log(values.json ? JSON.stringify({ secretKeys: value }) : value);
+      return 0;
+    }
     const config = loadConfig();
+    if (parsed.positionals.join(' ') === 'temporal search-attributes') {
+      const names = await registerSearchAttributes(config);
+      console.log(values.json ? JSON.stringify({ namespace: config.temporalNamespace, searchAttributes: names }) : `${names.join(', ')} registered on ${config.temporalNamespace}`);
+      return 0;
+    }
+    assertSecretKeysConfigured(config);
     const out = await withDatabase(config, (ds) => run(ds, config, parsed.positionals, values));
     console.log(values.json ? JSON.stringify(out.json, null, 2) : out.text);
     return 0;

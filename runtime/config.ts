@@ -15,6 +15,14 @@ export interface Config {
   databaseUrl: string | undefined;
   temporalAddress: string | undefined;
   temporalNamespace: string;
+  /** Temporal Cloud or a TLS frontend (runtime/temporal-connection.ts): mTLS certificate and key, PEM text or a file path each. */
+  temporalTlsCert: string | undefined;
+  temporalTlsKey: string | undefined;
+  /** A CA for a frontend whose certificate the system does not trust, and the name to check it against. */
+  temporalTlsCa: string | undefined;
+  temporalTlsServerName: string | undefined;
+  /** Temporal Cloud API key (TLS is then on). */
+  temporalApiKey: string | undefined;
   taskQueue: string;
   environment: string;
   rateLimitPerMinute: number;
@@ -108,6 +116,12 @@ export interface Config {
   /** Distinct reporters that hide a message (ROOMS.md §8), and the largest attachment upload. */
   roomReportThreshold: number;
   roomAttachmentMaxBytes: number;
+  /** How long a stopping worker lets running activities finish before cancelling them (they are retried elsewhere). */
+  workerShutdownGraceMs: number;
+  /** How long a stopping API keeps serving while /readyz says 503, so a proxy stops sending it requests first. */
+  apiDrainMs: number;
+  /** The worker's metrics listener (GET /metrics, GET /healthz) on HOST; 0: none. */
+  workerMetricsPort: number;
   /** A workflow bundle built beforehand (bundleWorkflowCode's code, as a file): the worker starts without bundling. */
   workflowBundlePath: string | undefined;
   /** Key-encryption keys of secrets at rest (runtime/secret-box.ts); unset: a generated one under dataDir. */
@@ -171,6 +185,19 @@ function trustProxy(env: Env): boolean | number | string[] {
   return list;
 }
 
+/** TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together; an API key is the other way in, not both. */
+function temporalTls(env: Env): Pick<Config, 'temporalTlsCert' | 'temporalTlsKey' | 'temporalTlsCa' | 'temporalTlsServerName' | 'temporalApiKey'> {
+  const cert = text(env, 'TEMPORAL_TLS_CERT');
+  const key = text(env, 'TEMPORAL_TLS_KEY');
+  const apiKey = text(env, 'TEMPORAL_API_KEY');
+  if ((cert === undefined) !== (key === undefined)) throw new ConfigError('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY are set together (mTLS), or neither');
+  if (cert !== undefined && apiKey !== undefined) throw new ConfigError('set TEMPORAL_API_KEY or TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY, not both');
+  return {
+    temporalTlsCert: cert, temporalTlsKey: key, temporalApiKey: apiKey,
+    temporalTlsCa: text(env, 'TEMPORAL_TLS_CA'), temporalTlsServerName: text(env, 'TEMPORAL_TLS_SERVER_NAME'),
+  };
+}
+
 const GiB = 1024 * 1024 * 1024;
 
 const S3_VARIABLES = ['MEDIA_S3_ENDPOINT', 'MEDIA_S3_BUCKET', 'MEDIA_S3_REGION', 'MEDIA_S3_ACCESS_KEY_ID', 'MEDIA_S3_SECRET_ACCESS_KEY'];
@@ -197,6 +224,9 @@ export function loadConfig(env: Env = process.env): Config {
     dataDirFromEnv: text(env, 'SV_DATA_DIR') !== undefined,
     secretKeys: text(env, 'SV_SECRET_KEYS'),
     workflowBundlePath: text(env, 'SV_WORKFLOW_BUNDLE'),
+    workerShutdownGraceMs: int(env, 'SV_WORKER_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    apiDrainMs: int(env, 'SV_API_DRAIN_MS', 5_000, 0, 600_000),
+    workerMetricsPort: int(env, 'SV_WORKER_METRICS_PORT', 9464, 0, 65535),
     embeddedPgPort: int(env, 'SV_EMBEDDED_PG_PORT', 54329, 1, 65535),
     temporalDevPort: int(env, 'TEMPORAL_DEV_PORT', 7233, 1, 65535),
     temporalDevUiPort: int(env, 'TEMPORAL_DEV_UI_PORT', 8233, 1, 65535),
@@ -204,6 +234,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: text(env, 'DATABASE_URL'),
     temporalAddress: text(env, 'TEMPORAL_ADDRESS'),
     temporalNamespace: text(env, 'TEMPORAL_NAMESPACE') ?? 'default',
+    ...temporalTls(env),
     taskQueue: text(env, 'SV_TASK_QUEUE') ?? 'customer-loop-proof',
     environment,
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 120, 1, 1_000_000),

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ConfigError, loadConfig } from './config';
+import { Config, ConfigError, loadConfig } from './config';
 
 /**
  * Secrets the service must use again (webhook signing secrets, product identity secrets, Ed25519
@@ -47,6 +47,30 @@ function defaultKeyRing(dataDir: string): KeyRing {
   return parseKeyRing(fs.readFileSync(file, 'utf8'), file);
 }
 
+/**
+ * Outside the embedded default (DATABASE_URL set) the roles run apart, each with a data folder of its
+ * own, so a key generated per folder would seal what no other role can open: the key ring must be given.
+ */
+export function assertSecretKeysConfigured(config: Pick<Config, 'databaseUrl' | 'secretKeys'>): void {
+  if (config.databaseUrl && !config.secretKeys) {
+    throw new ConfigError('SV_SECRET_KEYS must be set when DATABASE_URL is: every role and the sv CLI need the same key ring; make one with `sv secret-keys generate`');
+  }
+  if (config.secretKeys) parseKeyRing(config.secretKeys);
+}
+
+/** A new key ring value of one key, for SV_SECRET_KEYS; its id names the day it was made. */
+export function generateKeyRingValue(now = new Date()): string {
+  return `k${now.toISOString().slice(0, 10).replace(/-/g, '')}:${randomBytes(32).toString('base64')}`;
+}
+
+/** A sealed value this process cannot open: its key is not in the ring, or the ring's key is not the one that sealed it. */
+export class SealedSecretError extends Error {
+  constructor(readonly keyId: string, reason: string) {
+    super(`a secret sealed under key "${keyId}" cannot be opened: ${reason}; every role needs the same SV_SECRET_KEYS`);
+    this.name = 'SealedSecretError';
+  }
+}
+
 export function configureSecretKeys(keys: KeyRing): void {
   ring = keys;
 }
@@ -76,11 +100,15 @@ export function openSecret(stored: string): string {
   if (!isSealed(stored)) return stored;
   const [, kid, iv, ct, tag] = stored.split(':');
   const key = keyRing().keys.get(kid);
-  if (!key) throw new Error(`secret sealed under key "${kid}", which SV_SECRET_KEYS does not hold`);
-  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
-  decipher.setAAD(Buffer.from(kid));
-  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-  return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
+  if (!key) throw new SealedSecretError(kid, 'SV_SECRET_KEYS does not hold that key');
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+    decipher.setAAD(Buffer.from(kid));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
+  } catch {
+    throw new SealedSecretError(kid, 'the key of that id in SV_SECRET_KEYS is not the one that sealed it');
+  }
 }
 
 /** Whether a stored value should be sealed again: plaintext, or sealed under a key that no longer seals. */

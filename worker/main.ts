@@ -14,6 +14,13 @@ import { signalAnalysisRelay } from './customer-loop/signal-analysis-relay';
 import { createWorker, ensureHealthChecks, ensureMaintenance } from './worker';
 import { startupFailureLine } from '../runtime/startup-error';
 import { workflowCommandRelay } from './workflow-commands';
+import { workflowBundleOf } from './workflow-bundle';
+import { startMetricsListener } from './metrics-listener';
+import { assertPortFree, freeLoopbackPort } from '../runtime/ports';
+import { registerBacklogGauges } from '../runtime/metrics';
+import { readBacklog } from '../db/platform/backlog';
+import { temporalConnectionOptions } from '../runtime/temporal-connection';
+import { assertSecretKeysConfigured } from '../runtime/secret-box';
 
 export interface RunningWorker {
   stop: () => Promise<void>;
@@ -68,8 +75,9 @@ export function workerRelays(config: Config, dataSource: DataSource, client: Cli
 
 /** Connects to Temporal for the worker role; `close` ends both connections. */
 export async function connectWorker(config: Config, address: string) {
-  const nativeConnection = await NativeConnection.connect({ address });
-  const connection = await Connection.connect({ address });
+  const options = temporalConnectionOptions(config, address);
+  const nativeConnection = await NativeConnection.connect(options);
+  const connection = await Connection.connect(options);
   return {
     nativeConnection,
     client: new Client({ connection, namespace: config.temporalNamespace }),
@@ -82,14 +90,21 @@ export async function connectWorker(config: Config, address: string) {
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  installTemporalLogger();
+  assertSecretKeysConfigured(config);
+  if (config.workerMetricsPort) await assertPortFree(config.host, config.workerMetricsPort, 'SV_WORKER_METRICS_PORT');
+  // The SDK serves its own worker metrics on loopback; the metrics listener appends them to ours.
+  const sdkMetricsPort = config.workerMetricsPort ? await freeLoopbackPort() : 0;
+  installTemporalLogger(undefined, sdkMetricsPort ? `127.0.0.1:${sdkMetricsPort}` : undefined);
   const ds = await openDatabase(databaseUrlOf(config));
+  registerBacklogGauges(() => readBacklog(ds));
   const conn = await connectWorker(config, temporalAddressOf(config));
-  const worker = await startWorker(config, ds, {
-    ...conn, workflowBundle: config.workflowBundlePath ? { codePath: config.workflowBundlePath } : undefined,
-  });
-  console.log(`[sv] worker polling task queue ${config.taskQueue} on ${temporalAddressOf(config)}`);
-  onShutdown([() => ds.destroy(), conn.close, worker.stop], (line) => console.log(`[sv] ${line}`));
+  const workflowBundle = workflowBundleOf(config);
+  const worker = await startWorker(config, ds, { ...conn, workflowBundle });
+  const bundled = workflowBundle && 'codePath' in workflowBundle ? `, workflows from ${workflowBundle.codePath}` : '';
+  const metrics = config.workerMetricsPort
+    ? await startMetricsListener(config.host, config.workerMetricsPort, `http://127.0.0.1:${sdkMetricsPort}/metrics`) : null;
+  console.log(`[sv] worker polling task queue ${config.taskQueue} on ${temporalAddressOf(config)}${bundled}${metrics ? `; metrics ${metrics.url}/metrics` : ''}`);
+  onShutdown([() => ds.destroy(), conn.close, ...(metrics ? [metrics.close] : []), worker.stop], (line) => console.log(`[sv] ${line}`));
 }
 
 if (require.main === module) {

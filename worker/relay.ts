@@ -1,3 +1,5 @@
+import { relayFailures, relayRows } from '../runtime/metrics';
+
 export interface RelayOptions {
   name: string;
   /** Claims and handles up to `batchSize` rows; answers how many it handled. */
@@ -31,10 +33,12 @@ export function startRelay(opts: RelayOptions): RunningRelay {
     while (running) {
       try {
         const handled = await opts.tick(opts.batchSize);
+        relayRows.inc({ relay: opts.name }, handled);
         failures = 0;
         if (handled < opts.batchSize) await pause(opts.idleMs);
       } catch (err) {
         failures += 1;
+        relayFailures.inc({ relay: opts.name });
         opts.log?.(`${opts.name} relay: ${(err as Error).message}`);
         await pause(Math.min(opts.idleMs * 2 ** failures, 30_000));
       }

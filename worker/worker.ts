@@ -24,6 +24,9 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
     activities: createActivities({ dataSource, config }),
+    // On SIGTERM running activities get this long to finish; the ones still running are then cancelled,
+    // their attempt fails and Temporal hands them to another worker.
+    shutdownGraceTime: config.workerShutdownGraceMs,
     ...(workflowBundle ? { workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
   });
 }

@@ -7,6 +7,7 @@ import {
 } from '../../db/rules/ai-answers';
 import { signalSummaryAllowed } from '../../db/rules/ai-validator';
 import { Config } from '../../runtime/config';
+import { aiOperations } from '../../runtime/metrics';
 import { AI_INVALID_OUTPUT, AI_REQUEST_REFUSED, aiFailure, chatProvider } from './openai-chat';
 
 export interface AiActivityDeps {
@@ -77,8 +78,16 @@ export function createAiActivities({ config, dataSource }: AiActivityDeps) {
   const { configured, chat: complete } = chatProvider({ baseUrl: config.aiBaseUrl, apiKey: config.aiApiKey, model: config.aiModel, timeoutMs: config.aiTimeoutMs });
 
   /** One chat completion (AI.md §1): a JSON object answer, the program on the system message's first line. */
-  const chat = (program: { id: string; version: string }, user: unknown, timeoutMs: number) =>
-    complete({ system: `${systemLine(program)}\n${INSTRUCTIONS[program.id]}`, user, json: true, timeoutMs });
+  const chat = async (program: { id: string; version: string }, user: unknown, timeoutMs: number) => {
+    try {
+      const answer = await complete({ system: `${systemLine(program)}\n${INSTRUCTIONS[program.id]}`, user, json: true, timeoutMs });
+      aiOperations.inc({ operation: program.id, outcome: 'succeeded' });
+      return answer;
+    } catch (err) {
+      aiOperations.inc({ operation: program.id, outcome: 'failed' });
+      throw err;
+    }
+  };
 
   const db = () => {
     if (!dataSource) throw new Error('AI operation activities need the DataSource');

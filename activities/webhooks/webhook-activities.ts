@@ -7,6 +7,7 @@ import {
 } from '../../db/webhooks/webhook-attempts';
 import { Config } from '../../runtime/config';
 import { literalTargetAllowed, publicOnlyLookup } from '../../runtime/webhook-target';
+import { webhookAttemptDuration, webhookAttempts } from '../../runtime/metrics';
 import { signWebhook } from '../../runtime/webhook-signature';
 
 export const WEBHOOK_USER_AGENT = 'sv-webhooks/1';
@@ -108,6 +109,9 @@ async function sendSigned({ delivery, endpoint }: AttemptTarget, attempt: number
   const result = await post(new URL(endpoint.url), delivery.payload, headers, timeoutMs, allowPrivate);
   const redirect = result.statusCode !== null && result.statusCode >= 300 && result.statusCode < 400;
   const ok = result.error === null && result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+  const outcome = ok ? 'delivered' : result.statusCode === null ? 'failed' : 'refused';
+  webhookAttempts.inc({ outcome });
+  webhookAttemptDuration.observe({ outcome }, (Date.now() - startedAt.getTime()) / 1000);
   return {
     kind: 'sent',
     startedAt: startedAt.toISOString(),

@@ -54,9 +54,10 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
   const slots = new InboxStreamSlots(ds, {
     perEndUser: deps.config.inboxStreamsPerEndUser, perProcess: deps.config.inboxStreamsPerProcess,
   }, app.log);
-  const streams = new Set<() => void>();
+  const streams = new Set<(stopping?: boolean) => void>();
   app.addHook('preClose', async () => {
-    for (const end of [...streams]) end();
+    // The process is stopping: each stream is told when to reconnect (to another process) and ended.
+    for (const end of [...streams]) end(true);
   });
   app.addHook('onClose', async () => {
     await slots.close();
@@ -113,9 +114,10 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     let open = true;
     const timers: NodeJS.Timeout[] = [];
     let unsubscribe = () => {};
-    const end = () => {
+    const end = (stopping = false) => {
       if (!open) return;
       open = false;
+      if (stopping && !raw.destroyed) raw.write(`retry: ${RECONNECT_MS}\n: the server is stopping; reconnect\n\n`);
       streams.delete(end);
       release();
       unsubscribe();
@@ -123,7 +125,7 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
       raw.end();
     };
     streams.add(end);
-    raw.on('close', end);
+    raw.on('close', () => end());
     // A client gone while its slot was being taken frees it at once.
     if (raw.destroyed) end();
     const fail = (err: unknown) => {
@@ -154,7 +156,7 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
           if (notice.itemId) await sendItem(notice.itemId);
           await sendUnread();
         }),
-        onLost: end,
+        onLost: () => end(),
       });
       unsubscribe = stop;
       if (!open) {
@@ -179,6 +181,6 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
       if (open) raw.write(': heartbeat\n\n');
     }, deps.config.inboxHeartbeatMs));
     // The token's lifetime bounds the stream; the client reconnects with a fresh token and Last-Event-ID.
-    timers.push(setTimeout(end, Math.max(0, me.expiresAt.getTime() - Date.now())));
+    timers.push(setTimeout(() => end(), Math.max(0, me.expiresAt.getTime() - Date.now())));
   });
 }

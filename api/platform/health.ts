@@ -2,7 +2,7 @@ import { FastifyInstance } from 'fastify';
 import { ServiceError } from '../../runtime/service-error';
 import type { AppDeps } from '../app-deps';
 import { dataOf, errorOf } from '../plugins/responses';
-import { healthSchema } from './schemas';
+import { healthSchema, livenessSchema } from './schemas';
 
 const CHECK_TIMEOUT_MS = 3_000;
 // Shorter than CHECK_TIMEOUT_MS, so the gRPC call (and its retries) has ended before we answer.
@@ -23,10 +23,22 @@ async function answers(check: () => Promise<unknown>): Promise<'ok' | 'failed'> 
   }
 }
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Set when the process has been asked to stop: /readyz answers 503 so a proxy stops sending it requests. */
+    draining: boolean;
+  }
+}
+
 export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.get('/healthz', {
-    schema: { response: { 200: dataOf(healthSchema), 503: errorOf('SERVICE_UNAVAILABLE: details name the check that failed') } },
-    config: { operationId: 'getHealth', summary: 'PostgreSQL and Temporal both answer (200), or which one does not (503)' } }, async () => {
+    schema: { response: { 200: dataOf(livenessSchema) } },
+    config: { operationId: 'getHealth', summary: 'Liveness: the process answers (its dependencies are /readyz\'s question)' },
+  }, async () => ({ data: { status: 'ok' as const } }));
+
+  app.get('/readyz', {
+    schema: { response: { 200: dataOf(healthSchema), 503: errorOf('SERVICE_UNAVAILABLE: details name the check that failed, or draining when the process is stopping') } },
+    config: { operationId: 'getReadiness', summary: 'PostgreSQL and Temporal both answer and the process is not stopping (200), or which does not (503)' } }, async () => {
     const { connection } = deps.temporal;
     const [database, temporal] = await Promise.all([
       answers(() => deps.dataSource.query('SELECT 1')),
@@ -34,6 +46,7 @@ export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise
     ]);
     const checks = { database, temporal };
     const failed = Object.entries(checks).filter(([, state]) => state === 'failed').map(([name]) => name);
+    if (app.draining) throw new ServiceError('SERVICE_UNAVAILABLE', 503, 'draining: this process is stopping', { ...checks, draining: true }, { 'retry-after': '1' });
     if (failed.length > 0) {
       throw new ServiceError('SERVICE_UNAVAILABLE', 503, `${failed.join(' and ')} not answering`, checks);
     }

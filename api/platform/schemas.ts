@@ -63,6 +63,10 @@ export const identityMergeSchema = named('IdentityMerge', object({
 
 const checkState = () => string().required().oneOf(['ok', 'failed']);
 
+export const livenessSchema = named('Liveness', object({
+  status: string().required().oneOf(['ok']),
+}));
+
 export const healthSchema = named('Health', object({
   status: string().required().oneOf(['ok']),
   checks: object({ database: checkState(), temporal: checkState() }).required(),

@@ -1,5 +1,6 @@
 import { ServiceError as TemporalServiceError } from '@temporalio/client';
 import { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { SealedSecretError } from '../../runtime/secret-box';
 import { ServiceError } from '../../runtime/service-error';
 
 export interface ErrorEnvelope {
@@ -35,6 +36,7 @@ declare module 'fastify' {
 }
 
 function send(request: FastifyRequest, reply: FastifyReply, error: ServiceError): FastifyReply {
+  request.errorCode = error.code;
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   reply.code(error.status);
   if (!isCustomerPath(request.url)) return reply.type('application/json').send(envelope(request, error));
@@ -104,6 +106,11 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ServiceError, request: FastifyRequest, reply: FastifyReply) => {
     let known = error instanceof ServiceError ? error : fromFastify(error as FastifyError, isCustomerPath(request.url)) ?? fromDatabase(error);
+    if (!known && error instanceof SealedSecretError) {
+      // The deployment's key ring is wrong, not the request: logged with the key id, answered as unavailable.
+      request.log.error({ keyId: error.keyId }, error.message);
+      known = new ServiceError('SERVICE_UNAVAILABLE', 503, 'a stored secret cannot be opened with this deployment\'s keys; an operator must fix SV_SECRET_KEYS');
+    }
     if (!known) {
       request.log.error({ err: loggable(error) }, 'request failed');
       known = isDependencyDown(error)

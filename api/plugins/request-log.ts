@@ -8,6 +8,9 @@ const SECRET_SEGMENT = /^(\/+api\/+public\/+proof\/+(?:hooks|stripe|stream\/+sou
 
 const REDACTED = '[redacted]';
 
+const SECRET_FIELDS = ['authorization', 'cookie', '["set-cookie"]', '["x-csrf-token"]', 'secret', 'token', 'password', 'apiKey', 'identitySecret'];
+const REDACTED_FIELDS = SECRET_FIELDS.flatMap((field) => [field, `*.${field}`, `*.*.${field}`].map((p) => p.replace(/\.\[/g, '[')));
+
 function decoded(path: string): string {
   try {
     return decodeURIComponent(path);
@@ -51,5 +54,10 @@ function loggableRequest(request: FastifyRequest) {
 export function redactingLogger(logger: FastifyServerOptions['logger']): FastifyServerOptions['logger'] {
   if (!logger) return false;
   const options = logger === true ? {} : logger;
-  return { ...options, serializers: { ...options.serializers, req: loggableRequest as never } };
+  return {
+    ...options,
+    serializers: { ...options.serializers, req: loggableRequest as never },
+    // Whatever a log call is handed (a header set, an error's request options), these never leave as they are.
+    redact: { paths: REDACTED_FIELDS, censor: REDACTED },
+  };
 }

@@ -53,7 +53,7 @@ async function startApiProcess(): Promise<{ url: string; child: ChildProcess; ex
   const url = `http://127.0.0.1:${port}`;
   await eventually(async () => {
     if (code !== null) throw new Error(`the API exited with ${code}: ${output}`);
-    // Any answer: /healthz says 503 here, since this API has no Temporal to reach.
+    // Any answer: /readyz says 503 here, since this API has no Temporal to reach.
     return (await fetch(`${url}/openapi.json`).catch(() => null))?.ok;
   }, 60_000);
   return { url, child, exited: () => code, output: () => output };

@@ -6,13 +6,14 @@ import { call } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
 
 describe('health', () => {
-  it('answers 200 when PostgreSQL and Temporal answer', async () => {
-    const res = await call({ method: 'GET', url: '/healthz' });
+  it('/readyz answers 200 when PostgreSQL and Temporal answer; /healthz is liveness', async () => {
+    const res = await call({ method: 'GET', url: '/readyz' });
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json().data.checks, { database: 'ok', temporal: 'ok' });
+    assert.deepEqual((await call({ method: 'GET', url: '/healthz' })).json(), { data: { status: 'ok' } });
   });
 
-  it('answers 503 naming the dependency that does not answer', async function () {
+  it('/readyz answers 503 naming the dependency that does not answer, while /healthz stays 200', async function () {
     this.timeout(20_000);
     // Left open: the SDK may still hold a retry timer for it, and closing under it throws later.
     const deadTemporal = Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 500 });
@@ -23,13 +24,25 @@ describe('health', () => {
     ];
     for (const { deps, failed } of cases) {
       const app = await buildApp({ ...deps, config: ctx.config });
-      const res = await app.inject({ method: 'GET', url: '/healthz' });
+      const res = await app.inject({ method: 'GET', url: '/readyz' });
+      const live = await app.inject({ method: 'GET', url: '/healthz' });
       await app.close();
+      assert.equal(live.statusCode, 200);
       assert.equal(res.statusCode, 503);
       assert.equal(res.json().error.code, 'SERVICE_UNAVAILABLE');
       assert.equal(res.json().error.details[failed], 'failed');
       assert.match(res.json().error.message, new RegExp(failed));
     }
+  });
+
+  it('/readyz answers 503 draining once the process is stopping, with retry-after', async () => {
+    const app = await ctx.buildApp();
+    app.draining = true;
+    const res = await app.inject({ method: 'GET', url: '/readyz' });
+    assert.equal(res.statusCode, 503);
+    assert.equal(res.json().error.details.draining, true);
+    assert.equal(res.headers['retry-after'], '1');
+    assert.equal((await app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
   });
 });
 

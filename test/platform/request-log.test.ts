@@ -51,4 +51,31 @@ describe('request log', () => {
       if (url) assert.equal(logged[i].url, url);
     });
   });
+
+  it('every line is JSON with the request id; credentials handed to a log call (headers, secrets, tokens) are redacted', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(...String(chunk).split('\n').filter((l) => l !== ''));
+        done();
+      },
+    });
+    const app = await buildApp({ dataSource: ctx.dataSource, temporal: ctx.temporal, config: ctx.config, logger: { level: 'info', stream } });
+    const credential = `svk_${randomBytes(16).toString('hex')}`;
+    app.get('/log-probe', { config: { hidden: true } }, async (request) => {
+      request.log.warn({ headers: request.headers, endpoint: { secret: credential }, token: credential }, 'probe');
+      return { ok: true };
+    });
+    await app.ready();
+    try {
+      const res = await app.inject({ method: 'GET', url: '/log-probe', headers: { authorization: `Bearer ${credential}`, cookie: `sv_session=${credential}`, 'x-request-id': 'req_probe_0001' } });
+      assert.equal(res.statusCode, 200);
+    } finally {
+      await app.close();
+    }
+    assert.ok(!lines.join('\n').includes(credential), lines.find((l) => l.includes(credential)));
+    const probe = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'probe')!;
+    assert.equal(probe.reqId, 'req_probe_0001');
+    assert.deepEqual([(probe.headers as Record<string, string>).authorization, (probe.headers as Record<string, string>).cookie, probe.token], ['[redacted]', '[redacted]', '[redacted]']);
+  });
 });

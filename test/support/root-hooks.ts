@@ -26,6 +26,8 @@ export interface TestContext {
   databaseUrl: string;
   dataSource: DataSource;
   temporal: Client;
+  /** The suite's Temporal frontend, for roles a test runs as processes of their own. */
+  temporalAddress: string;
   nativeConnection: NativeConnection;
   workflowBundle: { code: string };
   app: FastifyInstance;
@@ -125,7 +127,7 @@ export const mochaHooks = {
       return app;
     };
     Object.assign(ctx, {
-      config, databaseUrl, dataSource, temporal: temporal.client, nativeConnection: temporal.nativeConnection,
+      config, databaseUrl, dataSource, temporal: temporal.client, temporalAddress: temporal.address, nativeConnection: temporal.nativeConnection,
       workflowBundle, fakeAi, smtpSink, dnsSink, streamHost, secretKeys, app: await make(), buildApp: make,
     });
   },

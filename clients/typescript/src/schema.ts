@@ -8,10 +8,30 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * PostgreSQL and Temporal both answer (200), or which one does not (503)
+         * Liveness: the process answers (its dependencies are /readyz's question)
          * @description Public: no credential.
          */
         get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * PostgreSQL and Temporal both answer and the process is not stopping (200), or which does not (503)
+         * @description Public: no credential.
+         */
+        get: operations["getReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3846,6 +3866,10 @@ export interface components {
             /** @description the key itself (svk_...): shown in this answer only */
             secret: string;
         };
+        Liveness: {
+            /** @enum {string} */
+            status: "ok";
+        };
         Placement: {
             id: string;
             productId: string;
@@ -4888,6 +4912,48 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        data: components["schemas"]["Liveness"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
                         data: components["schemas"]["Health"];
                     };
                 };
@@ -4901,7 +4967,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: details name the check that failed */
+            /** @description SERVICE_UNAVAILABLE: details name the check that failed, or draining when the process is stopping */
             503: {
                 headers: {
                     [name: string]: unknown;
