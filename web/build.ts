@@ -1,13 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
-
-/** Where the built pages go (not committed): one script and one style sheet per page set, named by content hash. */
-export const WEB_DIST = path.join(__dirname, 'dist');
-export const WEB_MANIFEST = 'manifest.json';
-
-/** `<set>.js` / `<set>.css` → the file name under WEB_DIST (e.g. `customer-3FQ2K1.js`). */
-export type WebManifest = Record<string, string>;
+import { WEB_DIST, WEB_MANIFEST, WebManifest } from './manifest';
 
 /** Every folder of web/ with a `main.ts` is a page set; its `style.css`, when present, is bundled beside it. */
 function entryPoints(): Record<string, string> {
@@ -22,7 +16,10 @@ function entryPoints(): Record<string, string> {
   return entries;
 }
 
-/** Builds every page set with esbuild (minified ES modules for current browsers) and writes the manifest. */
+/**
+ * Builds every page set with esbuild (minified ES modules for current browsers) into `outdir` (not committed: one
+ * script and one style sheet per set, named by content hash) and writes the manifest.
+ */
 export async function buildWeb(outdir = WEB_DIST): Promise<WebManifest> {
   fs.rmSync(outdir, { recursive: true, force: true });
   const result = await build({
@@ -48,9 +45,11 @@ export async function buildWeb(outdir = WEB_DIST): Promise<WebManifest> {
   return manifest;
 }
 
+/** `tsx web/build.ts [outdir]`: `npm run build` puts the pages beside the compiled API (`dist/web/dist`). */
 if (require.main === module) {
-  buildWeb().then(
-    (manifest) => console.log(`web: built ${Object.keys(manifest).length} files into ${path.relative(process.cwd(), WEB_DIST)}`),
+  const outdir = process.argv[2] ? path.resolve(process.argv[2]) : WEB_DIST;
+  buildWeb(outdir).then(
+    (manifest) => console.log(`web: built ${Object.keys(manifest).length} files into ${path.relative(process.cwd(), outdir)}`),
     (err: unknown) => {
       console.error(err);
       process.exit(1);

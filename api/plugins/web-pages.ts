@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { FastifyInstance, FastifyReply } from 'fastify';
-import { WEB_DIST, WEB_MANIFEST, WebManifest } from '../../web/build';
+import { WEB_DIST, WebManifest, readManifest } from '../../web/manifest';
 
 const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
 
@@ -44,10 +44,13 @@ export function sendPage(reply: FastifyReply, body: string, options: PageHeaders
   return reply.send(body);
 }
 
-/** The built page files, read once at start; built first when missing (a checkout that skipped `npm install`'s build). */
+/**
+ * The built page files, read once at start; built first when missing (a checkout that skipped `npm install`'s
+ * build). A production build always carries them, so esbuild, a development tool, is only loaded here.
+ */
 async function loadManifest(): Promise<WebManifest> {
-  const file = path.join(WEB_DIST, WEB_MANIFEST);
-  if (fs.existsSync(file)) return JSON.parse(fs.readFileSync(file, 'utf8')) as WebManifest;
+  const built = readManifest();
+  if (built) return built;
   const { buildWeb } = await import('../../web/build');
   return buildWeb();
 }

@@ -17,7 +17,7 @@ function filesUnder(dir: string): string[] {
 }
 
 /**
- * `npm run build`'s two steps (tsc with tsconfig.build.json, then the prebuilt workflow bundle) into a
+ * `npm run build`'s three steps (tsc with tsconfig.build.json, the prebuilt workflow bundle, the pages) into a
  * folder of its own, and the production image's commands run from it with plain `node`: no tsx.
  */
 describe('production build: the API, the worker and sv run from dist/ with node alone', function () {
@@ -40,6 +40,8 @@ describe('production build: the API, the worker and sv run from dist/ with node 
     assert.equal(tsc.code, 0, tsc.stdout + tsc.stderr);
     const bundle = await runCommand([process.execPath, path.join(dist, 'bin', 'build-workflow-bundle.js')], {});
     assert.equal(bundle.code, 0, bundle.stdout + bundle.stderr);
+    const pages = await runCommand([path.join(ROOT, 'node_modules', '.bin', 'tsx'), path.join(ROOT, 'web', 'build.ts'), path.join(dist, 'web', 'dist')], {});
+    assert.equal(pages.code, 0, pages.stdout + pages.stderr);
   });
 
   it('dist/ holds compiled JavaScript and the workflow bundle, and nothing in it loads tsx', () => {
@@ -63,6 +65,9 @@ describe('production build: the API, the worker and sv run from dist/ with node 
     await startRoleProcess(cleanup, [process.execPath, path.join(dist, 'api', 'server.js')], { ...shared, PORT: String(port) }, /API listening on/);
     const api = `http://127.0.0.1:${port}`;
     assert.equal((await fetch(`${api}/readyz`)).status, 200);
+    // The pages come built with dist/ (esbuild is not in the image): each file of the manifest is served.
+    const manifest = JSON.parse(fs.readFileSync(path.join(dist, 'web', 'dist', 'manifest.json'), 'utf8')) as Record<string, string>;
+    for (const file of Object.values(manifest)) assert.equal((await fetch(`${api}/assets/${file}`)).status, 200, file);
 
     const sv = async (...args: string[]) => {
       const res = await runCommand([process.execPath, path.join(dist, 'bin', 'sv.js'), ...args, '--json'], shared);

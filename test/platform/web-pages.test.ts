@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { contentSecurityPolicy } from '../../api/plugins/web-pages';
-import { WEB_DIST, WEB_MANIFEST } from '../../web/build';
+import { WEB_DIST, WEB_MANIFEST } from '../../web/manifest';
 import { html, rawHtml } from '../../web/shared/html';
 import { pageShell } from '../../web/shared/page-shell';
 import { ctx } from '../support/root-hooks';
