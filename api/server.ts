@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { Client, Connection } from '@temporalio/client';
 import { DataSource } from 'typeorm';
 import { Config, loadConfig } from '../runtime/config';
@@ -5,6 +6,7 @@ import { openDatabase } from '../db/data-source';
 import { databaseUrlOf, temporalAddressOf } from '../runtime/services';
 import { assertPortFree } from '../runtime/ports';
 import { onShutdown } from '../runtime/shutdown';
+import { announceReady, isSupervised } from '../runtime/role-supervisor';
 import { warnIfPrivateTargetsAllowed } from '../runtime/webhook-target';
 import { buildApp } from './app';
 import { startupFailureLine } from '../runtime/startup-error';
@@ -46,10 +48,12 @@ export async function startApi(config: Config, dataSource: DataSource, temporalA
 async function main(): Promise<void> {
   const config = loadConfig();
   assertSecretKeysConfigured(config);
-  await assertPortFree(config.host, config.port, 'PORT');
+  // Under `npm start` the API processes share one port through the supervisor, which checked it.
+  if (!cluster.isWorker) await assertPortFree(config.host, config.port, 'PORT');
   const ds = await openDatabase(databaseUrlOf(config));
   const api = await startApi(config, ds, temporalAddressOf(config));
-  console.log(`[sv] API listening on ${api.url} (OpenAPI ${api.url}/openapi.json, docs ${api.url}/docs)`);
+  if (!isSupervised()) console.log(`[sv] API listening on ${api.url} (OpenAPI ${api.url}/openapi.json, docs ${api.url}/docs)`);
+  announceReady();
   // Steps run last to first: drain (SV_API_DRAIN_MS), close, then the database.
   onShutdown([() => ds.destroy(), api.close, () => api.drain(config.apiDrainMs)], (line) => console.log(`[sv] ${line}`));
 }

@@ -7,12 +7,14 @@ import { onShutdown } from '../runtime/shutdown';
 import { StartupError, startupFailureLine } from '../runtime/startup-error';
 import { resolveTemporalCli } from '../runtime/temporal-cli';
 import { assertSecretKeysConfigured } from '../runtime/secret-box';
+import { superviseRoles } from '../runtime/role-supervisor';
 
 const log = (line: string) => console.log(`[sv] ${line}`);
 
 /**
  * The whole service on one machine: embedded PostgreSQL and the Temporal dev server (unless
- * DATABASE_URL / TEMPORAL_ADDRESS name real ones), migrations, the API and a worker.
+ * DATABASE_URL / TEMPORAL_ADDRESS name real ones), migrations, then the API in one process a core and a
+ * worker process, supervised (a role that dies is restarted; Ctrl-C stops them all, then the services).
  */
 async function main(steps: Array<() => Promise<unknown>>): Promise<void> {
   const config = loadConfig();
@@ -33,10 +35,9 @@ async function main(steps: Array<() => Promise<unknown>>): Promise<void> {
   const executable = config.temporalAddress ? undefined : resolveTemporalCli(config, log);
 
   // The service's modules load only after the checks above, so a start that cannot work says so at once.
-  const [{ startApi }, { connectWorker, startWorker }, { EMBEDDED_DATABASE }, { openDatabase }, { startTemporalDevServer }, { installTemporalLogger }] =
+  const [{ EMBEDDED_DATABASE }, { openDatabase }, { startTemporalDevServer }, { installTemporalLogger }] =
     await Promise.all([
-      import('../api/server'), import('../worker/main'), import('../runtime/services'), import('../db/data-source'),
-      import('../runtime/temporal-dev-server'), import('../runtime/temporal-logging'),
+      import('../runtime/services'), import('../db/data-source'), import('../runtime/temporal-dev-server'), import('../runtime/temporal-logging'),
     ]);
   installTemporalLogger();
 
@@ -70,19 +71,28 @@ async function main(steps: Array<() => Promise<unknown>>): Promise<void> {
     temporalUi = `http://127.0.0.1:${config.temporalDevUiPort}`;
   }
 
-  const ds = await openDatabase(databaseUrl);
-  steps.push(() => ds.destroy());
+  // Migrations (and the key ring under SV_DATA_DIR) once, before any role starts.
+  const ds = await openDatabase(databaseUrl, 2);
+  await ds.destroy();
   log('migrations applied');
-  const conn = await connectWorker(config, temporalAddress);
-  steps.push(conn.close);
-  const worker = await startWorker(config, ds, conn);
-  steps.push(worker.stop);
-  const api = await startApi(config, ds, temporalAddress);
-  steps.push(api.close);
 
-  log(`API          ${api.url}`);
-  log(`OpenAPI      ${api.url}/openapi.json`);
-  log(`API docs     ${api.url}/docs`);
+  // The roles find the embedded services at their default addresses, and the embedded key ring in SV_DATA_DIR.
+  const roles = superviseRoles({
+    apiScript: path.join(__dirname, '..', 'api', `server${path.extname(__filename)}`),
+    workerScript: path.join(__dirname, '..', 'worker', `main${path.extname(__filename)}`),
+    apiProcesses: config.apiProcesses,
+    // No proxy health-checks these APIs: Ctrl-C need not wait out a drain.
+    env: { ...process.env, SV_API_DRAIN_MS: process.env.SV_API_DRAIN_MS ?? '0' },
+    log,
+  });
+  steps.push(roles.stop);
+  log(`starting ${config.apiProcesses} API process${config.apiProcesses === 1 ? '' : 'es'} and a worker`);
+  await roles.ready;
+
+  const api = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`;
+  log(`API          ${api} (${config.apiProcesses} processes)`);
+  log(`OpenAPI      ${api}/openapi.json`);
+  log(`API docs     ${api}/docs`);
   log(`Temporal UI  ${temporalUi}`);
   log('ready; Ctrl-C stops everything');
 }

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { StartupError } from './startup-error';
@@ -120,6 +121,8 @@ export interface Config {
   workerShutdownGraceMs: number;
   /** How long a stopping API keeps serving while /readyz says 503, so a proxy stops sending it requests first. */
   apiDrainMs: number;
+  /** `npm start`: how many API processes share PORT (one a core; each holds a pool of 10 connections). */
+  apiProcesses: number;
   /** The worker's metrics listener (GET /metrics, GET /healthz) on HOST; 0: none. */
   workerMetricsPort: number;
   /** A workflow bundle built beforehand (bundleWorkflowCode's code, as a file): the worker starts without bundling. */
@@ -226,6 +229,8 @@ export function loadConfig(env: Env = process.env): Config {
     workflowBundlePath: text(env, 'SV_WORKFLOW_BUNDLE'),
     workerShutdownGraceMs: int(env, 'SV_WORKER_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     apiDrainMs: int(env, 'SV_API_DRAIN_MS', 5_000, 0, 600_000),
+    // Eight at most by default: the embedded PostgreSQL takes 100 connections.
+    apiProcesses: int(env, 'SV_API_PROCESSES', Math.min(os.availableParallelism(), 8), 1, 64),
     workerMetricsPort: int(env, 'SV_WORKER_METRICS_PORT', 9464, 0, 65535),
     embeddedPgPort: int(env, 'SV_EMBEDDED_PG_PORT', 54329, 1, 65535),
     temporalDevPort: int(env, 'TEMPORAL_DEV_PORT', 7233, 1, 65535),

@@ -1,3 +1,5 @@
+import { isSupervised } from './role-supervisor';
+
 /**
  * Runs the registered steps in reverse order on SIGINT or SIGTERM (or when the returned function is
  * called after a failed start, with no reason when the caller has said why), once, then exits. A
@@ -20,7 +22,10 @@ export function onShutdown(
     }
     process.exit(exitCode);
   };
-  process.on('SIGINT', () => void stop('SIGINT received'));
+  // Under `npm start` the terminal's Ctrl-C reaches every process of the group: the supervisor alone answers it
+  // and stops the roles in order with one SIGTERM each (a second signal would make a role exit at once).
+  if (isSupervised()) process.on('SIGINT', () => undefined);
+  else process.on('SIGINT', () => void stop('SIGINT received'));
   process.on('SIGTERM', () => void stop('SIGTERM received'));
   return stop;
 }

@@ -5,6 +5,7 @@ import { Config, loadConfig } from '../runtime/config';
 import { openDatabase } from '../db/data-source';
 import { databaseUrlOf, temporalAddressOf } from '../runtime/services';
 import { onShutdown } from '../runtime/shutdown';
+import { announceReady } from '../runtime/role-supervisor';
 import { installTemporalLogger } from '../runtime/temporal-logging';
 import { ensureTenantSearchAttributes } from '../runtime/workflow-memo';
 import { warnIfPrivateTargetsAllowed } from '../runtime/webhook-target';
@@ -104,6 +105,7 @@ async function main(): Promise<void> {
   const metrics = config.workerMetricsPort
     ? await startMetricsListener(config.host, config.workerMetricsPort, `http://127.0.0.1:${sdkMetricsPort}/metrics`) : null;
   console.log(`[sv] worker polling task queue ${config.taskQueue} on ${temporalAddressOf(config)}${bundled}${metrics ? `; metrics ${metrics.url}/metrics` : ''}`);
+  announceReady();
   onShutdown([() => ds.destroy(), conn.close, ...(metrics ? [metrics.close] : []), worker.stop], (line) => console.log(`[sv] ${line}`));
 }
 
