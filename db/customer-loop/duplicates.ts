@@ -4,6 +4,7 @@ import {
   DuplicateMeasures, DuplicateModel, FULL_TEXT_MODEL, SYNONYM_GROUPS, TRIGRAM_MODEL, TextLexemes, canonicalLexeme, duplicateScore,
   isGeneric, measureDuplicate,
 } from '../rules/duplicate-score';
+import { lexemesOfTsvector } from '../rules/tsvector-text';
 
 export type SimilarType = 'feature' | 'signal';
 
@@ -19,10 +20,22 @@ export interface SimilarCandidate {
 /** At most this many candidates are answered. */
 export const SIMILAR_LIMIT = 10;
 /** Candidates taken from each index before scoring. */
-const FULL_TEXT_CANDIDATES = 30;
+const FULL_TEXT_CANDIDATES = 20;
 const TRIGRAM_CANDIDATES = 10;
-/** Words of the source that look for candidates: the title's first, then the body's most frequent. */
+/** Words of the source that look for candidates: the title's, then the body's rarest. */
 const QUERY_WORDS = 8;
+/**
+ * Past this many expected matches (by the statistics) a candidate must share two of the words, not one,
+ * and the commonest words are left out until two-word matches are expected this many times at most:
+ * every match is read and ranked.
+ */
+const MAX_EXPECTED_MATCHES = 200;
+/** A word in more than this share of signals finds candidates only when the text has few others. */
+const COMMON_WORD_SHARE = 0.05;
+/** With fewer full-text candidates than this, the titles most alike by trigrams are added. */
+const TRIGRAM_FALLBACK_BELOW = 3;
+/** How long an API process keeps the lexeme statistics. */
+const STATS_TTL_MS = 10 * 60_000;
 /** Below this a candidate is not answered: nothing in common worth showing. */
 const MIN_SCORE = 0.05;
 
@@ -42,23 +55,74 @@ export function trigramAvailable(ds: DataSource): Promise<boolean> {
   return known;
 }
 
-const TABLE = { signal: 'signals', feature: 'features' } as const;
-
-/** A text's lexemes: the title's (weight A), and the body's others, the most frequent first. */
-const LEXEME_COLUMNS = (alias: string) => `
-  coalesce((SELECT array_agg(u.lexeme) FROM unnest(${alias}.search_vector) u WHERE 'A' = ANY(u.weights)), '{}') AS title_lexemes,
-  coalesce((SELECT array_agg(u.lexeme ORDER BY coalesce(array_length(u.positions, 1), 1) DESC, u.lexeme)
-              FROM unnest(${alias}.search_vector) u WHERE NOT ('A' = ANY(u.weights))), '{}') AS body_lexemes`;
-
-interface LexemeRow {
-  id: string;
-  title: string;
-  title_lexemes: string[];
-  body_lexemes: string[];
-}
-
 /** Each synonym group as tsquery alternatives, so that a query word finds every spelling of it. */
 const GROUP_OF: ReadonlyMap<string, readonly string[]> = new Map(SYNONYM_GROUPS.flatMap((g) => g.map((w) => [w, g] as const)));
+
+/** The planner's statistics of the signals' search column: the share of rows each common lexeme is in. */
+export interface LexemeStats {
+  rows: number;
+  shares: ReadonlyMap<string, number>;
+}
+
+const statsByDataSource = new WeakMap<DataSource, { at: number; stats: Promise<LexemeStats> }>();
+
+/** ANALYZE keeps about a thousand common lexemes (autovacuum refreshes them); one not listed is rare. */
+function lexemeStats(ds: DataSource): Promise<LexemeStats> {
+  const known = statsByDataSource.get(ds);
+  if (known && Date.now() - known.at < STATS_TTL_MS) return known.stats;
+  const stats = ds.query(
+    `SELECT (SELECT greatest(reltuples, 0)::float8 FROM pg_class WHERE oid = 'signals'::regclass) AS rows, s.elems, s.freqs
+       FROM (SELECT 1) one LEFT JOIN (SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS freqs FROM pg_stats
+              WHERE schemaname = current_schema() AND tablename = 'signals' AND attname = 'search_vector') s ON true`,
+  ).then((result: Array<{ rows: number; elems: string[] | null; freqs: number[] | null }>) => {
+    const [row] = result;
+    return { rows: row.rows, shares: new Map((row.elems ?? []).map((lexeme, i) => [lexeme, row.freqs?.[i] ?? 0])) };
+  });
+  statsByDataSource.set(ds, { at: Date.now(), stats });
+  void stats.catch(() => statsByDataSource.delete(ds));
+  return stats;
+}
+
+export interface QueryWords {
+  words: string[];
+  /** Whether a candidate must share two of the words: one would match too many rows. */
+  pairs: boolean;
+}
+
+/**
+ * The words that look for candidates: the text's non-generic words, one per synonym group, the title's
+ * first and then the body's rarest; words in more than COMMON_WORD_SHARE of the signals only when
+ * fewer than three others remain.
+ */
+export function queryWords(lexemes: TextLexemes, stats: LexemeStats): QueryWords {
+  const seen = new Set<string>();
+  const words: Array<{ lexeme: string; share: number; title: boolean; order: number }> = [];
+  const titles = new Set(lexemes.title);
+  for (const lexeme of [...lexemes.title, ...lexemes.body]) {
+    const key = canonicalLexeme(lexeme);
+    if (isGeneric(key) || seen.has(key)) continue;
+    seen.add(key);
+    const group = GROUP_OF.get(lexeme) ?? [lexeme];
+    words.push({ lexeme, share: group.reduce((n, w) => n + (stats.shares.get(w) ?? 0), 0), title: titles.has(lexeme), order: words.length });
+  }
+  words.sort((a, b) => Number(b.title) - Number(a.title) || a.share - b.share || a.order - b.order);
+  const uncommon = words.filter((w) => w.share <= COMMON_WORD_SHARE);
+  const chosen = (uncommon.length >= 3 ? uncommon : words).slice(0, QUERY_WORDS);
+  const expectedOne = stats.rows * chosen.reduce((n, w) => n + w.share, 0);
+  if (chosen.length < 3 || expectedOne <= MAX_EXPECTED_MATCHES) return { words: chosen.map((w) => w.lexeme), pairs: false };
+  const expectedTwo = () => {
+    let sum = 0;
+    for (let i = 0; i < chosen.length; i++) for (let j = i + 1; j < chosen.length; j++) sum += chosen[i].share * chosen[j].share;
+    return stats.rows * sum;
+  };
+  while (chosen.length > 3 && expectedTwo() > MAX_EXPECTED_MATCHES) {
+    const commonest = chosen.reduce((a, b) => (b.share > a.share ? b : a));
+    chosen.splice(chosen.indexOf(commonest), 1);
+  }
+  return { words: chosen.map((w) => w.lexeme), pairs: true };
+}
+
+const TABLE = { signal: 'signals', feature: 'features' } as const;
 
 /** A lexeme as a tsquery operand: quoted, so that no character of it is read as an operator. */
 const operand = (lexeme: string) => `'${lexeme.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
@@ -66,15 +130,14 @@ const operand = (lexeme: string) => `'${lexeme.replace(/\\/g, '\\\\').replace(/'
 const alternatives = (lexeme: string) => `(${(GROUP_OF.get(lexeme) ?? [lexeme]).map(operand).join(' | ')})`;
 
 /**
- * The source's words as two tsqueries: `rank` ORs them all; `filter` asks for any two of them when there
- * are three or more (one shared word is weak evidence, and in a big product it would rank thousands of
- * rows), else for any one.
+ * The source's words as two tsqueries: `rank` ORs them all; `filter` too, or, where one shared word would
+ * match too many rows, asks for any two of them.
  */
-export function candidateQueries(words: string[]): { filter: string; rank: string } | null {
-  if (words.length === 0) return null;
-  const groups = words.map(alternatives);
+export function candidateQueries(query: QueryWords): { filter: string; rank: string } | null {
+  if (query.words.length === 0) return null;
+  const groups = query.words.map(alternatives);
   const rank = groups.join(' | ');
-  if (groups.length < 3) return { filter: rank, rank };
+  if (!query.pairs) return { filter: rank, rank };
   const pairs: string[] = [];
   for (let i = 0; i < groups.length; i++) for (let j = i + 1; j < groups.length; j++) pairs.push(`(${groups[i]} & ${groups[j]})`);
   return { filter: pairs.join(' | '), rank };
@@ -86,24 +149,17 @@ interface Source {
   productId: string;
   title: string;
   lexemes: TextLexemes;
-  words: string[];
+  query: QueryWords;
 }
 
-async function loadSource(db: Db, type: SimilarType, productId: string, id: string): Promise<Source> {
-  const [row]: LexemeRow[] = await db.query(
-    `SELECT t.id, t.title, ${LEXEME_COLUMNS('t')} FROM ${TABLE[type]} t WHERE t.id = $1 AND t.product_id = $2`,
+async function loadSource(ds: DataSource, type: SimilarType, productId: string, id: string): Promise<Source> {
+  const [row]: Array<{ id: string; title: string; vector: string }> = await ds.query(
+    `SELECT t.id, t.title, t.search_vector::text AS vector FROM ${TABLE[type]} t WHERE t.id = $1 AND t.product_id = $2`,
     [id, productId],
   );
   if (!row) throw notFound(type);
-  const seen = new Set<string>();
-  const words: string[] = [];
-  for (const lexeme of [...row.title_lexemes, ...row.body_lexemes]) {
-    const key = canonicalLexeme(lexeme);
-    if (isGeneric(key) || seen.has(key) || words.length >= QUERY_WORDS) continue;
-    seen.add(key);
-    words.push(lexeme);
-  }
-  return { type, id: row.id, productId, title: row.title, lexemes: { title: row.title_lexemes, body: row.body_lexemes }, words };
+  const lexemes = lexemesOfTsvector(row.vector);
+  return { type, id: row.id, productId, title: row.title, lexemes, query: queryWords(lexemes, await lexemeStats(ds)) };
 }
 
 /** Which rows of a table may be answered besides the product: a SQL condition on alias t, with $2 the source id. */
@@ -121,39 +177,44 @@ function exclusions(source: Source, type: SimilarType): string {
   return conditions.length > 0 ? `AND ${conditions.join(' AND ')}` : '';
 }
 
-interface CandidateRow extends LexemeRow {
+interface CandidateRow {
+  id: string;
+  title: string;
+  vector: string;
   trigram: number | null;
-  fts_rank: number;
+  rank: number;
 }
 
-/** Candidates of one table: the best by full-text rank, and (with pg_trgm) the titles most alike. */
+/**
+ * Candidates of one table: the best by full-text rank; where that finds almost nothing (a text of
+ * misspelt or unusual words) and pg_trgm is there, the titles most alike by trigrams too. Each comes
+ * with its vector and the titles' trigram word similarity (both ways: a short title inside a longer one
+ * counts as alike), computed for the chosen rows only.
+ */
 async function candidatesIn(db: Db, source: Source, type: SimilarType, trigram: boolean): Promise<CandidateRow[]> {
-  const queries = candidateQueries(source.words);
+  const queries = candidateQueries(source.query);
   const where = `t.product_id = $1 ${exclusions(source, type)}`;
-  const sets: string[] = [];
-  const params: unknown[] = [source.productId, source.id];
+  const similarity = trigram ? 'greatest(word_similarity($3, c.title), word_similarity(c.title, $3))' : 'NULL::real';
+  const select = (inner: string, params: unknown[]) => db.query(
+    `SELECT c.id, c.title, c.vector, c.rank, ${similarity} AS trigram FROM (${inner}) c`, params) as Promise<CandidateRow[]>;
+  const rank = queries ? 'ts_rank(t.search_vector, $4::tsquery)' : '0::real';
+  const rows: CandidateRow[] = [];
   if (queries) {
-    params.push(queries.filter, queries.rank);
-    sets.push(`(SELECT t.id FROM ${TABLE[type]} t WHERE ${where} AND t.search_vector @@ $3::tsquery
-                ORDER BY ts_rank(t.search_vector, $4::tsquery) DESC, t.id LIMIT ${FULL_TEXT_CANDIDATES})`);
+    rows.push(...await select(
+      `SELECT t.id, t.title, t.search_vector::text AS vector, ${rank} AS rank FROM ${TABLE[type]} t
+        WHERE ${where} AND t.search_vector @@ $5::tsquery ORDER BY rank DESC, t.id LIMIT ${FULL_TEXT_CANDIDATES}`,
+      [source.productId, source.id, source.title, queries.rank, queries.filter],
+    ));
   }
-  if (trigram) {
-    params.push(source.title);
-    const title = `$${params.length}`;
-    sets.push(`(SELECT t.id FROM ${TABLE[type]} t WHERE ${where} AND t.title % ${title}
-                ORDER BY similarity(t.title, ${title}) DESC, t.id LIMIT ${TRIGRAM_CANDIDATES})`);
+  if (trigram && rows.length < TRIGRAM_FALLBACK_BELOW) {
+    const found = await select(
+      `SELECT t.id, t.title, t.search_vector::text AS vector, ${rank} AS rank FROM ${TABLE[type]} t
+        WHERE ${where} AND t.title % $3 ORDER BY similarity(t.title, $3) DESC, t.id LIMIT ${TRIGRAM_CANDIDATES}`,
+      queries ? [source.productId, source.id, source.title, queries.rank] : [source.productId, source.id, source.title],
+    );
+    rows.push(...found.filter((f) => !rows.some((r) => r.id === f.id)));
   }
-  if (sets.length === 0) return [];
-  // Word similarity both ways: a short title inside a longer one counts as alike.
-  const title = `$${params.length}`;
-  const similarity = trigram ? `greatest(word_similarity(${title}, t.title), word_similarity(t.title, ${title}))` : 'NULL::real';
-  // Normalisation 32 maps the rank into 0..1 (rank / (rank + 1)).
-  const rank = queries ? 'ts_rank(t.search_vector, $4::tsquery, 32)' : '0::real';
-  return db.query(
-    `SELECT t.id, t.title, ${similarity} AS trigram, ${rank} AS fts_rank, ${LEXEME_COLUMNS('t')}
-       FROM ${TABLE[type]} t WHERE t.id IN (${sets.join(' UNION ')})`,
-    params,
-  );
+  return rows;
 }
 
 export interface MeasuredCandidate extends SimilarCandidate {
@@ -162,7 +223,9 @@ export interface MeasuredCandidate extends SimilarCandidate {
 
 function scored(source: Source, type: SimilarType, rows: CandidateRow[], model: DuplicateModel, threshold: number): MeasuredCandidate[] {
   return rows.map((row) => {
-    const { matched, ...measures } = measureDuplicate(source.lexemes, { title: row.title_lexemes, body: row.body_lexemes }, { trigram: row.trigram, ftsRank: row.fts_rank });
+    // ts_rank normalised as rank / (rank + 1): 0 to 1, as normalisation 32 gives.
+    const database = { trigram: row.trigram, ftsRank: row.rank / (row.rank + 1) };
+    const { matched, ...measures } = measureDuplicate(source.lexemes, lexemesOfTsvector(row.vector), database);
     const score = duplicateScore(measures, model);
     return { type, id: row.id, title: row.title, score, matched, suggested: score >= threshold, measures };
   });
