@@ -239,11 +239,16 @@ async function measureLatency(ds: DataSource, url: string): Promise<void> {
     }, /API listening on/);
     // Half the requests for corpus texts (real duplicates among 100,000), half for random seeded signals.
     const idOf = (i: number) => (i % 2 === 0 ? corpusIds[(i / 2) % corpusIds.length] : `sig_bench_${1 + ((i * 7919) % SIGNALS)}`);
+    const texts = loadCorpus();
+    const groupOf = new Map(corpusIds.map((id, i) => [id, texts[i].group]));
+    const found = new Map<string, boolean>();
     const get = async (i: number) => {
       const t0 = performance.now();
       const res = await fetch(`http://127.0.0.1:${port}/api/v1/signals/${idOf(i)}/similar`, { headers: { authorization: `Bearer ${key.secret}` } });
-      await res.arrayBuffer();
+      const body = await res.json() as { data: Array<{ id: string }> };
       if (res.status !== 200) throw new Error(`GET /similar answered ${res.status}`);
+      const group = groupOf.get(idOf(i));
+      if (group) found.set(idOf(i), body.data.slice(0, 3).some((c) => groupOf.get(c.id) === group));
       return performance.now() - t0;
     };
     for (let i = 0; i < 50; i++) await get(i + 1_000_000);
@@ -255,6 +260,8 @@ async function measureLatency(ds: DataSource, url: string): Promise<void> {
     latencies.sort((a, b) => a - b);
     console.log(`GET /api/v1/signals/{id}/similar on ${SIGNALS} signals, ${REQUESTS} requests, ${CONCURRENCY} at a time:`);
     console.log(`  p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(1)} ms`);
+    const asked = [...found.values()];
+    console.log(`  recall@3 of the ${asked.length} corpus texts asked, among the 100,000: ${pct(asked.filter(Boolean).length / asked.length)}`);
   } finally {
     for (const step of cleanup.reverse()) await step();
   }

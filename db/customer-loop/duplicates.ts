@@ -186,7 +186,8 @@ interface CandidateRow {
 }
 
 /**
- * Candidates of one table: the best by full-text rank; where that finds almost nothing (a text of
+ * Candidates of one table: the best by full-text rank over the document's length (a short text about
+ * the words before a long one that mentions them in passing); where that finds almost nothing (a text of
  * misspelt or unusual words) and pg_trgm is there, the titles most alike by trigrams too. Each comes
  * with its vector and the titles' trigram word similarity (both ways: a short title inside a longer one
  * counts as alike), computed for the chosen rows only.
@@ -202,7 +203,7 @@ async function candidatesIn(db: Db, source: Source, type: SimilarType, trigram: 
   if (queries) {
     rows.push(...await select(
       `SELECT t.id, t.title, t.search_vector::text AS vector, ${rank} AS rank FROM ${TABLE[type]} t
-        WHERE ${where} AND t.search_vector @@ $5::tsquery ORDER BY rank DESC, t.id LIMIT ${FULL_TEXT_CANDIDATES}`,
+        WHERE ${where} AND t.search_vector @@ $5::tsquery ORDER BY ts_rank(t.search_vector, $4::tsquery, 2) DESC, t.id LIMIT ${FULL_TEXT_CANDIDATES}`,
       [source.productId, source.id, source.title, queries.rank, queries.filter],
     ));
   }
