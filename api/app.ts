@@ -38,6 +38,7 @@ import { proofPlacementRoutes } from './proof/proof-placements';
 import { proofSubmissionRoutes } from './proof/proof-submissions';
 import { releaseRoutes } from './customer-loop/releases';
 import { signalRoutes } from './customer-loop/signals';
+import { similarRoutes } from './customer-loop/similar';
 import { threadRoutes } from './customer-loop/threads';
 import { publicProofRoutes } from './proof/public-proof';
 import { yupValidatorCompiler } from './plugins/validation';
@@ -141,6 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(workspaceThreadRoutes, deps);
   await app.register(featureRoutes, deps);
   await app.register(workspaceFeatureRoutes, deps);
+  await app.register(similarRoutes, deps);
   await app.register(releaseRoutes, deps);
   await app.register(inboxRoutes, deps);
   await app.register(inboxControlLinkRoutes, deps);

@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { ringMac, ringMacVerifies } from '../runtime/secret-box';
 import { forbidden, notFound, validationFailed } from '../runtime/service-error';
 import { lockFeatures, recomputeFeature } from './customer-loop/features';
+import { moveMergeItemsToEndUser } from './customer-loop/feature-merges';
 import { mergeRoomPrincipal } from './rooms/room-identity';
 import type { ProductTenant } from './platform/product-tenant';
 
@@ -79,6 +80,7 @@ export async function mergeEndUsers(
       await em.query(`DELETE FROM ${table} WHERE product_id = $1 AND end_user_id = $2`, [tenant.productId, anonymousId]);
       moved[table] = count;
     }
+    await moveMergeItemsToEndUser(em, tenant.productId, anonymousId, endUserId);
     for (const feature of features) await recomputeFeature(em, feature);
     Object.assign(moved, await mergeRoomPrincipal(em, tenant.productId, anonymousId, endUserId));
     return { anonymousId, endUserId, moved };

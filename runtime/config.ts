@@ -125,6 +125,8 @@ export interface Config {
   apiProcesses: number;
   /** The worker's metrics listener (GET /metrics, GET /healthz) on HOST; 0: none. */
   workerMetricsPort: number;
+  /** A similar feature or signal scoring at least this (0 to 1) is suggested as a duplicate (docs/customer-loop.md). */
+  duplicateThreshold: number;
   /** A workflow bundle built beforehand (bundleWorkflowCode's code, as a file): the worker starts without bundling. */
   workflowBundlePath: string | undefined;
   /** Key-encryption keys of secrets at rest (runtime/secret-box.ts); unset: a generated one under dataDir. */
@@ -150,6 +152,13 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
   if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
   }
+  return Number(raw);
+}
+
+function fraction(env: Env, name: string, fallback: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^(0(\.\d+)?|1(\.0+)?)$/.test(raw)) throw new ConfigError(`${name} must be a number from 0 to 1, got "${raw}"`);
   return Number(raw);
 }
 
@@ -319,5 +328,6 @@ export function loadConfig(env: Env = process.env): Config {
     roomEventRetentionMs: int(env, 'SV_ROOM_EVENT_RETENTION_MS', 30 * 86_400_000, 1, 3650 * 86_400_000),
     roomReportThreshold: int(env, 'SV_ROOM_REPORT_THRESHOLD', 3, 1, 1000),
     roomAttachmentMaxBytes: int(env, 'SV_ROOM_ATTACHMENT_MAX_BYTES', 10 * 1024 * 1024, 1, 100 * 1024 * 1024),
+    duplicateThreshold: fraction(env, 'SV_DUPLICATE_THRESHOLD', 0.7),
   };
 }

@@ -113,6 +113,7 @@ const featureFields = {
   followerCount: number().integer().required(),
   signalCount: number().integer().required(),
   publicBoard: boolean().required(),
+  mergedInto: string().nullable().defined().meta({ description: 'the surviving feature this one was merged into; null otherwise' }),
   createdAt: timestamp().required(),
   updatedAt: timestamp().required(),
 };
@@ -184,4 +185,31 @@ export const inboxPageSchema = named('InboxPage', object({
 export const inboxReadSchema = named('InboxReadResult', object({
   unread: number().integer().required(),
   marked: number().integer().required(),
+}));
+
+export const similarCandidateSchema = named('SimilarCandidate', object({
+    type: string().required().oneOf(['feature', 'signal']),
+    id: string().required(),
+    title: string().required(),
+    score: number().required().min(0).max(1).meta({ description: 'how likely a duplicate, 0 to 1' }),
+    matched: array(string().required()).defined().meta({ description: 'the normalised words (stems) both texts share, typos included' }),
+    suggested: boolean().required().meta({ description: 'score reached SV_DUPLICATE_THRESHOLD' }),
+}));
+
+export const featureMergeSchema = named('FeatureMerge', object({
+  feature: featureSchema.required(),
+  into: featureSchema.required(),
+  moved: object({
+    votes: number().integer().required().meta({ description: 'votes the surviving feature gained (an end user who voted on both counts once)' }),
+    followers: number().integer().required(),
+    signals: number().integer().required(),
+  }).required(),
+}));
+
+export const teamThreadSchema = named('TeamThread', object({
+  ...threadFields,
+  messages: array(object({ ...messageFields, visibility: string().required().oneOf([...MESSAGE_VISIBILITIES]) })).defined()
+    .meta({ description: 'every message, internal notes included, oldest first' }),
+  duplicateSuggestion: similarCandidateSchema.nullable().defined()
+    .meta({ description: 'the best similar feature or signal of the thread\'s signal once its score reaches SV_DUPLICATE_THRESHOLD; null otherwise' }),
 }));

@@ -1,14 +1,15 @@
 import { FastifyInstance } from 'fastify';
-import { boolean, string } from 'yup';
+import { boolean, object, string } from 'yup';
 import { FEATURE_STATES } from '../../db/entities/feature';
 import { FeatureInput, createFeature, linkSignal, unlinkSignal, updateFeature } from '../../db/customer-loop/features';
+import { markNotDuplicate, mergeFeature, unmergeFeature } from '../../db/customer-loop/feature-merges';
 import { validationFailed } from '../../runtime/service-error';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
 import { idParams, pathParams } from '../plugins/path-params';
 import { strictObject } from '../plugins/validation';
-import { dataOf, errorOf } from '../plugins/responses';
-import { featureSchema } from './schemas';
+import { dataOf, errorOf, named } from '../plugins/responses';
+import { featureMergeSchema, featureSchema } from './schemas';
 
 const title = string().min(1).max(200);
 const problem = string().min(1).max(5_000);
@@ -25,6 +26,10 @@ const createBody = strictObject({
 const patchBody = strictObject({ title, problem, state, publicBoard: boolean() }).required();
 const linkBody = strictObject({ signalId: string().required().max(100) }).required();
 const linkParams = pathParams('id', 'signalId');
+const mergeBody = strictObject({ intoFeatureId: string().required().max(100) }).required();
+const notDuplicateBody = strictObject({ featureId: string().required().max(100) }).required();
+const notDuplicateSchema = named('FeatureNotDuplicate', object({ featureId: string().required(), notDuplicateOf: string().required() }));
+const NOT_FOUND_OR_OTHER_PRODUCT = errorOf('NOT_FOUND: no such feature in the workspace, or the other one is of another product');
 
 
 /** Teammates shape the feature board: features and the signals that are their evidence. */
@@ -61,4 +66,28 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
   }, async (request) => ({
     data: await unlinkSignal(ds, sessionPrincipal(request).organizationId, request.params.id, request.params.signalId),
   }));
+
+  app.post<{ Params: { id: string }; Body: { intoFeatureId: string } }>('/api/workspace/features/:id/merge', {
+    schema: { params: idParams, body: mergeBody, response: {
+      200: dataOf(featureMergeSchema), 404: NOT_FOUND_OR_OTHER_PRODUCT,
+      409: errorOf('CONFLICT: either feature is already merged, or another feature is merged into this one'),
+    } },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'mergeFeature', summary: 'Merge a duplicate into another feature: votes (one per end user), followers and signals move; feature.merged' },
+  }, async (request) => {
+    const s = sessionPrincipal(request);
+    return { data: await mergeFeature(ds, s.organizationId, request.params.id, request.body.intoFeatureId, s.teammateId) };
+  });
+
+  app.post<{ Params: { id: string } }>('/api/workspace/features/:id/unmerge', {
+    schema: { params: idParams, response: { 200: dataOf(featureMergeSchema), 409: errorOf('CONFLICT: the feature is not merged') } },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'unmergeFeature', summary: 'Undo a merge: both features as they were before it; feature.unmerged' },
+  }, async (request) => ({ data: await unmergeFeature(ds, sessionPrincipal(request).organizationId, request.params.id) }));
+
+  app.post<{ Params: { id: string }; Body: { featureId: string } }>('/api/workspace/features/:id/not-duplicate', {
+    schema: { params: idParams, body: notDuplicateBody, response: { 200: dataOf(notDuplicateSchema), 404: NOT_FOUND_OR_OTHER_PRODUCT } },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'markFeatureNotDuplicate', summary: 'Keep this pair out of each other\'s similar features for good' },
+  }, async (request) => {
+    const s = sessionPrincipal(request);
+    return { data: await markNotDuplicate(ds, s.organizationId, request.params.id, request.body.featureId, s.teammateId) };
+  });
 }

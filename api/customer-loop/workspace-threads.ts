@@ -1,14 +1,15 @@
 import { FastifyInstance } from 'fastify';
 import { string } from 'yup';
 import { MESSAGE_VISIBILITIES, MessageVisibility } from '../../db/entities/thread-message';
-import { addTeammateMessage, setNextUpdate, viewThread } from '../../db/customer-loop/threads';
+import { addTeammateMessage, getTeamThread, setNextUpdate, viewThread } from '../../db/customer-loop/threads';
+import { threadSuggestion } from '../../db/customer-loop/duplicates';
 import { validationFailed } from '../../runtime/service-error';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
 import { idParams } from '../plugins/path-params';
 import { isoDateTime, strictObject } from '../plugins/validation';
 import { dataOf } from '../plugins/responses';
-import { threadMessageSchema, threadSchema } from './schemas';
+import { teamThreadSchema, threadMessageSchema, threadSchema } from './schemas';
 
 const messageBody = strictObject({
   body: string().required().min(1).max(10_000),
@@ -23,6 +24,14 @@ const promiseBody = strictObject({
 /** Teammates answer threads here; replies and notes are open to members, promises to owners and admins. */
 export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
+
+  app.get<{ Params: { id: string } }>('/api/workspace/threads/:id', {
+    schema: { params: idParams, response: { 200: dataOf(teamThreadSchema) } },
+    config: { auth: 'session', operationId: 'getTeamThread', summary: 'A thread as the team sees it: every message, and its likely duplicate (never shown to the customer)' },
+  }, async (request) => {
+    const { thread, view } = await getTeamThread(ds, sessionPrincipal(request).organizationId, request.params.id);
+    return { data: { ...view, duplicateSuggestion: await threadSuggestion(ds, thread.productId, thread.id, deps.config.duplicateThreshold) } };
+  });
 
   app.post<{ Params: { id: string }; Body: { body: string; visibility: MessageVisibility } }>('/api/workspace/threads/:id/messages', {
     schema: { params: idParams, body: messageBody, response: { 201: dataOf(threadMessageSchema) } },

@@ -1,5 +1,5 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { notFound } from '../../runtime/service-error';
+import { conflict, notFound } from '../../runtime/service-error';
 import { Feature, Product, Signal } from '../entities';
 import { FeatureState } from '../entities/feature';
 import { ScoreBreakdown, scoreFeature } from '../rules/feature-score';
@@ -19,6 +19,7 @@ export interface FeatureView {
   followerCount: number;
   signalCount: number;
   publicBoard: boolean;
+  mergedInto: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -27,12 +28,12 @@ export function viewFeature(f: Feature): FeatureView {
   return {
     id: f.id, title: f.title, problem: f.problem, state: f.state, score: f.score, scoreBreakdown: f.scoreBreakdown,
     voteCount: f.voteCount, followerCount: f.followerCount, signalCount: f.signalCount, publicBoard: f.publicBoard,
-    createdAt: f.createdAt.toISOString(), updatedAt: f.updatedAt.toISOString(),
+    mergedInto: f.mergedInto ?? null, createdAt: f.createdAt.toISOString(), updatedAt: f.updatedAt.toISOString(),
   };
 }
 
 /** Locks the feature row: votes, links and analyses of one feature recompute one after the other. */
-async function lockFeature(em: EntityManager, where: { id: string; productId?: string; organizationId?: string }): Promise<Feature> {
+export async function lockFeature(em: EntityManager, where: { id: string; productId?: string; organizationId?: string }): Promise<Feature> {
   const feature = await em.getRepository(Feature).findOne({ where, lock: { mode: 'pessimistic_write' } });
   if (!feature) throw notFound('feature');
   return feature;
@@ -96,7 +97,7 @@ export async function createFeature(ds: DataSource, organizationId: string, prod
     id: newId('fea'), organizationId, productId, title: input.title, problem: input.problem,
     state: input.state ?? 'discovery', publicBoard: input.publicBoard ?? false, score: 0,
     scoreBreakdown: scoreFeature({ asOf: now, votes: 0, distinctEndUsers: 0, signals: [] }).breakdown,
-    voteCount: 0, followerCount: 0, signalCount: 0, createdAt: now, updatedAt: now,
+    voteCount: 0, followerCount: 0, signalCount: 0, mergedInto: null, mergedAt: null, mergedBy: null, createdAt: now, updatedAt: now,
   });
   await ds.getRepository(Feature).insert(feature);
   return viewFeature(feature);
@@ -114,6 +115,7 @@ export async function updateFeature(ds: DataSource, organizationId: string, id: 
 export async function linkSignal(ds: DataSource, organizationId: string, featureId: string, signalId: string, teammateId: string) {
   return ds.transaction(async (em) => {
     const feature = await lockFeature(em, { id: featureId, organizationId });
+    if (feature.mergedInto !== null) throw conflict(`the feature was merged into ${feature.mergedInto}: link the signal there`);
     if (!(await em.getRepository(Signal).existsBy({ id: signalId, productId: feature.productId }))) throw notFound('signal');
     await em.query(
       `INSERT INTO feature_signal_links (feature_id, signal_id, linked_by) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
@@ -140,7 +142,8 @@ export interface FeatureFilter {
 }
 
 export async function listFeatures(ds: DataSource, productId: string, filter: FeatureFilter): Promise<FeatureView[]> {
-  const qb = ds.getRepository(Feature).createQueryBuilder('f').where('f.product_id = :productId', { productId });
+  // A merged feature lives on in the surviving one; it is read by id, never listed.
+  const qb = ds.getRepository(Feature).createQueryBuilder('f').where('f.product_id = :productId', { productId }).andWhere('f.merged_into IS NULL');
   if (filter.state) qb.andWhere('f.state = :state', { state: filter.state });
   if (filter.publicBoard) qb.andWhere('f.public_board = :pb', { pb: filter.publicBoard === 'true' });
   const rows = await qb.orderBy('f.score', 'DESC').addOrderBy('f.id', 'ASC').take(filter.limit).getMany();
@@ -168,6 +171,17 @@ export async function getFeature(ds: DataSource, productId: string, id: string) 
   };
 }
 
+/**
+ * Votes on a merged feature count on the surviving one: links and pages shown before the merge keep
+ * working. Read before locking, so that a vote never holds the merged row while waiting for the survivor.
+ */
+async function lockVotable(em: EntityManager, productId: string, id: string): Promise<Feature> {
+  const seen = await em.getRepository(Feature).findOneBy({ id, productId });
+  if (!seen) throw notFound('feature');
+  const feature = await lockFeature(em, { id: seen.mergedInto ?? id, productId });
+  return feature.mergedInto === null ? feature : lockFeature(em, { id: feature.mergedInto, productId });
+}
+
 async function ensureEndUser(em: EntityManager, tenant: ProductTenant, endUserId: string) {
   await em.query(
     `INSERT INTO end_users (product_id, end_user_id, organization_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
@@ -178,25 +192,25 @@ async function ensureEndUser(em: EntityManager, tenant: ProductTenant, endUserId
 /** Idempotent per end user: a repeated vote changes nothing and emits nothing. */
 export async function vote(ds: DataSource, tenant: ProductTenant, featureId: string, endUserId: string, follow: boolean) {
   return ds.transaction(async (em) => {
-    const feature = await lockFeature(em, { id: featureId, productId: tenant.productId });
+    const feature = await lockVotable(em, tenant.productId, featureId);
     await ensureEndUser(em, tenant, endUserId);
     const inserted: unknown[] = await em.query(
       `INSERT INTO feature_votes (feature_id, product_id, end_user_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1`,
-      [featureId, tenant.productId, endUserId],
+      [feature.id, tenant.productId, endUserId],
     );
     if (follow) {
       await em.query(
         `INSERT INTO feature_follows (feature_id, product_id, end_user_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-        [featureId, tenant.productId, endUserId],
+        [feature.id, tenant.productId, endUserId],
       );
     } else {
-      await em.query('DELETE FROM feature_follows WHERE feature_id = $1 AND end_user_id = $2', [featureId, endUserId]);
+      await em.query('DELETE FROM feature_follows WHERE feature_id = $1 AND end_user_id = $2', [feature.id, endUserId]);
     }
     const updated = await recomputeFeature(em, feature);
     if (inserted.length > 0) {
       await enqueueEvent(em, {
         organizationId: tenant.organizationId, productId: tenant.productId, type: 'feature.voted',
-        data: { featureId, endUserId, score: updated.score, voteCount: updated.voteCount },
+        data: { featureId: feature.id, endUserId, score: updated.score, voteCount: updated.voteCount },
       });
     }
     return voteResult(updated, endUserId, true, follow);
@@ -206,11 +220,11 @@ export async function vote(ds: DataSource, tenant: ProductTenant, featureId: str
 /** Withdraws the vote; the end user keeps following unless `follow` is false. */
 export async function withdrawVote(ds: DataSource, tenant: ProductTenant, featureId: string, endUserId: string, follow: boolean | undefined) {
   return ds.transaction(async (em) => {
-    const feature = await lockFeature(em, { id: featureId, productId: tenant.productId });
-    await em.query('DELETE FROM feature_votes WHERE feature_id = $1 AND end_user_id = $2', [featureId, endUserId]);
-    if (follow === false) await em.query('DELETE FROM feature_follows WHERE feature_id = $1 AND end_user_id = $2', [featureId, endUserId]);
+    const feature = await lockVotable(em, tenant.productId, featureId);
+    await em.query('DELETE FROM feature_votes WHERE feature_id = $1 AND end_user_id = $2', [feature.id, endUserId]);
+    if (follow === false) await em.query('DELETE FROM feature_follows WHERE feature_id = $1 AND end_user_id = $2', [feature.id, endUserId]);
     const following: unknown[] = await em.query(
-      'SELECT 1 FROM feature_follows WHERE feature_id = $1 AND end_user_id = $2', [featureId, endUserId]);
+      'SELECT 1 FROM feature_follows WHERE feature_id = $1 AND end_user_id = $2', [feature.id, endUserId]);
     return voteResult(await recomputeFeature(em, feature), endUserId, false, following.length > 0);
   });
 }

@@ -70,6 +70,13 @@ export async function getThread(ds: DataSource, productId: string, id: string) {
   return { ...viewThread(thread), messages: messages.map(viewMessage) };
 }
 
+/** The thread as the team reads it: every message, internal notes included, each with its visibility. */
+export async function getTeamThread(ds: DataSource, organizationId: string, id: string) {
+  const thread = await workspaceThread(ds, organizationId, id);
+  const messages = await ds.getRepository(ThreadMessage).find({ where: { threadId: id }, order: { createdAt: 'ASC', id: 'ASC' } });
+  return { thread, view: { ...viewThread(thread), messages: messages.map((m) => ({ ...viewMessage(m), visibility: m.visibility })) } };
+}
+
 export interface ThreadPatch {
   state?: ThreadState;
   ownerId?: string | null;

@@ -43,6 +43,16 @@ export class Feature {
   @Column({ name: 'signal_count', type: 'integer' })
   signalCount!: number;
 
+  /** The surviving feature after a merge; null otherwise. */
+  @Column({ name: 'merged_into', type: 'text', nullable: true })
+  mergedInto!: string | null;
+
+  @Column({ name: 'merged_at', type: 'timestamptz', nullable: true })
+  mergedAt!: Date | null;
+
+  @Column({ name: 'merged_by', type: 'text', nullable: true })
+  mergedBy!: string | null;
+
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 

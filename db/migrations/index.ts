@@ -25,6 +25,7 @@ import { UploadQuotas1764122000000 } from './1764122000000-UploadQuotas';
 import { InboxStreamLeases1764133000000 } from './1764133000000-InboxStreamLeases';
 import { DomainClaims1764144000000 } from './1764144000000-DomainClaims';
 import { NojsSubmissionKeys1764155000000 } from './1764155000000-NojsSubmissionKeys';
+import { DuplicateFeedback1764200000000 } from './1764200000000-DuplicateFeedback';
 import { PagedReadIndexes1764205000000 } from './1764205000000-PagedReadIndexes';
 
 export const MIGRATIONS = [
@@ -36,5 +37,6 @@ export const MIGRATIONS = [
   IntegrationsFinish1763713400000, Rooms1763713500000, RoomMessageExtras1763713600000,
   RoomJobsPromises1763713700000, RoomOperations1763713800000, RoomAttachmentSweep1763714200000,
   ControlLinkScopes1764111000000, UploadQuotas1764122000000, InboxStreamLeases1764133000000,
-  DomainClaims1764144000000, NojsSubmissionKeys1764155000000, PagedReadIndexes1764205000000,
+  DomainClaims1764144000000, NojsSubmissionKeys1764155000000,
+  DuplicateFeedback1764200000000, PagedReadIndexes1764205000000,
 ];

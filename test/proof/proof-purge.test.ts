@@ -56,6 +56,7 @@ const NEVER_STORY_TEXT: Record<string, string> = {
   collection_caption_tracks: 'states', collection_interview_uploads: 'ids, sizes, hashes',
   // The customer loop and rooms: feedback and conversations, never written from a story.
   signals: '', threads: '', thread_messages: '', features: '', feature_votes: '', feature_follows: '', feature_signal_links: '',
+  feature_merge_items: 'ids of what a merge moved', feature_not_duplicates: 'ids',
   releases: '', release_receipts: '', inbox_items: '', rooms: '', room_members: '', room_messages: '', room_events: '',
   room_attachments: '', room_canvas_versions: '', room_agent_runs: '', room_approvals: '', room_appeals: '', room_documents: '',
   room_handoffs: '', room_jobs: '', room_knowledge: '', room_moderation_cases: '', room_moderation_reports: '', room_polls: '',

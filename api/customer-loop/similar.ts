@@ -1,0 +1,27 @@
+import { FastifyInstance } from 'fastify';
+import { array } from 'yup';
+import { SimilarType, findSimilar } from '../../db/customer-loop/duplicates';
+import type { AppDeps } from '../app-deps';
+import { idParams } from '../plugins/path-params';
+import { productTenant } from '../plugins/product-tenant';
+import { dataOf, errorOf } from '../plugins/responses';
+import { similarCandidateSchema } from './schemas';
+
+const similarResponse = { 200: dataOf(array(similarCandidateSchema).defined()), 404: errorOf('NOT_FOUND: no such signal or feature in the product') };
+
+/** Likely duplicates of a signal or a feature, from PostgreSQL alone (docs/customer-loop.md#duplicates). */
+export async function similarRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const ds = deps.dataSource;
+  const threshold = deps.config.duplicateThreshold;
+  const similar = (type: SimilarType, productId: string, id: string) => findSimilar(ds, { type, productId, id, threshold });
+
+  app.get<{ Params: { id: string } }>('/api/v1/signals/:id/similar', {
+    schema: { params: idParams, response: similarResponse },
+    config: { auth: 'key', scope: 'service:signals:read', operationId: 'similarToSignal', summary: 'Features, then signals, most like this signal (at most 10)' },
+  }, async (request) => ({ data: await similar('signal', productTenant(request).productId, request.params.id) }));
+
+  app.get<{ Params: { id: string } }>('/api/v1/features/:id/similar', {
+    schema: { params: idParams, response: similarResponse },
+    config: { auth: 'key', scope: 'service:features:read', operationId: 'similarToFeature', summary: 'Features and unlinked signals most like this feature (at most 10)' },
+  }, async (request) => ({ data: await similar('feature', productTenant(request).productId, request.params.id) }));
+}
