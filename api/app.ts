@@ -39,6 +39,7 @@ import { releaseRoutes } from './customer-loop/releases';
 import { signalRoutes } from './customer-loop/signals';
 import { threadRoutes } from './customer-loop/threads';
 import { publicProofRoutes } from './proof/public-proof';
+import { wallPageRoutes } from './proof/wall-pages';
 import { yupValidatorCompiler } from './plugins/validation';
 import { registerWebPages } from './plugins/web-pages';
 import { whoamiRoutes } from './platform/whoami';
@@ -127,6 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(proofExportRoutes, deps);
   await app.register(proofPlacementRoutes, deps);
   await app.register(publicProofRoutes, deps);
+  await app.register(wallPageRoutes, deps);
   await app.register(proofAssetRoutes, deps);
   await app.register(proofAiRoutes, deps);
   await app.register(keyRequestRoutes, deps);

@@ -4711,10 +4711,15 @@ export interface components {
                  * @enum {string}
                  */
                 canonicalization: "RFC8785";
+                /**
+                 * Format: date-time
+                 * @description end of the event tokens' last valid day; a wall shows nothing from a manifest past it
+                 */
+                expiresAt: string;
                 placement: {
                     [key: string]: unknown;
                 };
-                /** @description eligible items with content, attribution, labels, media, receiptId and eventToken */
+                /** @description eligible items with content, attribution, labels, media ({assetId, kind, url}), receiptId and eventToken */
                 items: {
                     [key: string]: unknown;
                 }[];
@@ -7676,6 +7681,8 @@ export interface operations {
                         paidUse?: boolean;
                     };
                     renderConfig?: {
+                        allowedOrigins?: string[];
+                    } & {
                         [key: string]: unknown;
                     };
                 };
@@ -7955,6 +7962,8 @@ export interface operations {
                     /** @enum {string} */
                     state?: "active" | "paused" | "archived";
                     renderConfig?: {
+                        allowedOrigins?: string[];
+                    } & {
                         [key: string]: unknown;
                     };
                     eligibilityPolicy?: {
