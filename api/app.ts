@@ -36,6 +36,8 @@ import { proofItemRoutes } from './proof/proof-items';
 import { proofPlacementRoutes } from './proof/proof-placements';
 import { proofSubmissionRoutes } from './proof/proof-submissions';
 import { releaseRoutes } from './customer-loop/releases';
+import { publicRoadmapRoutes } from './customer-loop/public-roadmap';
+import { roadmapPageRoutes } from './customer-loop/roadmap-pages';
 import { signalRoutes } from './customer-loop/signals';
 import { threadRoutes } from './customer-loop/threads';
 import { publicProofRoutes } from './proof/public-proof';
@@ -139,6 +141,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(featureRoutes, deps);
   await app.register(workspaceFeatureRoutes, deps);
   await app.register(releaseRoutes, deps);
+  await app.register(publicRoadmapRoutes, deps);
+  await app.register(roadmapPageRoutes, deps);
   await app.register(inboxRoutes, deps);
   await app.register(inboxControlLinkRoutes, deps);
   await app.register(identityMergeRoutes, deps);
