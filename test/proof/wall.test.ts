@@ -110,6 +110,11 @@ describe('proof: the wall on another site (real Chromium)', function () {
     assert.deepEqual(errors, []);
     assert.deepEqual(await seriousViolations(page), []);
     await page.screenshot({ path: 'docs/screenshots/wall.png' });
+    const animation = () => page.evaluate(() =>
+      getComputedStyle(document.querySelector('sv-proof-wall')!.shadowRoot!.querySelector('.sv-item')!).animationName);
+    assert.equal(await animation(), 'sv-in');
+    await page.emulateMedia({ reducedMotion: 'reduce' });
+    assert.equal(await animation(), 'none', 'no motion under prefers-reduced-motion');
 
     // Impressions arrive as cookie-free beacons; a second visit counts nothing more the same day.
     const counts = await eventually(async () => {
@@ -204,6 +209,11 @@ describe('proof: the wall on another site (real Chromium)', function () {
     await framing.goto(`${host.origin}/frame?placement=${placementId}`);
     const frame = framing.frameLocator('iframe');
     await eventually(async () => (await frame.locator('.sv-item').count()) === 2);
+    const revoked = await call(withKey(tenant.key, { method: 'POST', url: `/api/v1/proof/items/${ada.proofItemId}/revoke`, payload: {} }));
+    assert.equal(revoked.statusCode, 202, revoked.body);
+    await framing.reload();
+    await eventually(async () => (await frame.locator('.sv-item').count()) === 1);
+    assert.match(await frame.locator('.sv-item').textContent() ?? '', /Setup took an afternoon/);
     const paused = await call(withKey(tenant.publishKey, { method: 'PATCH', url: `/api/v1/proof/placements/${placementId}`, payload: { state: 'paused' } }));
     assert.equal(paused.statusCode, 200, paused.body);
     await framing.reload();
@@ -211,7 +221,7 @@ describe('proof: the wall on another site (real Chromium)', function () {
     await framing.close();
 
     // No configured origin: nobody may frame it.
-    const unlisted = await publishedPlacement(tenant, [ada.proofItemId]);
+    const unlisted = await publishedPlacement(tenant, [grace.proofItemId]);
     const res = await call({ method: 'GET', url: `/embed/wall/${unlisted}` });
     assert.equal(res.statusCode, 200);
     assert.match(res.headers['content-security-policy'] as string, /frame-ancestors 'none'/);
