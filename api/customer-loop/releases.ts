@@ -26,10 +26,12 @@ export async function releaseRoutes(app: FastifyInstance, deps: AppDeps): Promis
 
   app.post<{ Body: { productId: string; title: string; featureIds: string[] } }>('/api/workspace/releases', {
     schema: { body: releaseBody, response: { 201: dataOf(releaseSchema), 404: errorOf('NOT_FOUND: no such product, or a feature is not of it') } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'publishRelease', summary: 'Publish a release; voters and followers hear of it in their inbox' },
+    config: { ...OWNERS_AND_ADMINS, operationId: 'publishRelease', summary: 'Publish a release; voters and followers hear of it in their inbox, and those the team may ask get a draft personal request' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
-    return reply.code(201).send({ data: await publishRelease(ds, { ...request.body, organizationId: s.organizationId, teammateId: s.teammateId }) });
+    return reply.code(201).send({ data: await publishRelease(ds, {
+      ...request.body, organizationId: s.organizationId, teammateId: s.teammateId, cooldownDays: deps.config.proofAskCooldownDays,
+    }) });
   });
 
   app.post<{ Params: { id: string }; Body: { fixed: boolean; comment?: string } }>('/api/v1/releases/:id/confirmation', {

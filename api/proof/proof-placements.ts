@@ -1,6 +1,7 @@
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import { answerWithWrite } from '../plugins/idempotency';
-import { array, boolean, mixed, number, string } from 'yup';
+import { array, boolean, mixed, number, object, string } from 'yup';
+import { EMBED_ORIGIN, MAX_EMBED_ORIGINS } from '../../db/rules/embed-origins';
 import { HOST_CONTEXTS, PLACEMENT_STATES, PlacementState } from '../../db/entities/proof-placement';
 import { PageRequest } from '../../db/pagination';
 import { PLACEMENT_TYPES, PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
@@ -14,7 +15,7 @@ import { productTenant } from '../plugins/product-tenant';
 import type { AppDeps } from '../app-deps';
 import { closedList } from './proof-content';
 import { idParams, pathParams } from '../plugins/path-params';
-import { openObject, pageQuery, strictObject } from '../plugins/validation';
+import { pageQuery, strictObject } from '../plugins/validation';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
 import {
   placementItemSchema, placementItemWithEngagementSchema, placementReadSchema, placementSchema, publishResultSchema, removedPlacementItemSchema,
@@ -31,6 +32,12 @@ const policySchema = strictObject({
   paidUse: boolean(),
 }).default(undefined);
 
+/** Free-form, except `allowedOrigins`: the origins that may frame the wall's HTML form (docs/proof.md#the-wall). */
+const renderConfigSchema = object({
+  allowedOrigins: array(string().required().max(200).matches(EMBED_ORIGIN, 'must be an https origin (http only on a loopback host)'))
+    .max(MAX_EMBED_ORIGINS),
+}).default(undefined);
+
 const createBody = strictObject({
   name: string().required().min(1).max(200),
   placementType: string().required().oneOf([...PLACEMENT_TYPES]),
@@ -39,13 +46,13 @@ const createBody = strictObject({
   locale: string().matches(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a BCP 47 language tag'),
   geography: string().matches(/^[A-Za-z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code'),
   eligibilityPolicy: policySchema,
-  renderConfig: openObject().default(undefined),
+  renderConfig: renderConfigSchema,
 }).required();
 
 const patchBody = strictObject({
   name: string().min(1).max(200),
   state: string().oneOf(['active', 'paused', 'archived']),
-  renderConfig: openObject().default(undefined),
+  renderConfig: renderConfigSchema,
   eligibilityPolicy: policySchema,
 }).test('not-empty', 'send at least one of name, state, renderConfig, eligibilityPolicy', (v) => v == null || Object.keys(v).length > 0)
   .required();

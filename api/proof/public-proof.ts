@@ -34,6 +34,10 @@ const matches = (ifNoneMatch: string | undefined, etag: string) =>
 export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const store = mediaStoreOf(deps.config);
+  // A wall on another site must read refusals too (a 404 placement, a 403 beacon) to say why it shows nothing.
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('access-control-allow-origin', '*');
+  });
 
   app.get<{ Params: { id: string } }>('/api/public/proof/render/:id', {
     schema: { params: idParams, response: { 200: renderManifestSchema, 304: noContent('the manifest is unchanged (If-None-Match)') } },

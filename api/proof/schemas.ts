@@ -227,8 +227,9 @@ export const renderManifestSchema = named('SignedRenderManifest', object({
   manifest: object({
     schema: string().required().oneOf(['service-proof-render-v1']),
     canonicalization: string().required().oneOf(['RFC8785']).meta({ description: 'the signature is over the RFC 8785 canonical JSON of manifest' }),
+    expiresAt: timestamp().required().meta({ description: 'end of the event tokens\' last valid day; a wall shows nothing from a manifest past it' }),
     placement: anyObject().required(),
-    items: array(anyObject()).defined().meta({ description: 'eligible items with content, attribution, labels, media, receiptId and eventToken' }),
+    items: array(anyObject()).defined().meta({ description: 'eligible items with content, attribution, labels, media ({assetId, kind, url}), receiptId and eventToken' }),
   }).required(),
   signature: signatureSchema.defined(),
 }));

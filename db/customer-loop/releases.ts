@@ -1,4 +1,4 @@
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { notFound } from '../../runtime/service-error';
 import { Feature, Product, Release } from '../entities';
 import { newId } from '../rules/ids';
@@ -6,6 +6,7 @@ import { PREVIEW_LENGTH, fanOutInboxItems } from './inbox';
 import { enqueueEvent } from '../outbox';
 import type { ProductTenant } from '../platform/product-tenant';
 import { databaseNow } from '../clock';
+import { insertDraftRequest } from '../collection/requests';
 
 export interface PublishRelease {
   organizationId: string;
@@ -13,11 +14,14 @@ export interface PublishRelease {
   productId: string;
   title: string;
   featureIds: string[];
+  /** Days a request sent to someone keeps new asks away (PROOF_ASK_COOLDOWN_DAYS). */
+  cooldownDays: number;
 }
 
 /**
  * Publishes a release: its features move to released, every voter and follower of them gets one inbox
- * item, and release.published is queued, all in one transaction.
+ * item, those the team may ask get a draft personal request, and release.published is queued, all in one
+ * transaction.
  */
 export async function publishRelease(ds: DataSource, input: PublishRelease) {
   if (!(await ds.getRepository(Product).existsBy({ id: input.productId, organizationId: input.organizationId }))) {
@@ -39,6 +43,7 @@ export async function publishRelease(ds: DataSource, input: PublishRelease) {
       subject: input.title, preview: preview.slice(0, PREVIEW_LENGTH),
     }, 'SELECT end_user_id FROM feature_votes WHERE feature_id = ANY($8) UNION SELECT end_user_id FROM feature_follows WHERE feature_id = ANY($8)',
     [featureIds]);
+    await draftReleaseRequests(em, input, release.id, features.map((f) => f.title));
     await enqueueEvent(em, {
       organizationId: input.organizationId, productId: input.productId, type: 'release.published',
       data: { releaseId: release.id, title: release.title, featureIds, recipientCount },
@@ -48,6 +53,42 @@ export async function publishRelease(ds: DataSource, input: PublishRelease) {
       createdAt: release.createdAt.toISOString(),
     };
   });
+}
+
+const MESSAGE_LIMIT = 2_000;
+
+/**
+ * The loop closes (docs/customer-loop.md#the-loop-closes): when the product has a live flow, each voter or
+ * follower of the shipped features who has an e-mail on record gets a draft personal request asking how the
+ * release landed. Nothing is sent: a person sends it. Skipped, as for every ask: an opted-out recipient
+ * (collection suppressions), one sent a request within the cooldown, and one already holding an unsent draft
+ * (so publishing again never piles drafts up).
+ */
+async function draftReleaseRequests(em: EntityManager, input: PublishRelease, releaseId: string, titles: string[]): Promise<number> {
+  const [flow]: Array<{ id: string }> = await em.query(
+    `SELECT id FROM collection_flows WHERE product_id = $1 AND state = 'live' AND live_version_id IS NOT NULL
+     ORDER BY updated_at DESC, id LIMIT 1`, [input.productId]);
+  if (!flow) return 0;
+  const recipients: Array<{ end_user_id: string; email: string; name: string | null }> = await em.query(
+    `SELECT u.end_user_id, u.email, u.name FROM end_users u
+      WHERE u.product_id = $1 AND u.email IS NOT NULL AND u.email <> ''
+        AND u.end_user_id IN (SELECT end_user_id FROM feature_votes WHERE feature_id = ANY($2)
+                              UNION SELECT end_user_id FROM feature_follows WHERE feature_id = ANY($2))
+        -- the keys an opt-out writes (recipientKeys in collection/requests.ts)
+        AND NOT EXISTS (SELECT 1 FROM collection_suppressions s WHERE s.product_id = $1
+              AND s.recipient_key IN ('end_user:' || u.end_user_id, 'email:' || lower(u.email)))
+        AND NOT EXISTS (SELECT 1 FROM proof_requests r WHERE r.product_id = $1
+              AND (r.recipient->>'endUserId' = u.end_user_id OR lower(r.recipient->>'email') = lower(u.email))
+              AND (r.status = 'draft' OR r.sent_at > now() - make_interval(days => $3)))
+      ORDER BY u.end_user_id`,
+    [input.productId, input.featureIds, input.cooldownDays]);
+  const message = `We shipped ${titles.join(', ')} (${input.title}). You asked for it: how did it land for you?`.slice(0, MESSAGE_LIMIT);
+  for (const r of recipients) {
+    const recipient = { email: r.email, endUserId: r.end_user_id, ...(r.name ? { name: r.name } : {}) };
+    await insertDraftRequest(em, { organizationId: input.organizationId, createdBy: { type: 'release', id: releaseId } },
+      { flowId: flow.id, channel: 'email', recipient, message });
+  }
+  return recipients.length;
 }
 
 /** The end user's answer to "did this release fix it?"; a later answer replaces the earlier one. */

@@ -63,6 +63,8 @@ async function buildRender(ds: DataSource, loaded: LoadedPlacement, now: Date): 
   const manifest = {
     schema: RENDER_SCHEMA,
     canonicalization: CANONICALIZATION,
+    // When the event tokens stop counting: a wall shows nothing from a manifest past this.
+    expiresAt: new Date(Date.parse(until) + DAY_MS).toISOString(),
     placement: {
       id: placement.id, placementType: placement.placementType, channel: placement.channel, locale: placement.locale,
       renderCacheVersion: placement.renderCacheVersion, renderConfig: placement.renderConfig,
@@ -82,8 +84,12 @@ async function buildRender(ds: DataSource, loaded: LoadedPlacement, now: Date): 
       labels: decision.labels,
       receiptId: grant.receiptId,
       // Approved assets, and the customer's own recordings or images when their grant allows that media.
-      media: [...entry.assetIds, ...((grant.media ?? []).includes(entry.item.type) ? entry.version.content.mediaAssetIds ?? [] : [])]
-        .map((assetId) => ({ assetId, url: `/api/public/proof/media/${placement.id}/${assetId}` })),
+      // Approved assets are quote cards (images); the customer's own files are of the item's kind.
+      media: [
+        ...entry.assetIds.map((assetId) => ({ assetId, kind: 'image' })),
+        ...((grant.media ?? []).includes(entry.item.type) ? entry.version.content.mediaAssetIds ?? [] : [])
+          .map((assetId) => ({ assetId, kind: entry.item.type })),
+      ].map(({ assetId, kind }) => ({ assetId, kind, url: `/api/public/proof/media/${placement.id}/${assetId}` })),
       eventToken: eventToken(key, { placementId: placement.id, proofItemId: entry.proofItemId, until }),
     })),
   };

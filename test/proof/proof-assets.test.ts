@@ -79,7 +79,7 @@ describe('quote card assets and public media', () => {
     const approved = await call(asTeammate(tenant.owner, { method: 'POST', url: approveUrl }));
     assert.equal(approved.json().data.approvalState, 'approved');
     const item = await renderItem();
-    assert.deepEqual(item.media, [{ assetId: asset.id, url: `/api/public/proof/media/${id}/${asset.id}` }]);
+    assert.deepEqual(item.media, [{ assetId: asset.id, kind: 'image', url: `/api/public/proof/media/${id}/${asset.id}` }]);
     const url = item.media[0].url;
     const whole = await media(url);
     assert.equal(whole.statusCode, 200);
