@@ -107,7 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Customer JSON bodies are 256 KB at most; a part PUT declares its own larger limit.
     if (isCustomerPath(route.url) && route.bodyLimit === undefined) route.bodyLimit = PROOF_BODY_LIMIT;
   });
-  registerOpenApi(app, API_VERSION);
+  registerOpenApi(app, API_VERSION, deps.config.publicBaseUrl);
   await registerWebPages(app);
   await registerCustomerCors(app, deps.dataSource, deps.config);
   registerAuth(app, deps.dataSource, deps.config);
