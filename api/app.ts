@@ -11,6 +11,7 @@ import { collectInterviewRoutes } from './collection/collect-interview';
 import { collectNojsRoutes } from './collection/collect-nojs';
 import { collectSessionRoutes } from './collection/collect-sessions';
 import { collectUploadRoutes } from './collection/collect-uploads';
+import { customerPageRoutes } from './collection/customer-pages';
 import { refuseSecretsInUrl } from './collection/customer-auth';
 import { collectionFlowRoutes } from './collection/collection-flows';
 import { collectionLibraryRoutes } from './collection/collection-library';
@@ -147,6 +148,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(collectSessionRoutes, deps);
   await app.register(customerReviewRoutes, deps);
   await app.register(collectInterviewRoutes, deps);
+  await app.register(customerPageRoutes, deps);
   await app.register(collectionFlowRoutes, deps);
   await app.register(collectionLibraryRoutes, deps);
   await app.register(collectionRequestRoutes, deps);
