@@ -132,7 +132,7 @@ export async function customerPageRoutes(app: FastifyInstance, deps: AppDeps): P
   const interviewPage = async (request: FastifyRequest, reply: FastifyReply, base: string, code: string, error?: string) => {
     const iv = await api({ method: 'GET', url: '/api/proof/interview', headers: { 'x-interview-token': code } }, request);
     if (iv.status !== 200) return page(reply, M.interviewHeading, html`<h1>${M.interviewHeading}</h1>${errorView(refused(iv))}`, { status: iv.status, secret: true, scripts: false });
-    return page(reply, M.interviewHeading, html`<h1>${M.interviewHeading}</h1>${interviewView(iv.body.data as Interview, { base, code }, error)}`, { secret: true, scripts: false });
+    return page(reply, M.interviewHeading, html`<h1>${M.interviewHeading}</h1>${interviewView(iv.body.data.interview as Interview, { base, code }, error)}`, { secret: true, scripts: false });
   };
 
   const routes = (base: string, guard: (request: FastifyRequest) => Promise<boolean>) => {

@@ -6,7 +6,7 @@ import { FastifyInstance } from 'fastify';
 import { Browser, BrowserContext, Page } from 'playwright-core';
 import { WEB_DIST } from '../../web/build';
 import { ctx } from '../support/root-hooks';
-import { call, withKey } from '../support/fixtures';
+import { asTeammate, call, withKey } from '../support/fixtures';
 import { freePort } from '../support/servers';
 import { approve, publishedPlacement, requestApproval } from '../support/proof-fixtures';
 import { CollectionTenant, WORDING, createCollectionTenant, customerCall } from '../support/collection';
@@ -14,9 +14,25 @@ import { PHONE, collectPageErrors, ensureChromium, launchChromiumWithMedia, seri
 
 const SHOTS = path.join(__dirname, '../../docs/screenshots');
 
+/**
+ * axe-core on a page whose JavaScript is off: axe runs asynchronously, which such a page cannot, so it runs
+ * on a copy of the page as it is now (the same URL and markup, its module script left out) in a context with JavaScript.
+ */
+async function violationsWithoutScript(page: Page, withScript: BrowserContext) {
+  const markup = (await page.content()).replace(/<script type="module"[^>]*><\/script>/g, '');
+  const copy = await withScript.newPage();
+  await copy.route(page.url(), (route) => route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: markup }));
+  await copy.goto(page.url());
+  const violations = await seriousViolations(copy);
+  await copy.close();
+  return violations;
+}
+
+let axeContext: BrowserContext | null = null;
+
 /** No serious or critical axe-core violation, no horizontal scroll, no script error: on every page and state reached. */
-async function checkPage(page: Page, errors: string[], what: string) {
-  const violations = await seriousViolations(page);
+async function checkPage(page: Page, errors: string[], what: string, scripted = true) {
+  const violations = scripted ? await seriousViolations(page) : await violationsWithoutScript(page, axeContext!);
   assert.deepEqual(violations, [], `${what}: ${JSON.stringify(violations, null, 1)}`);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.ok(overflow <= 0, `${what}: no horizontal scroll (${overflow}px too wide)`);
@@ -55,14 +71,16 @@ describe('customer pages in a real browser (phone, with and without JavaScript)'
   this.timeout(240_000);
   let t: CollectionTenant;
   let base: string;
+  let app: FastifyInstance;
   let browser: Browser;
 
   before(async function () {
     if (ensureChromium()) this.skip();
     fs.mkdirSync(SHOTS, { recursive: true });
     t = await createCollectionTenant();
-    ({ base } = await appOnPort());
+    ({ app, base } = await appOnPort());
     browser = await launchChromiumWithMedia();
+    axeContext = await browser.newContext(PHONE);
   });
   after(async () => {
     await browser?.close();
@@ -180,6 +198,195 @@ describe('customer pages in a real browser (phone, with and without JavaScript)'
     await page.waitForSelector('[data-state="withdrawn"]');
     await checkPage(page, errors, 'control after withdrawing');
     assert.deepEqual(await renderOf(placementId), [], 'the next render leaves it out');
+    await context.close();
+  });
+
+  it('without JavaScript: the plain form posts to the no-JS route, its receipt keeps the control link; the control page works by pasting the code', async () => {
+    const context = await browser.newContext({ ...PHONE, javaScriptEnabled: false });
+    const page = await context.newPage();
+    const errors = collectPageErrors(page);
+    await page.goto(`${base}/collect/f/${t.publicId}`);
+    assert.equal(await page.isHidden('#media'), true, 'recording needs the script; the form works without');
+    await page.getByLabel('4 stars').check();
+    await page.fill('#f-text', 'Support answered within the hour, every time.');
+    await page.fill('#q-1', 'We stopped waiting.');
+    await page.fill('#f-name', 'Grace Hopper');
+    await page.fill('#f-company', 'Navy');
+    await page.check('#f-consent');
+    await checkPage(page, errors, 'live flow without JavaScript', false);
+    const [receipt] = await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Send my story' }).click()]);
+    assert.equal(receipt?.status(), 200);
+    assert.match(receipt!.url(), /\/api\/proof\/collect\/nojs$/);
+    const controlUrl = (await page.textContent('[data-field="controlUrl"]'))!;
+    assert.match(controlUrl, new RegExp(`^${base}/collect/control#ct_`));
+    const proofItemId = (await page.textContent('[data-field="proofItemId"]'))!;
+    await shot(page, 'customer-receipt-nojs');
+
+    await page.goto(controlUrl);
+    assert.ok((await page.textContent('main'))!.includes('needs JavaScript'));
+    await checkPage(page, errors, 'control without JavaScript, before the code', false);
+    await shot(page, 'customer-paste-code');
+    const openControl = async () => {
+      await page.goto(`${base}/collect/control`);
+      await page.fill('#code', controlUrl.split('#')[1]);
+      const [res] = await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Open' }).click()]);
+      assert.equal(res?.status(), 200);
+      assert.equal(new URL(page.url()).search, '', 'the code went in the POST body, never the URL');
+      assert.equal(res!.headers()['referrer-policy'], 'no-referrer');
+      assert.equal(res!.headers()['cache-control'], 'no-store');
+    };
+    await openControl();
+    assert.ok(await page.isVisible(`[data-story="${proofItemId}"]`));
+    await checkPage(page, errors, 'control rendered by the server', false);
+
+    const original = (await customerCall({ method: 'GET', url: '/api/proof/collect/control', headers: { 'x-control-token': controlUrl.split('#')[1] } })).json().data.stories[0].currentVersion.id;
+    await teammateApproves(t, proofItemId, original);
+    const placementId = await publishedPlacement(t, [proofItemId]);
+    const newWords = 'Support answers within the hour.';
+    const version = await teammateEdits(t, proofItemId, newWords);
+    await openControl();
+    await page.getByRole('button', { name: 'Approve these exact words' }).click();
+    await page.waitForSelector('.notice[role="status"]');
+    assert.ok(!(await page.isVisible(`[data-version="${version.id}"]`)), 'no longer pending');
+    await checkPage(page, errors, 'control after approving, without JavaScript', false);
+    await teammateApproves(t, proofItemId, version.id);
+    assert.equal((await renderOf(placementId))[0]?.content.text, newWords);
+
+    await page.getByText('Withdraw everywhere').click();
+    await page.check('input[name="confirm"]');
+    await page.getByRole('button', { name: 'Withdraw my story everywhere' }).click();
+    await page.waitForSelector('[data-state="withdrawn"]');
+    await checkPage(page, errors, 'control after withdrawing, without JavaScript', false);
+    await shot(page, 'customer-withdrawn-nojs');
+    assert.deepEqual(await renderOf(placementId), []);
+    await context.close();
+  });
+
+  const newRequest = async (recipient: Record<string, string>) => {
+    const made = await call(asTeammate(t.owner, { method: 'POST', url: '/api/proof/collect/requests', payload: { flowId: t.flowId, channel: 'link', recipient } }), app);
+    assert.equal(made.statusCode, 201, made.body);
+    const { request, linkUrl } = made.json().data;
+    const sent = await call(asTeammate(t.owner, { method: 'POST', url: `/api/proof/collect/requests/${request.id}`, payload: { action: 'send' } }));
+    assert.equal(sent.statusCode, 200, sent.body);
+    return { id: request.id as string, linkUrl: linkUrl as string };
+  };
+  const statusOf = async (id: string) => (await ctx.dataSource.query(`SELECT status FROM proof_requests WHERE id = $1`, [id]))[0].status as string;
+
+  it('a request link pre-fills the form from the request and opts out in one click (with and without JavaScript)', async () => {
+    const request = await newRequest({ email: 'lin@customer.test', name: 'Lin Chen', personRef: 'cust-lin' });
+    assert.match(request.linkUrl, new RegExp(`^${base}/collect/r#pr_`));
+    const context = await browser.newContext(PHONE);
+    const page = await context.newPage();
+    const errors = collectPageErrors(page);
+    await page.goto(request.linkUrl);
+    await page.waitForSelector('#story');
+    assert.equal(new URL(page.url()).hash, '', 'the code left the address bar');
+    assert.equal(await page.inputValue('#f-name'), 'Lin Chen');
+    assert.equal(await page.inputValue('#f-email'), 'lin@customer.test');
+    assert.ok(await page.isVisible('#opt-out-form'), 'a visible opt-out');
+    await checkPage(page, errors, 'request');
+    await shot(page, 'customer-request');
+    await page.getByRole('button', { name: 'Stop all story requests' }).click();
+    await page.waitForSelector('[data-state="opted-out"]');
+    await checkPage(page, errors, 'opted out');
+    await shot(page, 'customer-opt-out');
+    assert.equal(await statusOf(request.id), 'opted_out');
+
+    // Without JavaScript: the code is pasted; the form is pre-filled, sent, and the opt-out page confirms in one click.
+    const other = await newRequest({ email: 'sam@customer.test', name: 'Sam Park', personRef: 'cust-sam' });
+    const nojs = await browser.newContext({ ...PHONE, javaScriptEnabled: false });
+    const plain = await nojs.newPage();
+    const plainErrors = collectPageErrors(plain);
+    await plain.goto(`${base}/collect/r`);
+    await plain.fill('#code', other.linkUrl.split('#')[1]);
+    await Promise.all([plain.waitForNavigation(), plain.getByRole('button', { name: 'Open' }).click()]);
+    assert.equal(await plain.inputValue('#f-name'), 'Sam Park');
+    await checkPage(plain, plainErrors, 'request without JavaScript', false);
+    await plain.fill('#q-1', 'Faster answers.');
+    await plain.fill('#f-text', 'Every answer came within the hour.');
+    await plain.fill('#f-name', '   ');
+    await plain.check('#f-consent');
+    await Promise.all([plain.waitForNavigation(), plain.getByRole('button', { name: 'Send my story' }).click()]);
+    assert.match((await plain.textContent('[data-error-for="name"]'))!, /spaces/, `the refusal is a sentence next to its field: ${await plain.textContent('main')}`);
+    assert.equal(await plain.inputValue('#q-1'), 'Faster answers.', 'the form kept every value');
+    await checkPage(plain, plainErrors, 'request refused without JavaScript', false);
+    await plain.fill('#f-name', 'Sam Park');
+    await plain.check('#f-consent');
+    await Promise.all([plain.waitForNavigation(), plain.getByRole('button', { name: 'Send my story' }).click()]);
+    assert.match((await plain.textContent('[data-field="controlUrl"]'))!, /\/collect\/control#ct_/);
+    assert.equal(await statusOf(other.id), 'responded');
+    const third = await newRequest({ email: 'kim@customer.test', personRef: 'cust-kim' });
+    await plain.goto(`${base}/collect/opt-out`);
+    await plain.fill('#code', third.linkUrl.split('#')[1]);
+    await Promise.all([plain.waitForNavigation(), plain.getByRole('button', { name: 'Open' }).click()]);
+    await plain.waitForSelector('[data-state="opted-out"]');
+    await checkPage(plain, plainErrors, 'opted out without JavaScript', false);
+    assert.equal(await statusOf(third.id), 'opted_out');
+    await context.close();
+    await nojs.close();
+  });
+
+  it('an upload cut off entirely survives a reload: the same upload resumes from its state', async () => {
+    const context = await browser.newContext({ ...PHONE, permissions: ['camera', 'microphone'] });
+    const page = await context.newPage();
+    await page.goto(`${base}/collect/f/${t.publicId}`);
+    await page.fill('#f-text', 'Recorded on a train.');
+    await page.waitForSelector('#save-status:has-text("Saved")');
+    await page.getByRole('button', { name: 'Record audio' }).click();
+    await page.waitForSelector('#stop-recording');
+    await page.waitForTimeout(1_500);
+    await page.click('#stop-recording');
+    await page.route('**/uploads/*?part=*', (route) => route.abort('internetdisconnected'));
+    await page.getByRole('button', { name: 'Use this' }).click();
+    await page.waitForSelector('#media-status:has-text("connection dropped")');
+    const [{ id: uploadId }] = await ctx.dataSource.query(
+      `SELECT u.id FROM collection_uploads u JOIN collection_drafts d ON d.id = u.draft_id WHERE d.flow_id = $1 AND d.fields->>'text' = 'Recorded on a train.'`, [t.flowId]);
+    await page.unroute('**/uploads/*?part=*');
+    await page.reload();
+    assert.equal(await page.inputValue('#f-text'), 'Recorded on a train.', 'the typed text came back from the draft');
+    await page.waitForSelector('[data-state="attached"]', { timeout: 60_000 });
+    const [upload] = await ctx.dataSource.query(`SELECT status FROM collection_uploads WHERE id = $1`, [uploadId]);
+    assert.equal(upload.status, 'complete', 'the upload opened before the reload is the one completed');
+    await context.close();
+  });
+
+  it('the review and interview pages: approve quoted words, answer by text, finish', async () => {
+    const draft = (await customerCall({ method: 'POST', url: '/api/proof/collect/drafts', payload: { flowId: t.publicId } })).json().data;
+    const ds = { 'x-draft-session': draft.draftSession };
+    await customerCall({ method: 'PATCH', url: `/api/proof/collect/drafts/${draft.draft.id}`, headers: ds, payload: { text: 'It just works.', consentAccepted: true, answers: { [t.questionId]: 'Yes.' } } });
+    const submitted = (await customerCall({ method: 'POST', url: `/api/proof/collect/drafts/${draft.draft.id}/submit`, headers: ds, payload: {} })).json().data;
+    const version = await teammateEdits(t, submitted.proofItemId, 'It simply works.');
+    const context = await browser.newContext(PHONE);
+    const page = await context.newPage();
+    const errors = collectPageErrors(page);
+    await page.goto(`${base}/collect/review#${submitted.controlToken}`);
+    await page.waitForSelector(`[data-review="${version.id}"]`);
+    assert.equal(new URL(page.url()).hash, '');
+    await checkPage(page, errors, 'review');
+    await shot(page, 'customer-review');
+    await page.getByRole('button', { name: 'Approve these exact words' }).click();
+    await page.waitForSelector('[data-state="empty"]');
+    await checkPage(page, errors, 'review done');
+
+    const made = await call(asTeammate(t.owner, {
+      method: 'POST', url: '/api/workspace/proof/interviews',
+      payload: { productId: t.product.id, proofItemId: submitted.proofItemId, questions: [{ text: 'What did you use before?' }, { text: 'What changed?' }] },
+    }), app);
+    assert.equal(made.statusCode, 201, made.body);
+    const { interviewUrl } = made.json().data;
+    assert.match(interviewUrl, new RegExp(`^${base}/collect/interview#iv_`));
+    await page.goto(interviewUrl);
+    await page.waitForSelector('[data-question="q1"]').catch(async (err) => {
+      throw new Error(`${(err as Error).message}: ${await page.textContent('main')}`);
+    });
+    await checkPage(page, errors, 'interview');
+    await shot(page, 'customer-interview');
+    await page.fill('#ans-q1', 'Spreadsheets.');
+    await page.locator('[data-question="q1"]').getByRole('button', { name: 'Save my answer' }).click();
+    await page.waitForSelector('[data-question="q1"] .help');
+    await page.getByRole('button', { name: 'I have finished' }).click();
+    await page.waitForSelector('[data-state="finished"]');
+    await checkPage(page, errors, 'interview finished');
     await context.close();
   });
 });

@@ -377,7 +377,7 @@ async function interviewPage(code: string) {
   const show = async (error?: string) => {
     const res = await call('GET', '/api/proof/interview', headers);
     if (res.status !== 200) return render(app, failed(res));
-    render(app, interviewView(res.data as Interview, { base: data.base, code: null }, error));
+    render(app, interviewView(res.data.interview as Interview, { base: data.base, code: null }, error));
     if (typeof MediaRecorder !== 'undefined') {
       for (const box of app.querySelectorAll<HTMLElement>('[data-media-for]')) box.hidden = false;
     }

@@ -26,8 +26,8 @@ export function patchOf(v: StoryValues, flow: FlowView): Record<string, unknown>
   if (flow.questions.length) patch.answers = answers;
   const identity: Record<string, string> = {};
   for (const [field, key] of [['name', 'name'], ['company', 'company'], ['title', 'jobTitle'], ['location', 'location'], ['email', 'email']] as const) {
-    const value = (v[key] ?? '').trim();
-    if (value || field === 'name') identity[field] = value;
+    const value = v[key] ?? '';
+    if (value !== '' || field === 'name') identity[field] = value;
   }
   patch.identity = identity;
   if (v.displayMode) patch.displayMode = v.displayMode;
