@@ -389,4 +389,56 @@ describe('customer pages in a real browser (phone, with and without JavaScript)'
     await checkPage(page, errors, 'interview finished');
     await context.close();
   });
+
+  it('by keyboard alone: every control is reached with Tab, the story is answered and sent with keys', async () => {
+    const context = await browser.newContext(PHONE);
+    const page = await context.newPage();
+    const errors = collectPageErrors(page);
+    await page.goto(`${base}/collect/f/${t.publicId}`);
+    await page.waitForSelector('#media:not([hidden])');
+    const reached = new Set<string>();
+    for (let i = 0; i < 80; i += 1) {
+      await page.keyboard.press('Tab');
+      const id = await page.evaluate(() => {
+        const el = document.activeElement as HTMLElement | null;
+        return el ? (el.id || el.getAttribute('name') || el.textContent?.trim() || el.tagName) : '';
+      });
+      reached.add(id);
+      if (id === 'Send my story') break;
+    }
+    for (const control of ['rating', 'f-text', 'q-1', 'Record video', 'media-file', 'f-name', 'f-consent', 'Send my story']) {
+      assert.ok(reached.has(control), `${control} is reached by Tab (reached: ${[...reached].join(', ')})`);
+    }
+    assert.ok(!reached.has('f-website'), 'the trap field for bots is not in the tab order');
+    await page.focus('#f-text');
+    await page.keyboard.type('Typed without a mouse.');
+    await page.focus('#q-1');
+    await page.keyboard.type('Keys only.');
+    await page.focus('#f-consent');
+    await page.keyboard.press('Space');
+    assert.equal(await page.isChecked('#f-consent'), true);
+    await page.focus('button[type="submit"]');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#thanks-h');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'thanks-h', 'focus moves to the confirmation');
+    await checkPage(page, errors, 'thanks by keyboard');
+    await context.close();
+  });
+
+  it('a stale revision is resolved without losing what was typed', async () => {
+    const context = await browser.newContext(PHONE);
+    const page = await context.newPage();
+    await page.goto(`${base}/collect/f/${t.publicId}`);
+    await page.fill('#f-text', 'First words.');
+    await page.waitForSelector('#save-status:has-text("Saved")');
+    const ref = JSON.parse((await page.evaluate((key) => sessionStorage.getItem(key), `draft:${t.publicId}`))!) as { id: string; session: string };
+    const elsewhere = await customerCall({ method: 'PATCH', url: `/api/proof/collect/drafts/${ref.id}`, headers: { 'x-draft-session': ref.session }, payload: { title: 'Saved elsewhere' } });
+    assert.equal(elsewhere.statusCode, 200, elsewhere.body);
+    await page.fill('#f-text', 'First words, and more typed here.');
+    await page.waitForSelector('#save-status:has-text("kept what you typed")');
+    const stored = (await customerCall({ method: 'GET', url: `/api/proof/collect/drafts/${ref.id}`, headers: { 'x-draft-session': ref.session } })).json().data.draft;
+    assert.equal(stored.text, 'First words, and more typed here.');
+    assert.equal(await page.inputValue('#f-text'), 'First words, and more typed here.');
+    await context.close();
+  });
 });
