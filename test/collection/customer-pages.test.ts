@@ -441,4 +441,28 @@ describe('customer pages in a real browser (phone, with and without JavaScript)'
     assert.equal(await page.inputValue('#f-text'), 'First words, and more typed here.');
     await context.close();
   });
+
+  it('a continuation link resumes the draft on another device; the screen is recorded only after its own consent', async () => {
+    const draft = (await customerCall({ method: 'POST', url: '/api/proof/collect/drafts', payload: { flowId: t.publicId } })).json().data;
+    const ds = { 'x-draft-session': draft.draftSession };
+    await customerCall({ method: 'PATCH', url: `/api/proof/collect/drafts/${draft.draft.id}`, headers: ds, payload: { text: 'Started on my laptop.' } });
+    const continuation = (await customerCall({ method: 'POST', url: `/api/proof/collect/drafts/${draft.draft.id}/continuation`, headers: ds, payload: {} }, app)).json().data;
+    assert.match(continuation.continuationUrl, new RegExp(`^${base}/collect/continue#cl_`));
+    const context = await browser.newContext({ ...PHONE, permissions: ['camera', 'microphone'] });
+    const page = await context.newPage();
+    const errors = collectPageErrors(page);
+    await page.goto(continuation.continuationUrl);
+    await page.waitForSelector('#story');
+    assert.equal(new URL(page.url()).hash, '');
+    assert.equal(await page.inputValue('#f-text'), 'Started on my laptop.');
+    await page.reload();
+    await page.waitForSelector('#story');
+    assert.equal(await page.inputValue('#f-text'), 'Started on my laptop.', 'a reload keeps the draft though the link was single use');
+    await checkPage(page, errors, 'continue');
+
+    await page.getByRole('button', { name: 'Record my screen' }).click();
+    assert.match((await page.textContent('#media-status'))!, /agree to share your screen/);
+    assert.equal(await page.isVisible('#stop-recording'), false, 'nothing is recorded before the screen consent');
+    await context.close();
+  });
 });
