@@ -11,6 +11,7 @@ import { collectInterviewRoutes } from './collection/collect-interview';
 import { collectNojsRoutes } from './collection/collect-nojs';
 import { collectSessionRoutes } from './collection/collect-sessions';
 import { collectUploadRoutes } from './collection/collect-uploads';
+import { customerPageRoutes } from './collection/customer-pages';
 import { refuseSecretsInUrl } from './collection/customer-auth';
 import { collectionFlowRoutes } from './collection/collection-flows';
 import { collectionLibraryRoutes } from './collection/collection-library';
@@ -114,7 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Customer JSON bodies are 256 KB at most; a part PUT declares its own larger limit.
     if (isCustomerPath(route.url) && route.bodyLimit === undefined) route.bodyLimit = PROOF_BODY_LIMIT;
   });
-  registerOpenApi(app, API_VERSION);
+  registerOpenApi(app, API_VERSION, deps.config.publicBaseUrl);
   await registerWebPages(app);
   await registerCustomerCors(app, deps.dataSource, deps.config);
   registerAuth(app, deps.dataSource, deps.config);
@@ -160,6 +161,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(collectSessionRoutes, deps);
   await app.register(customerReviewRoutes, deps);
   await app.register(collectInterviewRoutes, deps);
+  await app.register(customerPageRoutes, deps);
   await app.register(collectionFlowRoutes, deps);
   await app.register(collectionLibraryRoutes, deps);
   await app.register(collectionRequestRoutes, deps);

@@ -67,6 +67,8 @@ export interface Config {
   inboxStreamsPerEndUser: number;
   /** Open inbox streams one API process holds at most, whoever holds them; the next one is 503. */
   inboxStreamsPerProcess: number;
+  /** Where this service answers (`http://HOST:PORT`, a wildcard host as 127.0.0.1): the base of the links it hands out by default. */
+  publicBaseUrl: string;
   collectPageUrl: string;
   draftTtlDays: number;
   uploadTtlMs: number;
@@ -223,15 +225,29 @@ function mediaS3(env: Env): Config['mediaS3'] {
   return { endpoint, bucket, region, accessKeyId, secretAccessKey };
 }
 
+/**
+ * The origin a browser on this machine reaches the service at: a wildcard listen address (0.0.0.0, ::)
+ * answers on loopback, an IPv6 address is bracketed. Links built from it follow HOST and PORT.
+ */
+export function localOrigin(host: string, port: number): string {
+  const wildcard = host === '0.0.0.0' || host === '::' || host === '[::]';
+  const name = wildcard ? '127.0.0.1' : host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return `http://${name}:${port}`;
+}
+
 /** Reads every setting from the environment; the defaults are the spec's values. */
 export function loadConfig(env: Env = process.env): Config {
+  const host = text(env, 'HOST') ?? '127.0.0.1';
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const publicBaseUrl = localOrigin(host, port);
   const environment = text(env, 'SV_ENVIRONMENT') ?? 'production';
   if (!/^[a-z][a-z0-9-]{0,31}$/.test(environment)) {
     throw new ConfigError(`SV_ENVIRONMENT must be a lower-case name such as production, got "${environment}"`);
   }
   return {
-    host: text(env, 'HOST') ?? '127.0.0.1',
-    port: int(env, 'PORT', 3000, 0, 65535),
+    host,
+    port,
+    publicBaseUrl,
     dataDir: path.resolve(text(env, 'SV_DATA_DIR') ?? '.data'),
     dataDirFromEnv: text(env, 'SV_DATA_DIR') !== undefined,
     secretKeys: text(env, 'SV_SECRET_KEYS'),
@@ -286,7 +302,7 @@ export function loadConfig(env: Env = process.env): Config {
     inboxHeartbeatMs: int(env, 'SV_INBOX_HEARTBEAT_MS', 15_000, 100, 600_000),
     inboxStreamsPerEndUser: int(env, 'SV_INBOX_STREAMS_PER_END_USER', 5, 1, 100),
     inboxStreamsPerProcess: int(env, 'SV_INBOX_STREAMS_PER_PROCESS', 1_000, 1, 1_000_000),
-    collectPageUrl: (text(env, 'PROOF_COLLECT_PAGE_URL') ?? 'http://127.0.0.1:3000/collect').replace(/\/+$/, ''),
+    collectPageUrl: (text(env, 'PROOF_COLLECT_PAGE_URL') ?? `${publicBaseUrl}/collect`).replace(/\/+$/, ''),
     draftTtlDays: int(env, 'PROOF_DRAFT_TTL_DAYS', 30, 1, 3650),
     uploadTtlMs: int(env, 'PROOF_UPLOAD_TTL_MS', 86_400_000, 100, 30 * 86_400_000),
     uploadQuotas: {
@@ -318,7 +334,7 @@ export function loadConfig(env: Env = process.env): Config {
     proofStreamWebhookSecret: text(env, 'PROOF_STREAM_WEBHOOK_SECRET'),
     proofStreamApiUrl: text(env, 'PROOF_STREAM_API_URL')?.replace(/\/+$/, ''),
     proofStreamApiToken: text(env, 'PROOF_STREAM_API_TOKEN'),
-    proofStreamSourceBaseUrl: (text(env, 'PROOF_STREAM_SOURCE_BASE_URL') ?? 'http://127.0.0.1:3000').replace(/\/+$/, ''),
+    proofStreamSourceBaseUrl: (text(env, 'PROOF_STREAM_SOURCE_BASE_URL') ?? publicBaseUrl).replace(/\/+$/, ''),
     proofStreamLinkTtlSeconds: int(env, 'PROOF_STREAM_LINK_TTL_SECONDS', 900, 10, 86_400),
     proofHealthIntervalMs: int(env, 'PROOF_HEALTH_INTERVAL_MS', 86_400_000, 100, 30 * 86_400_000),
     proofHealthConsentExpiryDays: int(env, 'PROOF_HEALTH_CONSENT_EXPIRY_DAYS', 14, 1, 365),

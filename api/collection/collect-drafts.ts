@@ -4,6 +4,7 @@ import {
   effectiveDraftStatus, DraftPatch, findDraft, issueContinuation, optOut, patchDraft, readDraft, redeemContinuation, startPublicDraft, startRequestDraft,
 } from '../../db/collection/drafts';
 import { expired } from '../../db/collection/uploads';
+import { liveFlow, publicFlow } from '../../db/collection/pinned-flow';
 import { submitDraft } from '../../db/collection/submit';
 import { CONSENT_MEDIA, DISPLAY_MODES, IDENTITY_FIELDS } from '../proof/proof-submissions';
 import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
@@ -78,6 +79,8 @@ const patchBody = strictObject({
   }).default(undefined),
 }).required().test('one-field', 'send at least one field', (v) => v == null || Object.keys(v).some((k) => k !== 'revision'));
 
+const LIVE_FLOW_MAX_AGE_S = 60;
+
 const startBody = strictObject({ flowId: string().max(100) }).nullable().default(undefined);
 const emptyBody = strictObject({}).nullable().default(undefined);
 
@@ -104,6 +107,19 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
     }
     if (!request.body?.flowId) throw new ServiceError('INVALID_INPUT', 400, 'flowId (the flow\'s publicId) is required');
     return reply.code(201).send({ data: await startPublicDraft(ds, request.body.flowId, cfg.draftTtlDays) });
+  });
+
+  app.get<{ Params: { publicId: string } }>('/api/proof/collect/flows/:publicId', {
+    schema: {
+      params: pathParams('publicId'),
+      response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT: the flow is not live'), 200: dataOf(flowView) },
+    },
+    onRequest: async (request, reply) => countPublic(cfg, request, reply),
+    config: { operationId: 'getLiveFlow', summary: 'The live flow\'s public view (the same flow object a draft answers); creates nothing, cacheable for a minute' },
+  }, async (request, reply) => {
+    const flow = publicFlow(await liveFlow(ds.manager, request.params.publicId));
+    // A minute of caching: a page shows the form without a query per view; a new publish shows within a minute.
+    return reply.header('cache-control', `public, max-age=${LIVE_FLOW_MAX_AGE_S}`).send({ data: flow });
   });
 
   app.get<{ Params: { id: string } }>('/api/proof/collect/drafts/:id', {

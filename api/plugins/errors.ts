@@ -24,8 +24,14 @@ const CUSTOMER_CODES: Record<string, string> = {
   AI_UNAVAILABLE: 'UNAVAILABLE',
 };
 
+/**
+ * The customer envelope has no details, so a schema refusal names its fields in the message: a page can put
+ * the sentence next to the field it is about (`identity.name: must not be only spaces`).
+ */
 export function customerError(error: ServiceError): { error: string; code: string } {
-  return { error: error.message, code: CUSTOMER_CODES[error.code] ?? error.code };
+  const issues = error.code === 'VALIDATION_FAILED' && Array.isArray(error.details) ? error.details as Array<{ path?: string; message?: string }> : [];
+  const named = issues.slice(0, 3).map((i) => (i.path ? `${i.path}: ${i.message ?? ''}` : i.message ?? '')).filter(Boolean);
+  return { error: named.length ? `${error.message}: ${named.join('; ')}` : error.message, code: CUSTOMER_CODES[error.code] ?? error.code };
 }
 
 declare module 'fastify' {

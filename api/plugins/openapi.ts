@@ -279,7 +279,7 @@ function operation(route: RouteOptions, components: Components): JsonSchema {
 }
 
 /** The OpenAPI 3.1 document of the given routes. */
-export function buildDocument(routes: RouteOptions[], version: string): JsonSchema {
+export function buildDocument(routes: RouteOptions[], version: string, serverUrl: string): JsonSchema {
   const components: Components = {};
   toJsonSchema(describe(errorEnvelope)!, components, 'response');
   toJsonSchema(describe(proofErrorBody)!, components, 'response');
@@ -304,7 +304,7 @@ export function buildDocument(routes: RouteOptions[], version: string): JsonSche
       description: 'Customer feedback and consented customer proof, with signed webhooks. Errors answer `{ error: { code, message, requestId, details } }`.',
       license: { name: 'UNLICENSED', identifier: 'LicenseRef-Proprietary' },
     },
-    servers: [{ url: 'http://127.0.0.1:3000', description: '`npm start` on this machine; a deployment serves the same paths at its own origin' }],
+    servers: [{ url: serverUrl, description: '`npm start` on this machine; a deployment serves the same paths at its own origin' }],
     tags,
     paths,
     components: {
@@ -329,7 +329,7 @@ declare module 'fastify' {
  * Collects every route as it is added and serves the OpenAPI 3.1 document and a Swagger UI page.
  * Must be registered before the routes it describes.
  */
-export function registerOpenApi(app: FastifyInstance, version: string): void {
+export function registerOpenApi(app: FastifyInstance, version: string, serverUrl: string): void {
   const routes: RouteOptions[] = [];
   app.addHook('onRoute', (route) => {
     // Plugins' own routes (the CORS preflight) mark themselves with schema.hide.
@@ -337,7 +337,7 @@ export function registerOpenApi(app: FastifyInstance, version: string): void {
     if (!hidden) routes.push(route);
   });
   let document: JsonSchema | null = null;
-  app.decorate('openapiDocument', () => (document ??= buildDocument(routes, version)));
+  app.decorate('openapiDocument', () => (document ??= buildDocument(routes, version, serverUrl)));
 
   const uiDir: string = require('swagger-ui-dist').getAbsoluteFSPath();
   const assets: Record<string, { type: string; file: string }> = {

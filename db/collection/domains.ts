@@ -175,3 +175,12 @@ export async function customerOrigins(ds: DataSource): Promise<CustomerOrigins> 
 export function customerOriginAllowed(origins: CustomerOrigins, origin: string): boolean {
   return origins.domains.has(origin.toLowerCase()) || origins.flowOrigins.has(origin);
 }
+
+/** The flow a verified collection domain serves (its pages answer at the domain's root), or null. */
+export async function verifiedDomainFlow(ds: DataSource, rawHostname: string): Promise<{ flowId: string; publicId: string } | null> {
+  if (!rawHostname || rawHostname.length > 253) return null;
+  const rows: Array<{ flow_id: string; public_id: string }> = await ds.query(
+    `SELECT d.flow_id, f.public_id FROM collection_domains d JOIN collection_flows f ON f.id = d.flow_id
+      WHERE d.hostname = $1 AND d.status = 'verified'`, [rawHostname.toLowerCase().replace(/\.$/, '')]);
+  return rows[0] ? { flowId: rows[0].flow_id, publicId: rows[0].public_id } : null;
+}

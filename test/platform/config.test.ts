@@ -35,6 +35,21 @@ describe('configuration defaults are the spec\'s values', () => {
     }
   });
 
+  it('links point home: the collect page, the stream source base and the OpenAPI server follow HOST and PORT', () => {
+    const defaults = loadConfig({});
+    assert.equal(defaults.publicBaseUrl, 'http://127.0.0.1:3000');
+    assert.equal(defaults.collectPageUrl, 'http://127.0.0.1:3000/collect');
+    assert.equal(defaults.proofStreamSourceBaseUrl, 'http://127.0.0.1:3000');
+    const moved = loadConfig({ PORT: '4100', HOST: 'proof.internal' });
+    assert.equal(moved.collectPageUrl, 'http://proof.internal:4100/collect');
+    assert.equal(moved.proofStreamSourceBaseUrl, 'http://proof.internal:4100');
+    assert.equal(loadConfig({ HOST: '0.0.0.0', PORT: '8080' }).collectPageUrl, 'http://127.0.0.1:8080/collect', 'a wildcard listens on loopback too');
+    assert.equal(loadConfig({ HOST: '::1', PORT: '8080' }).publicBaseUrl, 'http://[::1]:8080');
+    const set = loadConfig({ PORT: '4100', PROOF_COLLECT_PAGE_URL: 'https://stories.example.com/c/', PROOF_STREAM_SOURCE_BASE_URL: 'https://api.example.com' });
+    assert.equal(set.collectPageUrl, 'https://stories.example.com/c', 'a set value wins');
+    assert.equal(set.proofStreamSourceBaseUrl, 'https://api.example.com');
+  });
+
   it('refuses a malformed value with a message naming the variable', () => {
     assert.throws(() => loadConfig({ PORT: 'abc' }), (err: Error) => err instanceof ConfigError && /PORT/.test(err.message));
     assert.throws(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' }), /WEBHOOK_ALLOW_PRIVATE_TARGETS/);

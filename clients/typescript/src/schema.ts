@@ -1764,6 +1764,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/proof/collect/flows/{publicId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The live flow's public view (the same flow object a draft answers); creates nothing, cacheable for a minute
+         * @description Public: no credential.
+         */
+        get: operations["getLiveFlow"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/proof/collect/drafts/{id}": {
         parameters: {
             query?: never;
@@ -14130,6 +14150,93 @@ export interface operations {
             };
             /** @description UNSUPPORTED_MEDIA_TYPE: the content type is not accepted */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+        };
+    };
+    getLiveFlow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                publicId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            id: string;
+                            flowVersionId: string;
+                            versionNumber: number;
+                            title: string;
+                            intro: string;
+                            thankYou: string;
+                            questions: {
+                                [key: string]: unknown;
+                            }[];
+                            rating: {
+                                [key: string]: unknown;
+                            } | null;
+                            mediaKinds: string[];
+                            identityFields: string[];
+                            maxVideoSeconds: number;
+                            consentTemplateVersionId: string | null;
+                            wording: string | null;
+                            wordingHash: string | null;
+                            terms: {
+                                [key: string]: unknown;
+                            } | null;
+                            incentive: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProofErrorBody"];
+                };
+            };
+            /** @description CONFLICT: the flow is not live */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
