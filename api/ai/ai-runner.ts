@@ -90,7 +90,7 @@ export async function runAiOperation(
     const message = op.failure.code === 'ASK_POLICY_FAILED'
       ? 'the draft failed the ask policy and was discarded'
       : 'no statement survived citation validation';
-    throw new ServiceError(op.failure.code, 422, message, { operationId, ...op.failure.details });
+    throw new ServiceError(op.failure.code, message, { operationId, ...op.failure.details });
   }
   if (op.status === 'running') throw stillRunning(operationId);
   throw aiUnavailable(operationId, op.failure?.reason ?? 'provider_error', op.failure?.attempts ?? 0);

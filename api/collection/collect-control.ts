@@ -69,7 +69,7 @@ const signedFile = object({ receipt: openObject(), passport: openObject(), signa
 /** What the link reaches: the scope it was issued with (a story link its own story, a person link all the person's). */
 const reachOf = (request: Parameters<typeof secretOf>[0]): ControlReach => {
   const s = secretOf(request);
-  if (!s.personRef) throw new ServiceError('UNAUTHORIZED', 401, 'this control link names no person');
+  if (!s.personRef) throw new ServiceError('UNAUTHORIZED', 'this control link names no person');
   return { organizationId: s.organizationId, productId: s.productId, personRef: s.personRef, proofItemId: s.scope === 'story' ? s.proofItemId : null };
 };
 

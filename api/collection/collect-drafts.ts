@@ -98,11 +98,11 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   }, async (request, reply) => {
     const linkToken = request.headers['x-link-token'] as string | undefined;
     if (linkToken) {
-      if (request.body?.flowId !== undefined) throw new ServiceError('INVALID_INPUT', 400, 'a personal link names its flow: send {}');
+      if (request.body?.flowId !== undefined) throw new ServiceError('INVALID_INPUT', 'a personal link names its flow: send {}');
       const { created, ...opened } = await startRequestDraft(ds, linkToken, cfg.draftTtlDays);
       return reply.code(created ? 201 : 200).send({ data: opened });
     }
-    if (!request.body?.flowId) throw new ServiceError('INVALID_INPUT', 400, 'flowId (the flow\'s publicId) is required');
+    if (!request.body?.flowId) throw new ServiceError('INVALID_INPUT', 'flowId (the flow\'s publicId) is required');
     return reply.code(201).send({ data: await startPublicDraft(ds, request.body.flowId, cfg.draftTtlDays) });
   });
 

@@ -144,7 +144,7 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
     config: { operationId: 'putInterviewUpload', summary: 'The recorded answer\'s raw bytes in one request, with their Content-Length (video rules); written once' },
   }, async (request, reply) => {
     if (!request.headers['content-type']?.startsWith('application/octet-stream')) {
-      throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, 'send the recording as application/octet-stream');
+      throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'send the recording as application/octet-stream');
     }
     const body = { chunks: bodyChunks(request), length: declaredLength(request) };
     return reply.code(201).send({ data: await putInterviewUpload(ds, store, interviewOf(request), request.params.sessionId, body) });

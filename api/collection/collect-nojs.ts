@@ -25,7 +25,7 @@ export function nojsErrorPage(error: { error: string; code: string }): string {
     + '<p>Go back, check the form and send it again.</p>');
 }
 
-const bad = (message: string) => new ServiceError('INVALID_INPUT', 400, message);
+const bad = (message: string) => new ServiceError('INVALID_INPUT', message);
 const one = (form: Form, name: string): string | undefined => {
   const v = form[name];
   if (Array.isArray(v)) throw bad(`${name} may be sent once`);
@@ -82,7 +82,7 @@ export async function collectNojsRoutes(app: FastifyInstance, deps: AppDeps): Pr
     },
   }, async (request, reply) => {
     if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded') || typeof request.body !== 'object') {
-      throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, 'send the form as application/x-www-form-urlencoded');
+      throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'send the form as application/x-www-form-urlencoded');
     }
     const form = request.body;
     if (one(form, 'website')) throw bad('the form could not be accepted');

@@ -31,7 +31,7 @@ const promptSchema = object({
 /** `Origin`, when a browser sends one, must be one the live version allows (403). */
 async function checkOrigin(request: FastifyRequest, allowed: string[]): Promise<void> {
   const origin = request.headers.origin;
-  if (origin !== undefined && !allowed.includes(origin)) throw new ServiceError('FORBIDDEN', 403, 'this Origin is not allowed by the flow');
+  if (origin !== undefined && !allowed.includes(origin)) throw new ServiceError('FORBIDDEN', 'this Origin is not allowed by the flow');
 }
 
 /**
@@ -53,7 +53,7 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
     await countSecret(cfg, reply, token);
     if (!identity.nonce) throw unauthorized('the end-user token needs a nonce');
     if (!(await consumeNonce(ds, identity.productId, identity.nonce, identity.expiresAt))) {
-      throw new ServiceError('ALREADY_USED', 409, 'this end-user token was already used; mint one per call');
+      throw new ServiceError('ALREADY_USED', 'this end-user token was already used; mint one per call');
     }
     request.endUser = identity;
   };
@@ -132,7 +132,7 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
         }, cfg.draftTtlDays);
       } catch (err) {
         if (err instanceof ServiceError && err.code === 'OPTED_OUT') {
-          throw new ServiceError('CONFLICT', 409, 'this recipient opted out of story requests', { reason: 'opted_out' });
+          throw new ServiceError('CONFLICT', 'this recipient opted out of story requests', { reason: 'opted_out' });
         }
         throw err;
       }

@@ -121,9 +121,9 @@ export function uploadWorkflows(ds: DataSource, temporal: Client, config: Config
         }
       }
       if (outcome?.lastError === 'CHECKSUM_MISMATCH') {
-        throw new ServiceError('CHECKSUM_MISMATCH', 422, 'the assembled file does not match the sha256 given when the upload opened; the parts are kept');
+        throw new ServiceError('CHECKSUM_MISMATCH', 'the assembled file does not match the sha256 given when the upload opened; the parts are kept');
       }
-      if (outcome?.lastError === 'UNSUPPORTED_MEDIA_TYPE') throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, `the file is not an accepted ${u.kind} type`);
+      if (outcome?.lastError === 'UNSUPPORTED_MEDIA_TYPE') throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', `the file is not an accepted ${u.kind} type`);
       return findUpload(ds, u.draftId, u.id);
     },
   };
@@ -139,7 +139,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   const workflows = uploadWorkflows(ds, deps.temporal, cfg);
   const draftAuth = customerAuth(ds, cfg, 'draft_session', { draftParam: 'id' });
   const uploadAuth = customerAuth(ds, cfg, 'upload', { draftParam: 'id', uploadParam: 'sessionId' });
-  const transcriptionOff = () => new ServiceError('UNAVAILABLE', 503, 'captions are not available: transcription is off');
+  const transcriptionOff = () => new ServiceError('UNAVAILABLE', 'captions are not available: transcription is off');
   const partAuth = customerAuth(ds, cfg, 'upload', { draftParam: 'id', uploadParam: 'sessionId', rateMultiplier: 5 });
 
   takeStreamedBodies(app, 'application/octet-stream');
@@ -323,11 +323,11 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
  */
 export function partBody(request: FastifyRequest): PartBody {
   if (!request.headers['content-type']?.startsWith('application/octet-stream')) {
-    throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, 'send the part as application/octet-stream');
+    throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'send the part as application/octet-stream');
   }
   const declared = request.headers['x-part-sha256'];
   if (declared !== undefined && (typeof declared !== 'string' || !SHA256_HEX.test(declared))) {
-    throw new ServiceError('INVALID_INPUT', 400, 'x-part-sha256 must be 64 lowercase hex characters');
+    throw new ServiceError('INVALID_INPUT', 'x-part-sha256 must be 64 lowercase hex characters');
   }
   return { chunks: bodyChunks(request), length: declaredLength(request), sha256: declared };
 }

@@ -70,7 +70,7 @@ const incentiveBody = object({
 function withReasons(error: Error): ServiceError {
   const issues = error instanceof ServiceError && Array.isArray(error.details) ? error.details as FieldIssue[] : [];
   const reasons = issues.map((i) => (i.message.startsWith(i.path) ? i.message : `${i.path}: ${i.message}`)).join('; ');
-  return new ServiceError('VALIDATION_FAILED', 400, reasons ? `the incentive is refused: ${reasons}` : error.message, issues);
+  return new ServiceError('VALIDATION_FAILED', reasons ? `the incentive is refused: ${reasons}` : error.message, issues);
 }
 
 const listQuery = strictObject({ ...pageQuery, productId: string().max(100) });

@@ -91,7 +91,7 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
     await uploadAuth.call(this, request, reply, () => undefined);
     const { id, videoId } = request.params as { id: string; videoId: string };
     const video = await ds.getRepository(CollectionWelcomeVideo).findOneBy({ id: videoId, flowId: id });
-    if (!video || video.uploadSessionId !== request.customerSecret?.uploadId) throw new ServiceError('NOT_FOUND', 404, 'welcome video not found');
+    if (!video || video.uploadSessionId !== request.customerSecret?.uploadId) throw new ServiceError('NOT_FOUND', 'welcome video not found');
   };
 
   app.get<{ Params: { id: string } }>('/api/proof/collect/forms/:id/welcome-video', {

@@ -19,7 +19,7 @@ declare module 'fastify' {
   }
 }
 
-export const unauthorized = (message: string) => new ServiceError('UNAUTHORIZED', 401, message);
+export const unauthorized = (message: string) => new ServiceError('UNAUTHORIZED', message);
 
 const HEADERS: Record<SecretKind, string> = {
   draft_session: 'x-draft-session', continuation: 'x-link-token', control: 'x-control-token', upload: 'x-upload-token',
@@ -36,7 +36,7 @@ export function refuseSecretsInUrl(request: FastifyRequest): void {
     // an undecodable query is judged as it came
   }
   if (ANY_CUSTOMER_SECRET.test(decoded)) {
-    throw new ServiceError('INVALID_INPUT', 400, 'secrets are never accepted in a URL; send them in their header');
+    throw new ServiceError('INVALID_INPUT', 'secrets are never accepted in a URL; send them in their header');
   }
 }
 
@@ -64,10 +64,10 @@ export function customerAuth(ds: DataSource, config: Config, kind: SecretKind, o
     if (!row) throw unauthorized(`the ${HEADERS[kind]} secret is not recognised`);
     await enforceRate(reply, `collect:${row.digest.slice(0, 32)}`, config.rateLimitPerMinute * (opts.rateMultiplier ?? 1));
     const params = request.params as Record<string, string>;
-    if (opts.draftParam && params[opts.draftParam] !== row.draftId) throw new ServiceError('NOT_FOUND', 404, 'draft not found');
-    if (opts.uploadParam && params[opts.uploadParam] !== row.uploadId) throw new ServiceError('NOT_FOUND', 404, 'upload not found');
+    if (opts.draftParam && params[opts.draftParam] !== row.draftId) throw new ServiceError('NOT_FOUND', 'draft not found');
+    if (opts.uploadParam && params[opts.uploadParam] !== row.uploadId) throw new ServiceError('NOT_FOUND', 'upload not found');
     if (row.expiresAt && row.expiresAt.getTime() <= Date.now() && (kind === 'control' || kind === 'interview')) {
-      throw new ServiceError('EXPIRED', 410, `this ${kind} link has expired`);
+      throw new ServiceError('EXPIRED', `this ${kind} link has expired`);
     }
     request.customerSecret = row;
   };

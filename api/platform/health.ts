@@ -35,7 +35,7 @@ export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise
     const checks = { database, temporal };
     const failed = Object.entries(checks).filter(([, state]) => state === 'failed').map(([name]) => name);
     if (failed.length > 0) {
-      throw new ServiceError('SERVICE_UNAVAILABLE', 503, `${failed.join(' and ')} not answering`, checks);
+      throw new ServiceError('SERVICE_UNAVAILABLE', `${failed.join(' and ')} not answering`, checks);
     }
     return { data: { status: 'ok', checks } };
   });

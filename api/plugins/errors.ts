@@ -52,11 +52,11 @@ function fromFastify(error: FastifyError, customer = false): ServiceError | null
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') message = 'content-type must be application/json';
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = 'the body is larger than this endpoint accepts';
   // The customer routes name these two apart (COLLECTION.md §1); the key API keeps them as a 400.
-  if (customer && error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ServiceError('TOO_LARGE', 413, message);
+  if (customer && error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ServiceError('TOO_LARGE', message);
   if (customer && error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, 'this content-type is not accepted here');
+    return new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'this content-type is not accepted here');
   }
-  return new ServiceError('VALIDATION_FAILED', 400, message, [{ path: '', message }]);
+  return new ServiceError('VALIDATION_FAILED', message, [{ path: '', message }]);
 }
 
 /**
@@ -68,11 +68,11 @@ function fromDatabase(error: unknown): ServiceError | null {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return null;
   if (/^22[0-9A-Z]{3}$/.test(code)) {
-    return new ServiceError('VALIDATION_FAILED', 400, 'a value cannot be stored: out of range or invalid characters', [{ path: '', message: 'a value is out of range or has invalid characters' }]);
+    return new ServiceError('VALIDATION_FAILED', 'a value cannot be stored: out of range or invalid characters', [{ path: '', message: 'a value is out of range or has invalid characters' }]);
   }
-  if (code === '23503') return new ServiceError('VALIDATION_FAILED', 400, 'the request refers to something that does not exist', [{ path: '', message: 'unknown reference' }]);
-  if (code === '23505') return new ServiceError('CONFLICT', 409, 'this conflicts with something that already exists');
-  if (code === '40P01' || code === '40001') return new ServiceError('SERVICE_UNAVAILABLE', 503, 'a concurrent change got in the way; retry', null, { 'retry-after': '1' });
+  if (code === '23503') return new ServiceError('VALIDATION_FAILED', 'the request refers to something that does not exist', [{ path: '', message: 'unknown reference' }]);
+  if (code === '23505') return new ServiceError('CONFLICT', 'this conflicts with something that already exists');
+  if (code === '40P01' || code === '40001') return new ServiceError('SERVICE_UNAVAILABLE', 'a concurrent change got in the way; retry', null, { 'retry-after': '1' });
   return null;
 }
 
@@ -96,7 +96,7 @@ function isDependencyDown(error: unknown): boolean {
 
 /** Errors Fastify raises before routing (a malformed URL), in the same envelope and with the request id. */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const known = fromFastify(error, isCustomerPath(request.url)) ?? new ServiceError('VALIDATION_FAILED', 400, 'malformed request');
+  const known = fromFastify(error, isCustomerPath(request.url)) ?? new ServiceError('VALIDATION_FAILED', 'malformed request');
   send(request, reply.header('x-request-id', request.id), known);
 }
 
@@ -107,13 +107,13 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (!known) {
       request.log.error({ err: loggable(error) }, 'request failed');
       known = isDependencyDown(error)
-        ? new ServiceError('SERVICE_UNAVAILABLE', 503, 'a dependency is unavailable; try again shortly', null, { 'retry-after': '1' })
-        : new ServiceError('INTERNAL_ERROR', 500, 'internal error');
+        ? new ServiceError('SERVICE_UNAVAILABLE', 'a dependency is unavailable; try again shortly', null, { 'retry-after': '1' })
+        : new ServiceError('INTERNAL_ERROR', 'internal error');
     }
     return send(request, reply, known);
   });
   app.setNotFoundHandler((request, reply) => {
-    const error = new ServiceError('NOT_FOUND', 404, `no route ${request.method} ${request.url.split('?')[0]}`);
+    const error = new ServiceError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`);
     return send(request, reply, error);
   });
 }

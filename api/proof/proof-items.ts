@@ -59,7 +59,7 @@ function scopeOf(request: FastifyRequest) {
   return { ...productTenant(request), keyId: key.id, readPrivate: key.scopes.includes('service:proof:read_private') };
 }
 
-const humanOnly = () => new ServiceError('HUMAN_APPROVAL_REQUIRED', 403, 'only a person in the workspace may approve or reject proof');
+const humanOnly = () => new ServiceError('HUMAN_APPROVAL_REQUIRED', 'only a person in the workspace may approve or reject proof');
 
 type Filed = Awaited<ReturnType<typeof requestRevocation>>;
 

@@ -99,7 +99,7 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
     }
     const now = new Date();
     const claims = await readEventToken(ds, body.token, now);
-    if (!claims) throw new ServiceError('FORBIDDEN', 403, 'the event token is not one this service signed, or it has expired');
+    if (!claims) throw new ServiceError('FORBIDDEN', 'the event token is not one this service signed, or it has expired');
     await recordEngagement(ds, body.token, claims.placementId, claims.proofItemId, body.type, now);
     return publicHeaders(reply, 'no-store').code(204).send();
   });

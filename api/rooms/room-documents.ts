@@ -92,7 +92,7 @@ export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): P
       request.log.error({ err }, 'could not start the compile workflow');
     }
     if (!ended) {
-      throw new ServiceError('AI_UNAVAILABLE', 503, 'the compile is still running; the document records its outcome', { documentId, reason: 'still_running' }, { 'retry-after': '30' });
+      throw new ServiceError('AI_UNAVAILABLE', 'the compile is still running; the document records its outcome', { documentId, reason: 'still_running' }, { 'retry-after': '30' });
     }
     return reply.code(201).send({ data: await compiledDocument(ds, documentId) });
   });

@@ -7,7 +7,7 @@ import { decideEligibility } from '../rules/proof-eligibility';
 
 type Scope = { organizationId: string; productId: string };
 
-export const notEligible = (message: string, details: unknown) => new ServiceError('NOT_ELIGIBLE', 422, message, details);
+export const notEligible = (message: string, details: unknown) => new ServiceError('NOT_ELIGIBLE', message, details);
 
 /** The newest active grant that has not expired: what the customer allows now (none: nothing). */
 export function currentGrant(grants: ConsentGrant[], now = new Date()): ConsentFacts | null {
@@ -103,7 +103,7 @@ export async function askSource(em: EntityManager, scope: Scope, itemId: string,
 export async function caseStudySources(em: EntityManager, scope: Scope, itemIds: string[]): Promise<SourceFacts[]> {
   const items = await em.getRepository(ProofItem).findBy(itemIds.map((id) => ({ id, organizationId: scope.organizationId, productId: scope.productId })));
   const unknown = itemIds.filter((id) => !items.some((i) => i.id === id));
-  if (unknown.length > 0) throw new ServiceError('NOT_FOUND', 404, 'proof item not found', { proofItemIds: unknown });
+  if (unknown.length > 0) throw new ServiceError('NOT_FOUND', 'proof item not found', { proofItemIds: unknown });
   // One read each of versions, grants and revocations for all items, not three per item.
   const versionIds = items.map((i) => i.approvedPublicVersionId).filter((v): v is string => v !== null);
   const versions = versionIds.length ? await em.getRepository(ProofVersion).findBy({ id: In(versionIds) }) : [];

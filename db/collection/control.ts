@@ -297,7 +297,7 @@ export async function passportAction(ds: DataSource, person: ControlReach, body:
     const active = (await grantsOf(em, item.id)).find((g) => g.state === 'active');
     if (!active) throw conflict('this story has no active consent to narrow');
     const wider = body.channels.filter((c) => !active.channels.includes(c));
-    if (wider.length) throw new ServiceError('INVALID_INPUT', 400, `channels may only narrow the consent: ${wider.join(', ')} not granted`);
+    if (wider.length) throw new ServiceError('INVALID_INPUT', `channels may only narrow the consent: ${wider.join(', ')} not granted`);
     const version = await em.getRepository(ProofVersion).findOneByOrFail({ id: active.approvedVersionId });
     return { status: 201, data: await regrant(ds, em, item, version, { channels: body.channels }) };
   });

@@ -147,4 +147,4 @@ export function routeOf(f: PinnedFlow, score: number): { scale: string; band: st
   return { scale: f.rating.scale, band: band[0], followUp: f.routing[band[0]] ?? band[3] };
 }
 
-export const optedOut = () => new ServiceError('OPTED_OUT', 409, 'this recipient asked not to be asked again');
+export const optedOut = () => new ServiceError('OPTED_OUT', 'this recipient asked not to be asked again');

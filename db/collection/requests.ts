@@ -24,7 +24,7 @@ export interface NewRequest {
 
 export interface Creator { organizationId: string; createdBy: { type: string; id: string | null } }
 
-export const optedOut = () => new ServiceError('OPTED_OUT', 409, 'the recipient asked not to be contacted', { reason: 'opted_out' });
+export const optedOut = () => new ServiceError('OPTED_OUT', 'the recipient asked not to be contacted', { reason: 'opted_out' });
 
 export const linkUrlOf = (collectPageUrl: string, token: string) => `${collectPageUrl}/r#${token}`;
 

@@ -242,7 +242,7 @@ async function storeSignal(
 async function ceilingReached(ds: DataSource, tenant: ProductTenant, limits: IntakeLimits, now: Date): Promise<never> {
   const ceiling = await dailyCeiling(ds, tenant.organizationId, limits);
   const wait = secondsToNextUtcDay(now);
-  throw new ServiceError('INTAKE_SAFETY_CEILING', 429, `the workspace reached its daily safety ceiling of ${ceiling} signals; intake reopens at the next UTC day`,
+  throw new ServiceError('INTAKE_SAFETY_CEILING', `the workspace reached its daily safety ceiling of ${ceiling} signals; intake reopens at the next UTC day`,
     { ceiling, retryAfterSeconds: wait }, { 'retry-after': String(wait) });
 }
 

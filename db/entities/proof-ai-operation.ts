@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
+import { ErrorCode } from '../../runtime/service-error';
 
 export const AI_OPERATIONS = ['summarize', 'ask_draft', 'case_study'] as const;
 export type AiOperationKind = (typeof AI_OPERATIONS)[number];
@@ -6,7 +7,7 @@ export type AiOperationStatus = 'running' | 'succeeded' | 'discarded' | 'failed'
 
 /** Why an operation produced nothing to show; `details` is what the refusal answered. */
 export interface AiOperationFailure {
-  code: string;
+  code: ErrorCode;
   reason: string;
   attempts?: number;
   details?: object;

@@ -38,7 +38,7 @@ export function viewAsset(a: ProofAsset) {
 }
 
 const notEligible = (channel: string, reasons: string[]) =>
-  new ServiceError('NOT_ELIGIBLE', 422, `this proof may not be used for a quote card on ${channel}`, { channel, reasons });
+  new ServiceError('NOT_ELIGIBLE', `this proof may not be used for a quote card on ${channel}`, { channel, reasons });
 
 /**
  * A quote card of the item's approved wording (or a verbatim excerpt of it), only where the evaluator

@@ -14,9 +14,9 @@ const VERSIONS_CAP = 10;
 const CONSENT_CAP = 20;
 
 export const revokedFinal = () =>
-  new ServiceError('REVOKED_FINAL', 409, 'this item was revoked; revocation is final and wins over any approval');
+  new ServiceError('REVOKED_FINAL', 'this item was revoked; revocation is final and wins over any approval');
 export const recoveryWindowClosed = () =>
-  new ServiceError('RECOVERY_WINDOW_CLOSED', 410, 'this item was deleted and its recovery window has closed');
+  new ServiceError('RECOVERY_WINDOW_CLOSED', 'this item was deleted and its recovery window has closed');
 
 
 /** Refuses any change to an item that is revoked (final), deleted (restore first) or purged (410). */

@@ -29,7 +29,7 @@ export async function checkDailyCeiling(em: EntityManager, organizationId: strin
     `SELECT count(*)::int AS n FROM proof_items
       WHERE organization_id = $1 AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`, [organizationId]);
   if (n < ceiling) return;
-  throw new ServiceError('INTAKE_SAFETY_CEILING', 429, `the workspace reached its daily safety ceiling of ${ceiling} submissions; ${kept}`,
+  throw new ServiceError('INTAKE_SAFETY_CEILING', `the workspace reached its daily safety ceiling of ${ceiling} submissions; ${kept}`,
     null, { 'retry-after': String(secondsToNextUtcDay()) });
 }
 
