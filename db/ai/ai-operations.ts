@@ -84,7 +84,7 @@ export async function startOperation(
     }
     const id = derivedId ?? newId('aiop');
     const record = {
-      status: 'running', model: null, subject, input, result: null, failure: null, budgetPeriod: period, createdBy, updatedAt: now, completedAt: null,
+      status: 'running', model: null, subject, input, result: null, failure: null, budgetPeriod: period, createdBy, updatedAt: dbNow, completedAt: null,
     } as const;
     if (previous) {
       await em.getRepository(ProofAiOperation).update(id, record);

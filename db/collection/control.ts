@@ -172,7 +172,7 @@ async function regrant(
   await em.getRepository(ConsentGrant).update({ proofItemId: item.id, state: 'active' }, { state: 'superseded' });
   const consentGrantId = await recordGrant(ds, em, {
     item, versionId: version.id, contentHash: version.contentHash, terms: termsOfGrant(active, over), actor: CUSTOMER,
-    evidence: { capturedVia: 'control_link', at: new Date().toISOString() },
+    evidence: { capturedVia: 'control_link', at: (await databaseNow(em)).toISOString() },
     ...(active.consentTemplateVersionId && active.wordingHash
       ? { wording: { consentTemplateVersionId: active.consentTemplateVersionId, wordingHash: active.wordingHash } } : {}),
   });

@@ -7,6 +7,7 @@ import { reportsHide } from '../rules/room-rules';
 import { requestApproval } from './approvals';
 import { Actor, SYSTEM, appendRoomEvent } from './room-log';
 import { EndUserCaller, actorOf, assertWritable, reachAsMember, reachRoom, visibleMessage } from './room-access';
+import { databaseNow } from '../clock';
 
 function viewCase(c: RoomModerationCase) {
   return {
@@ -72,7 +73,7 @@ export async function reportMessage(ds: DataSource, caller: EndUserCaller, roomI
       // The case id stays out of this entry: only the author and internal readers are told it.
       await appendRoomEvent(em, room, { type: 'message.hidden', visibility: message.visibility, actor: SYSTEM, data: { messageId: message.id } });
     }
-    kase.updatedAt = new Date();
+    kase.updatedAt = await databaseNow(em);
     await em.getRepository(RoomModerationCase).save(kase);
     return { created: true, moderationCase: viewCase(kase) };
   });
@@ -120,7 +121,7 @@ export async function decideAppeal(em: EntityManager, approval: RoomApproval, de
   const kase = (await lockCase(em, { id: appeal.caseId }))!;
   if (kase.state !== 'appealed') return;
   kase.state = decision === 'approved' ? 'reversed' : 'upheld';
-  kase.updatedAt = new Date();
+  kase.updatedAt = await databaseNow(em);
   await em.getRepository(RoomModerationCase).save(kase);
   if (decision === 'approved') {
     const message = await em.getRepository(RoomMessage).findOneByOrFail({ id: kase.messageId });
