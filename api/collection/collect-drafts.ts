@@ -13,6 +13,7 @@ import { pathParams } from '../plugins/path-params';
 import { CEILING_OR_RATE, dataOf, timestamp, errorOf } from '../plugins/responses';
 import { isoDateTime, openObject, strictObject } from '../plugins/validation';
 import { countPublic, countSecret, customerAuth, headerSecret } from './customer-auth';
+import { CUSTOMER_ROUTE } from '../plugins/route-traits';
 
 const draftParams = pathParams('id');
 
@@ -94,7 +95,7 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
       if (request.headers['x-link-token'] === undefined) await countPublic(cfg, request, reply);
       else await countSecret(cfg, reply, headerSecret(request, 'x-link-token', 'pr'));
     },
-    config: { operationId: 'startDraft', summary: 'Start a draft on a live flow ({flowId}: its publicId), or open the recipient\'s draft with x-link-token: pr_' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'startDraft', summary: 'Start a draft on a live flow ({flowId}: its publicId), or open the recipient\'s draft with x-link-token: pr_' },
   }, async (request, reply) => {
     const linkToken = request.headers['x-link-token'] as string | undefined;
     if (linkToken) {
@@ -109,7 +110,7 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   app.get<{ Params: { id: string } }>('/api/proof/collect/drafts/:id', {
     schema: { params: draftParams, response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 410: errorOf('EXPIRED: the draft was idle past its lifetime and is erased'), 200: dataOf(draftRead) } },
     onRequest: draftAuth,
-    config: { operationId: 'getDraft', summary: 'Resume a draft: its fields, uploads and the pinned flow version; 410 once expired' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getDraft', summary: 'Resume a draft: its fields, uploads and the pinned flow version; 410 once expired' },
   }, async (request) => {
     const draft = await findDraft(ds, request.params.id);
     if (effectiveDraftStatus(draft) === 'expired') throw expired('draft');
@@ -119,7 +120,7 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   app.patch<{ Params: { id: string }; Body: DraftPatch }>('/api/proof/collect/drafts/:id', {
     schema: { params: draftParams, body: patchBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 200: dataOf(draftRead) } },
     onRequest: draftAuth,
-    config: { operationId: 'saveDraft', summary: 'Auto-save: merge fields (a null answer removes it); optional revision check' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'saveDraft', summary: 'Auto-save: merge fields (a null answer removes it); optional revision check' },
   }, async (request) => ({ data: await patchDraft(ds, request.params.id, request.body, cfg.draftTtlDays) }));
 
   app.post<{ Params: { id: string } }>('/api/proof/collect/drafts/:id/submit', {
@@ -131,7 +132,7 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
       },
     },
     onRequest: draftAuth,
-    config: { operationId: 'submitDraft', summary: 'Submit: stored first; the private control link is returned once' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'submitDraft', summary: 'Submit: stored first; the private control link is returned once' },
   }, async (request, reply) => {
     const stored = await submitDraft(ds, request.params.id, {
       pageUrl: cfg.collectPageUrl, controlTtlDays: cfg.controlLinkTtlDays, monthlyAllowance: cfg.proofMonthlySubmissionAllowance,
@@ -147,19 +148,19 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
       response: { 201: dataOf(object({ continuationToken: string().required(), continuationUrl: string().required(), expiresAt: timestamp().required() })) },
     },
     onRequest: draftAuth,
-    config: { operationId: 'createContinuation', summary: 'A single-use link to continue on another device, valid 7 days' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'createContinuation', summary: 'A single-use link to continue on another device, valid 7 days' },
   }, async (request, reply) => reply.code(201).send({ data: await issueContinuation(ds, request.params.id, cfg.collectPageUrl) }));
 
   app.post('/api/proof/collect/continue', {
     schema: { body: emptyBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 200: dataOf(draftOpened) } },
     onRequest: async (request, reply) => countSecret(cfg, reply, headerSecret(request, 'x-link-token', 'cl')),
-    config: { operationId: 'continueDraft', summary: 'Redeem a continuation link (x-link-token: cl_) for a fresh draft session' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'continueDraft', summary: 'Redeem a continuation link (x-link-token: cl_) for a fresh draft session' },
   }, async (request) => ({ data: await redeemContinuation(ds, request.headers['x-link-token'] as string) }));
 
   app.post('/api/proof/collect/opt-out', {
     schema: { body: emptyBody, response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 200: dataOf(object({ status: mixed().oneOf(['opted_out']).required() })) } },
     onRequest: async (request, reply) => countSecret(cfg, reply, headerSecret(request, 'x-link-token', 'pr')),
-    config: { operationId: 'optOut', summary: 'Stop all story requests to this recipient (x-link-token: pr_); idempotent' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'optOut', summary: 'Stop all story requests to this recipient (x-link-token: pr_); idempotent' },
   }, async (request) => {
     await optOut(ds, request.headers['x-link-token'] as string);
     return { data: { status: 'opted_out' } };

@@ -9,6 +9,7 @@ import { ServiceError, conflict } from '../../runtime/service-error';
 import { CEILING_OR_RATE, errorOf, fileOf } from '../plugins/responses';
 import type { AppDeps } from '../app-deps';
 import { countPublic } from './customer-auth';
+import { CUSTOMER_ROUTE } from '../plugins/route-traits';
 
 type Form = Record<string, string | string[]>;
 
@@ -77,6 +78,7 @@ export async function collectNojsRoutes(app: FastifyInstance, deps: AppDeps): Pr
     },
     onRequest: async (request, reply) => countPublic(cfg, request, reply),
     config: {
+      tag: 'collection', ...CUSTOMER_ROUTE,
       operationId: 'submitNojsForm', summary: 'No-JavaScript form (application/x-www-form-urlencoded); answers a plain HTML receipt',
       htmlError: nojsErrorPage,
     },

@@ -14,6 +14,7 @@ import { dataOf, timestamp, errorOf } from '../plugins/responses';
 import { openObject, strictObject } from '../plugins/validation';
 import { draftSchema, flowView } from './collect-drafts';
 import { countSecret, unauthorized } from './customer-auth';
+import { CUSTOMER_ROUTE, PROOF_API_ROUTE } from '../plugins/route-traits';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -68,7 +69,7 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
       response: { 403: errorOf('FORBIDDEN: this caller may not do this'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 201: dataOf(object({ draft: draftSchema.required(), draftSession: string().required(), flow: flowView.required() })) },
     },
     onRequest: endUserAuth,
-    config: { operationId: 'startEndUserSession', summary: 'A known customer\'s draft for the embedded or in-app prompt (signed end-user token, single use)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'startEndUserSession', summary: 'A known customer\'s draft for the embedded or in-app prompt (signed end-user token, single use)' },
   }, async (request, reply) => {
     const who = personOf(request);
     await checkOrigin(request, (await liveFlow(ds.manager, request.body.flowId, who.productId)).allowedOrigins);
@@ -82,7 +83,7 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
   app.get<{ Querystring: { flowId: string } }>('/api/proof/collect/prompt', {
     schema: { querystring: strictObject({ flowId: string().required().max(100) }), response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 200: dataOf(promptSchema) } },
     onRequest: endUserAuth,
-    config: { operationId: 'getPrompt', summary: 'May the prompt show now, and why not' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getPrompt', summary: 'May the prompt show now, and why not' },
   }, async (request) => ({ data: await promptState(ds, personOf(request), request.query.flowId) }));
 
   app.post<{ Body: PromptChoice }>('/api/proof/collect/prompt', {
@@ -97,7 +98,7 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
       response: { 200: dataOf(promptSchema) },
     },
     onRequest: endUserAuth,
-    config: { operationId: 'answerPrompt', summary: 'Record not now (14 days), never ask (an opt-out) or a channel preference' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'answerPrompt', summary: 'Record not now (14 days), never ask (an opt-out) or a channel preference' },
   }, async (request) => ({ data: await recordPromptChoice(ds, personOf(request), request.body) }));
 
   app.post<{ Body: { flowId: string; customer?: { personRef?: string; email?: string; name?: string }; endUserId?: string } }>(
@@ -116,6 +117,7 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
         },
       },
       config: {
+        tag: 'collection', ...PROOF_API_ROUTE,
         auth: 'key', scope: 'service:proof:submissions:write', operationId: 'createSubmissionSession',
         summary: 'Start a draft for a custom UI; it then uses the customer draft routes with the draft session',
       },

@@ -33,7 +33,7 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
 
   app.post<{ Body: FeatureInput & { productId: string } }>('/api/workspace/features', {
     schema: { body: createBody, response: { 201: dataOf(featureSchema), 404: errorOf('NOT_FOUND: no such product in the workspace') } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'createFeature', summary: 'Create a feature candidate' },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'createFeature', summary: 'Create a feature candidate' },
   }, async (request, reply) => {
     const { productId, ...input } = request.body;
     return reply.code(201).send({ data: await createFeature(ds, sessionPrincipal(request).organizationId, productId, input) });
@@ -41,7 +41,7 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
 
   app.patch<{ Params: { id: string }; Body: Partial<FeatureInput> }>('/api/workspace/features/:id', {
     schema: { params: idParams, body: patchBody, response: { 200: dataOf(featureSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'updateFeature', summary: 'Edit a feature or move its state' },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'updateFeature', summary: 'Edit a feature or move its state' },
   }, async (request) => {
     if (Object.keys(request.body).length === 0) throw validationFailed([{ path: '', message: 'send at least one property' }]);
     return { data: await updateFeature(ds, sessionPrincipal(request).organizationId, request.params.id, request.body) };
@@ -49,7 +49,7 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
 
   app.post<{ Params: { id: string }; Body: { signalId: string } }>('/api/workspace/features/:id/signals', {
     schema: { params: idParams, body: linkBody, response: { 200: dataOf(featureSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'linkFeatureSignal', summary: 'Link a signal as evidence; the score is recomputed' },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'linkFeatureSignal', summary: 'Link a signal as evidence; the score is recomputed' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await linkSignal(ds, s.organizationId, request.params.id, request.body.signalId, s.teammateId) };
@@ -57,7 +57,7 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
 
   app.delete<{ Params: { id: string; signalId: string } }>('/api/workspace/features/:id/signals/:signalId', {
     schema: { params: linkParams, response: { 200: dataOf(featureSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'unlinkFeatureSignal', summary: 'Unlink a signal; the score is recomputed' },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'unlinkFeatureSignal', summary: 'Unlink a signal; the score is recomputed' },
   }, async (request) => ({
     data: await unlinkSignal(ds, sessionPrincipal(request).organizationId, request.params.id, request.params.signalId),
   }));

@@ -26,7 +26,7 @@ export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps)
 
   app.post<{ Params: { id: string }; Body: { body: string; visibility: MessageVisibility } }>('/api/workspace/threads/:id/messages', {
     schema: { params: idParams, body: messageBody, response: { 201: dataOf(threadMessageSchema) } },
-    config: { auth: 'session', operationId: 'addThreadMessage', summary: 'Reply to the customer, or add an internal note' },
+    config: { tag: 'customer-loop', auth: 'session', operationId: 'addThreadMessage', summary: 'Reply to the customer, or add an internal note' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const result = await addTeammateMessage(ds, request.params.id, { ...request.body, organizationId: s.organizationId, teammateId: s.teammateId });
@@ -35,7 +35,7 @@ export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps)
 
   app.patch<{ Params: { id: string }; Body: { nextUpdateAt: string | null } }>('/api/workspace/threads/:id', {
     schema: { params: idParams, body: promiseBody, response: { 200: dataOf(threadSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'promiseThreadUpdate', summary: 'Promise the next update (or withdraw the promise)' },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'promiseThreadUpdate', summary: 'Promise the next update (or withdraw the promise)' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const raw = request.body.nextUpdateAt;

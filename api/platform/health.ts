@@ -26,7 +26,7 @@ async function answers(check: () => Promise<unknown>): Promise<'ok' | 'failed'> 
 export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.get('/healthz', {
     schema: { response: { 200: dataOf(healthSchema), 503: errorOf('SERVICE_UNAVAILABLE: details name the check that failed') } },
-    config: { operationId: 'getHealth', summary: 'PostgreSQL and Temporal both answer (200), or which one does not (503)' } }, async () => {
+    config: { tag: 'platform', operationId: 'getHealth', summary: 'PostgreSQL and Temporal both answer (200), or which one does not (503)' } }, async () => {
     const { connection } = deps.temporal;
     const [database, temporal] = await Promise.all([
       answers(() => deps.dataSource.query('SELECT 1')),

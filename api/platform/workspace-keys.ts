@@ -28,12 +28,12 @@ export async function workspaceKeyRoutes(app: FastifyInstance, deps: AppDeps): P
 
   app.get<{ Querystring: PageRequest }>('/api/workspace/keys', {
     schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(serviceKeySchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'listKeys', summary: 'Service keys of the workspace, newest first' },
+    config: { tag: 'platform', ...OWNERS_AND_ADMINS, operationId: 'listKeys', summary: 'Service keys of the workspace, newest first' },
   }, async (request) => listServiceKeys(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post<{ Body: CreateKeyBody }>('/api/workspace/keys', {
     schema: { body: createKeyBody, response: { 201: dataOf(issuedKeySchema), 404: errorOf('NOT_FOUND: no such product in the workspace') } },
-    config: { auth: 'session', roles: ['owner'], operationId: 'createKey', summary: 'Issue a service key; the key is in the answer this once' },
+    config: { tag: 'platform', auth: 'session', roles: ['owner'], operationId: 'createKey', summary: 'Issue a service key; the key is in the answer this once' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const issued = await createServiceKey(ds, { ...request.body, organizationId: s.organizationId, createdBy: s.teammateId });
@@ -42,7 +42,7 @@ export async function workspaceKeyRoutes(app: FastifyInstance, deps: AppDeps): P
 
   app.post<{ Params: { id: string } }>('/api/workspace/keys/:id/rotate', {
     schema: { params: idParams, response: { 201: dataOf(issuedKeySchema), 409: errorOf('CONFLICT: the key is revoked or already replaced') } },
-    config: { auth: 'session', roles: ['owner'], operationId: 'rotateKey', summary: 'Replace a key (same scopes); the old key stops at once' },
+    config: { tag: 'platform', auth: 'session', roles: ['owner'], operationId: 'rotateKey', summary: 'Replace a key (same scopes); the old key stops at once' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const issued = await rotateServiceKey(ds, request.params.id, { organizationId: s.organizationId, actor: s.teammateId });
@@ -51,7 +51,7 @@ export async function workspaceKeyRoutes(app: FastifyInstance, deps: AppDeps): P
 
   app.post<{ Params: { id: string } }>('/api/workspace/keys/:id/revoke', {
     schema: { params: idParams, response: { 200: dataOf(serviceKeySchema) } },
-    config: { auth: 'session', roles: ['owner'], operationId: 'revokeKey', summary: 'Revoke a key at once' },
+    config: { tag: 'platform', auth: 'session', roles: ['owner'], operationId: 'revokeKey', summary: 'Revoke a key at once' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await revokeServiceKey(ds, request.params.id, { organizationId: s.organizationId }) };

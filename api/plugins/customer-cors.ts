@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { CustomerOrigins, customerOriginAllowed, customerOrigins } from '../../db/collection/domains';
 import { Config } from '../../runtime/config';
 import { ServiceError } from '../../runtime/service-error';
-import { isCustomerPath } from './errors';
+import { isCustomerRequest } from './route-traits';
 
 /** What a customer page sends and reads across origins; never cookies (credentials stay off). */
 const ALLOWED_HEADERS = [
@@ -53,7 +53,7 @@ export async function registerCustomerCors(app: FastifyInstance, ds: DataSource,
   // A callback delegator: every other route is answered synchronously and pays nothing for CORS.
   const delegator = (request: FastifyRequest, done: (err: Error | null, options: FastifyCorsOptions) => void): void => {
     const origin = request.headers.origin;
-    if (!isCustomerPath(request.url) || typeof origin !== 'string') return done(null, { origin: false });
+    if (!isCustomerRequest(request) || typeof origin !== 'string') return done(null, { origin: false });
     if (origin === pageOrigin) return done(null, allowed(origin));
     origins().then((known) => {
       if (customerOriginAllowed(known, origin)) return done(null, allowed(origin));

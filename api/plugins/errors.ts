@@ -1,6 +1,7 @@
 import { ServiceError as TemporalServiceError } from '@temporalio/client';
 import { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError } from '../../runtime/service-error';
+import { isCustomerPath, isCustomerRequest } from './route-traits';
 
 export interface ErrorEnvelope {
   error: { code: string; message: string; requestId: string; details: unknown };
@@ -8,11 +9,6 @@ export interface ErrorEnvelope {
 
 function envelope(request: FastifyRequest, error: ServiceError): ErrorEnvelope {
   return { error: { code: error.code, message: error.message, requestId: request.id, details: error.details } };
-}
-
-/** Customer routes (`/api/proof/*`, not `/api/public/proof`) answer the simple `{error, code}` body. */
-export function isCustomerPath(url: string): boolean {
-  return url === '/api/proof' || url.startsWith('/api/proof/') || url.startsWith('/api/proof?');
 }
 
 /** The codes of the customer routes (COLLECTION.md §1) for the codes the rest of the API uses. */
@@ -37,7 +33,8 @@ declare module 'fastify' {
 function send(request: FastifyRequest, reply: FastifyReply, error: ServiceError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   reply.code(error.status);
-  if (!isCustomerPath(request.url)) return reply.type('application/json').send(envelope(request, error));
+  // Customer routes answer the simple `{error, code}` body.
+  if (!isCustomerRequest(request)) return reply.type('application/json').send(envelope(request, error));
   const body = customerError(error);
   const html = request.routeOptions?.config?.htmlError;
   if (html) return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html(body, error.status));
@@ -103,7 +100,7 @@ export function frameworkErrorHandler(error: FastifyError, request: FastifyReque
 /** One place turns every failure into the envelope; 5xx detail never leaves the process. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ServiceError, request: FastifyRequest, reply: FastifyReply) => {
-    let known = error instanceof ServiceError ? error : fromFastify(error as FastifyError, isCustomerPath(request.url)) ?? fromDatabase(error);
+    let known = error instanceof ServiceError ? error : fromFastify(error as FastifyError, isCustomerRequest(request)) ?? fromDatabase(error);
     if (!known) {
       request.log.error({ err: loggable(error) }, 'request failed');
       known = isDependencyDown(error)
