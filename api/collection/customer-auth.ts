@@ -1,6 +1,6 @@
 import { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { DataSource } from 'typeorm';
-import { SECRET_PREFIX, SecretKind, SecretRow, findSecret, secretPattern, ANY_CUSTOMER_SECRET } from '../../db/collection/secrets';
+import { SECRET_PREFIX, SecretKind, SecretRow, lookupSecret, secretPattern, ANY_CUSTOMER_SECRET } from '../../db/collection/secrets';
 import { sha256Hex } from '../../db/rules/secrets';
 import { Config } from '../../runtime/config';
 import { ServiceError } from '../../runtime/service-error';
@@ -60,7 +60,7 @@ export interface CustomerAuthOptions {
 export function customerAuth(ds: DataSource, config: Config, kind: SecretKind, opts: CustomerAuthOptions = {}): onRequestHookHandler {
   return async (request, reply) => {
     const secret = headerSecret(request, HEADERS[kind], SECRET_PREFIX[kind]);
-    const row = await findSecret(ds, kind, secret);
+    const row = await lookupSecret(ds, kind, secret);
     if (!row) throw unauthorized(`the ${HEADERS[kind]} secret is not recognised`);
     await enforceRate(reply, `collect:${row.digest.slice(0, 32)}`, config.rateLimitPerMinute * (opts.rateMultiplier ?? 1));
     const params = request.params as Record<string, string>;

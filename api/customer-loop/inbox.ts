@@ -3,7 +3,7 @@ import { FastifyInstance, FastifyRequest } from 'fastify';
 import { array, number, string } from 'yup';
 import { InboxItem } from '../../db/entities';
 import {
-  EndUserRef, InboxNotice, findInboxItem, inboxItemsAfter, inboxPage, markInboxRead, unreadCount, viewInboxItem,
+  EndUserRef, InboxNotice, lookupInboxItem, inboxItemsAfter, inboxPage, markInboxRead, unreadCount, viewInboxItem,
 } from '../../db/customer-loop/inbox';
 import { encodeCursor } from '../../db/pagination';
 import { validationFailed } from '../../runtime/service-error';
@@ -140,7 +140,7 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     };
     const sendItem = async (itemId: string) => {
       if (sent.has(itemId)) return;
-      const item = await findInboxItem(ds, me, itemId);
+      const item = await lookupInboxItem(ds, me, itemId);
       if (item) sendLoaded(item);
     };
     const sendUnread = async () => {

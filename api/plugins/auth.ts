@@ -1,12 +1,12 @@
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DataSource } from 'typeorm';
 import { TeammateRole } from '../../db/entities/teammate';
-import { findServiceKey, touchServiceKey } from '../../db/platform/key-authentication';
+import { lookupServiceKey, touchServiceKey } from '../../db/platform/key-authentication';
 import { WindowLeases, WindowUse } from '../../db/platform/rate-windows';
 import {
   SERVICE_KEY_PATTERN, ServiceKeyView, viewServiceKey,
 } from '../../db/platform/service-keys';
-import { SESSION_COOKIE, SESSION_TOKEN_PATTERN, SessionPrincipal, findSession } from '../../db/platform/sessions';
+import { SESSION_COOKIE, SESSION_TOKEN_PATTERN, SessionPrincipal, lookupSession } from '../../db/platform/sessions';
 import { safeEqual } from '../../db/rules/secrets';
 import { Config } from '../../runtime/config';
 import { principalIdOf } from '../../db/rules/room-rules';
@@ -108,7 +108,7 @@ async function authenticateKey(
       : 'missing Authorization: Bearer svk_... header');
   }
   if (!SERVICE_KEY_PATTERN.test(secret)) throw invalidCredential('the service key is malformed');
-  const found = await findServiceKey(ds, secret);
+  const found = await lookupServiceKey(ds, secret);
   if (!found) throw invalidCredential('the service key is not recognised');
   const { key, productActive } = found;
   if (key.revokedAt) throw invalidCredential('the service key has been revoked');
@@ -143,7 +143,7 @@ async function authenticateSession(ds: DataSource, request: FastifyRequest): Pro
   const token = cookie(request, SESSION_COOKIE);
   if (token === null) throw invalidCredential(`sign in: the ${SESSION_COOKIE} cookie is missing`);
   if (!SESSION_TOKEN_PATTERN.test(token)) throw invalidCredential('the workspace session is malformed');
-  const session = await findSession(ds, token);
+  const session = await lookupSession(ds, token);
   if (!session) throw invalidCredential('the workspace session has expired or was signed out');
   if (WRITE_METHODS.has(request.method)) {
     const csrf = request.headers['x-csrf-token'];

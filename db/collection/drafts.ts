@@ -7,7 +7,7 @@ import { enqueueEvent } from '../outbox';
 import { enqueueWorkflowCommand } from '../workflow-commands';
 import { sha256Hex } from '../rules/secrets';
 import { PinnedFlow, liveFlow, optedOut, pinnedFlow, publicFlow } from './pinned-flow';
-import { issueSecret, useSecret, findSecret } from './secrets';
+import { issueSecret, useSecret, lookupSecret } from './secrets';
 import { expired, invalidInput, uploadsOfDraft } from './uploads';
 import { databaseNow } from '../clock';
 
@@ -302,7 +302,7 @@ export async function issueContinuation(ds: DataSource, draftId: string, pageUrl
 /** Redeems a continuation link (once) for a fresh draft session on the same draft. */
 export async function redeemContinuation(ds: DataSource, token: string) {
   return ds.transaction(async (em) => {
-    const secret = await findSecret(em, 'continuation', token);
+    const secret = await lookupSecret(em, 'continuation', token);
     if (!secret || !secret.draftId) throw new ServiceError('UNAUTHORIZED', 'this continuation link is not recognised');
     if (secret.usedAt) throw new ServiceError('ALREADY_USED', 'this continuation link was already used');
     if (secret.expiresAt && secret.expiresAt.getTime() <= Date.now()) throw expired('continuation link');

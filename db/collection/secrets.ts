@@ -67,7 +67,7 @@ const toRow = (r: Record<string, unknown>): SecretRow => ({
   usedAt: r.used_at as Date | null,
 });
 
-export async function findSecret(ds: DataSource | EntityManager, kind: SecretKind, secret: string): Promise<SecretRow | null> {
+export async function lookupSecret(ds: DataSource | EntityManager, kind: SecretKind, secret: string): Promise<SecretRow | null> {
   const rows: Array<Record<string, unknown>> = await ds.query(
     `SELECT * FROM collection_secrets WHERE digest = $1 AND kind = $2`, [sha256Hex(secret), kind]);
   return rows.length ? toRow(rows[0]) : null;
