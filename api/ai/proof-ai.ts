@@ -146,7 +146,7 @@ const caseStudyBody = strictObject({
 
 const write = { auth: 'key' as const, scope: 'service:proof:write', idempotency: 'optional' as const };
 
-/** The proof AI operations (AI.md §5, §6, §8) and their records (§1). */
+/** The proof AI operations (docs/ai.md#summarize, docs/ai.md#ask-draft, docs/ai.md#case-studies) and their records (docs/ai.md#operation-records). */
 export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
 

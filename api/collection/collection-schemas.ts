@@ -130,10 +130,10 @@ export const requestSchema = object({
   updatedAt: timestamp().required(),
 });
 
-/** A request as a key is answered it (AI.md §7): the recipient by id only; no key scope grants their e-mail or name. */
+/** A request as a key is answered it (docs/ai.md#requests-and-reply-capture): the recipient by id only; no key scope grants their e-mail or name. */
 export const keyRequestSchema = requestSchema.omit(['recipient']);
 
-/** An ask candidate (INTEGRATIONS.md §1), the same wherever it is read. */
+/** An ask candidate (docs/integrations.md#rules-as-built), the same wherever it is read. */
 export const candidateSchema = object({
   id: string().required(),
   productId: string().required(),

@@ -62,7 +62,7 @@ const actionBody = strictObject({
 const CONFLICT = errorOf('CONFLICT: the video or its upload is not in a state that allows this');
 
 /**
- * A flow's welcome video (COLLECTION.md §5, §5.3): uploaded in parts through the same `upload/<sessionId>`
+ * A flow's welcome video (docs/collection.md#setup-teammates, docs/collection.md#welcome-video): uploaded in parts through the same `upload/<sessionId>`
  * workflow and media store as customer recordings, held after assembly until a person clears it (no
  * moderation provider is configured), served by `GET /api/proof/collect/welcome/{videoId}` only while
  * cleared and referenced by the live version.

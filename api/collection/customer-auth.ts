@@ -9,7 +9,7 @@ import { clientAddressDigest } from '../plugins/client-address';
 
 /**
  * Customers have no account: each secret comes from their own link and travels in a header. Checks
- * run in the order COLLECTION.md §1 fixes: credential, rate limit, binding of the path's ids to the
+ * run in the order docs/collection.md#endpoints-customers fixes: credential, rate limit, binding of the path's ids to the
  * secret, then (in Fastify's later stages) body and state.
  */
 
@@ -52,7 +52,7 @@ export interface CustomerAuthOptions {
   /** Path parameter that must be the secret's draft, and the one that must be its upload. */
   draftParam?: string;
   uploadParam?: string;
-  /** Part PUTs count against a larger budget (COLLECTION.md §1). */
+  /** Part PUTs count against a larger budget (docs/collection.md#endpoints-customers). */
   rateMultiplier?: number;
 }
 

@@ -27,7 +27,7 @@ const replyBody = strictObject({
 }).required();
 
 /**
- * Story requests from an AI draft (AI.md §7): a key makes a draft in the one `proof_requests` table,
+ * Story requests from an AI draft (docs/ai.md#requests-and-reply-capture): a key makes a draft in the one `proof_requests` table,
  * a person sends it (`POST /api/proof/collect/requests/{id}`), and a person captures the e-mail reply.
  */
 export async function keyRequestRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {

@@ -30,7 +30,7 @@ export function streamSignatureProblem(header: string | undefined, raw: Buffer, 
 const sourceParams = strictObject({ token: string().required().max(400) });
 
 /**
- * The video host's side (INTEGRATIONS.md §9): the source link it copies an approved original from
+ * The video host's side (docs/integrations.md#rules-as-built): the source link it copies an approved original from
  * (minted by the workflow `stream-copy/<mediaAssetId>`), and its readiness webhook, which exists only
  * when PROOF_STREAM_WEBHOOK_SECRET is set.
  */

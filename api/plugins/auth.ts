@@ -38,7 +38,7 @@ declare module 'fastify' {
     /** What a service key hears on a workspace route: FORBIDDEN, or HUMAN_APPROVAL_REQUIRED for decisions. */
     keyRefusal?: 'FORBIDDEN' | 'HUMAN_APPROVAL_REQUIRED';
     /**
-     * Rooms (ROOMS.md §1): a valid end-user token on a key-only or session-only route is 403 FORBIDDEN
+     * Rooms (docs/rooms.md#credentials-and-refusals): a valid end-user token on a key-only or session-only route is 403 FORBIDDEN
      * rather than a bad credential; the token is still checked (and a write consumes its nonce) first.
      */
     identityRefusal?: boolean;

@@ -37,7 +37,7 @@ function cachedCustomerOrigins(ds: DataSource, ttlMs: number): () => Promise<Cus
 }
 
 /**
- * CORS for the customer routes only (`/api/proof/*`, COLLECTION.md §1), through @fastify/cors: the
+ * CORS for the customer routes only (`/api/proof/*`, docs/collection.md#endpoints-customers), through @fastify/cors: the
  * collection page's origin, verified domains and live flows' `allowedOrigins` get the headers; other
  * routes never send them. A preflight from any other origin is 403 FORBIDDEN, so a browser sends no
  * header-carrying request from there; a simple request from there goes on without CORS headers, and the

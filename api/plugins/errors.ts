@@ -11,7 +11,7 @@ function envelope(request: FastifyRequest, error: ServiceError): ErrorEnvelope {
   return { error: { code: error.code, message: error.message, requestId: request.id, details: error.details } };
 }
 
-/** The codes of the customer routes (COLLECTION.md §1) for the codes the rest of the API uses. */
+/** The codes of the customer routes (docs/collection.md#customers) for the codes the rest of the API uses. */
 const CUSTOMER_CODES: Record<string, string> = {
   VALIDATION_FAILED: 'INVALID_INPUT',
   INVALID_API_KEY: 'UNAUTHORIZED',
@@ -48,7 +48,7 @@ function fromFastify(error: FastifyError, customer = false): ServiceError | null
   let message = error.message;
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') message = 'content-type must be application/json';
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = 'the body is larger than this endpoint accepts';
-  // The customer routes name these two apart (COLLECTION.md §1); the key API keeps them as a 400.
+  // The customer routes name these two apart (docs/collection.md#customers); the key API keeps them as a 400.
   if (customer && error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ServiceError('TOO_LARGE', message);
   if (customer && error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     return new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'this content-type is not accepted here');

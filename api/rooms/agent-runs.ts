@@ -38,7 +38,7 @@ const DECIDERS = {
   auth: 'session' as const, roles: ['owner' as const, 'admin' as const], keyRefusal: 'HUMAN_APPROVAL_REQUIRED' as const, identityRefusal: true,
 };
 
-/** Agent runs (`agent-run/<runId>`) and the approvals only a workspace owner or admin decides (ROOMS.md §6). */
+/** Agent runs (`agent-run/<runId>`) and the approvals only a workspace owner or admin decides (docs/rooms.md#agent-runs-and-approvals). */
 export async function agentRunRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   addRoomsVersionHeader(app);

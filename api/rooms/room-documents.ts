@@ -47,7 +47,7 @@ const promoteBody = strictObject({
   sourceMessageIds: array(string().required().max(100)).max(50),
 }).required();
 
-/** Compile (a cited PRD from customer-visible evidence) and promote (knowledge a person publishes), ROOMS.md §7. */
+/** Compile (a cited PRD from customer-visible evidence) and promote (knowledge a person publishes), docs/rooms.md#compile-and-promote. */
 export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const { config } = deps;

@@ -45,7 +45,7 @@ function declaredUpload(request: FastifyRequest, maxBytes: number) {
   return { contentType: declared.type, chunks: bodyChunks(request), length, filename };
 }
 
-/** Reactions, attachments, poll answers, reports and appeals of room messages (ROOMS.md §4). */
+/** Reactions, attachments, poll answers, reports and appeals of room messages (docs/rooms.md#reactions-attachments-polls-and-moderation). */
 export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const store = mediaStoreOf(deps.config);

@@ -69,7 +69,7 @@ interface MessageBody {
 }
 
 
-/** The Rooms routes of rooms, members, messages, the event log, catch-up and the canvas (ROOMS.md §4). */
+/** The Rooms routes of rooms, members, messages, the event log, catch-up and the canvas (docs/rooms.md#paths). */
 export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   addRoomsVersionHeader(app);

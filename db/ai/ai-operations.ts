@@ -155,7 +155,7 @@ async function createCaseStudyAsset(
 }
 
 /**
- * Validates the provider's answer (AI.md §4, §6, §8) and records the outcome: succeeded with the
+ * Validates the provider's answer (docs/ai.md#the-validator, docs/ai.md#ask-draft, docs/ai.md#case-studies) and records the outcome: succeeded with the
  * answered data, or discarded when the policy or the citations leave nothing to show. Only a
  * running operation completes, so a retried activity changes nothing twice.
  */

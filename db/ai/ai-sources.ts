@@ -69,7 +69,7 @@ async function pendingRevocation(em: EntityManager, item: ProofItem): Promise<bo
 }
 
 /**
- * The source of a summary (AI.md §5): the latest version with proof:read_private, else the approved
+ * The source of a summary (docs/ai.md#summarize): the latest version with proof:read_private, else the approved
  * public one. Unknown 404, deleted 409 (410 past the window), revoked 409 REVOKED_FINAL, then 422.
  */
 export async function summarySource(em: EntityManager, scope: Scope, itemId: string, readPrivate: boolean): Promise<SourceFacts> {
@@ -97,7 +97,7 @@ export async function askSource(em: EntityManager, scope: Scope, itemId: string,
 }
 
 /**
- * Sources of a case study (AI.md §8): each item's approved public version, eligible for the
+ * Sources of a case study (docs/ai.md#case-studies): each item's approved public version, eligible for the
  * case_study channel as the evaluator decides; unknown ids 404 together, ineligible ones 422 together.
  */
 export async function caseStudySources(em: EntityManager, scope: Scope, itemIds: string[]): Promise<SourceFacts[]> {

@@ -21,7 +21,7 @@ const CUSTOMER: Actor = { type: 'customer', id: null };
 export interface Person { organizationId: string; productId: string; personRef: string }
 
 /**
- * What a control link reaches (COLLECTION.md §3.5): a story link only the story of its own submission
+ * What a control link reaches (docs/collection.md#story-links-and-person-links): a story link only the story of its own submission
  * (`proofItemId`), a person link (`proofItemId` null) all of the person's stories in the product.
  */
 export interface ControlReach extends Person { proofItemId: string | null }

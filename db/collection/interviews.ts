@@ -7,7 +7,7 @@ import { assertOwnProduct, Teammate } from './scope';
 import { issueSecret } from './secrets';
 import { chargeAddress, expired, invalidInput, mediaIdOf, mediaKey, sniffAs } from './uploads';
 
-/** An interview link lives 30 days (COLLECTION.md §2). */
+/** An interview link lives 30 days (docs/collection.md#customers). */
 export const INTERVIEW_TTL_DAYS = 30;
 const DAY_MS = 86_400_000;
 

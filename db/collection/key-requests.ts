@@ -6,7 +6,7 @@ import { messagePolicyFailures } from '../rules/ai-ask-policy';
 import { lockProposedOpportunity, recordOpportunityDecision } from '../integrations/opportunities';
 import { insertDraftRequest, recipientIssue, recipientSuppressed } from './requests';
 
-/** `POST /api/v1/proof/requests` (AI.md §7): the spec's body, the tenant from the key. */
+/** `POST /api/v1/proof/requests` (docs/ai.md#requests-and-reply-capture): the spec's body, the tenant from the key. */
 export interface KeyRequestBody {
   channel: RequestChannel;
   recipientId?: string;

@@ -104,7 +104,7 @@ export async function createRequestIn(
   return { request, linkToken };
 }
 
-/** The draft request without a link secret: a key never receives one (AI.md §7); the person who sends it does. */
+/** The draft request without a link secret: a key never receives one (docs/ai.md#requests-and-reply-capture); the person who sends it does. */
 export async function insertDraftRequest(
   em: EntityManager, who: Creator, body: NewRequest, extra: { bulkId?: string; opportunityId?: string } = {},
 ): Promise<ProofRequest> {

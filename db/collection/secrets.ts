@@ -10,7 +10,7 @@ export const secretPattern = (prefix: string) => new RegExp(`^${prefix}_[A-Za-z0
 /** Any customer secret, wherever it appears (a query string must never carry one). */
 export const ANY_CUSTOMER_SECRET = /(^|[^A-Za-z0-9])(ds|pr|cl|ct|ut|iv)_[A-Za-z0-9_-]{43}/;
 
-/** What a control secret reaches (COLLECTION.md §3.5): its own submission's story, or one person's stories. */
+/** What a control secret reaches (docs/collection.md#story-links-and-person-links): its own submission's story, or one person's stories. */
 export type ControlScope = 'story' | 'person';
 
 export interface SecretRow {

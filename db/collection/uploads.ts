@@ -293,7 +293,7 @@ export async function assembleUpload(ds: DataSource, store: MediaStore, uploadId
     await em.getRepository(CollectionUpload).update(uploadId, {
       status: 'complete', contentType, assetId: mediaId, lastError: null, updatedAt: dbNow,
     });
-    // Screening (COLLECTION.md §5.3): no moderation provider is configured, so a welcome video is held
+    // Screening (docs/collection.md#welcome-video): no moderation provider is configured, so a welcome video is held
     // until a person clears or blocks it.
     await em.query(`UPDATE collection_welcome_videos SET media_id = $2 WHERE upload_session_id = $1`, [uploadId, mediaId]);
     await welcomeVideoState(em, uploadId, ['uploading', 'assembling', 'screening'], 'held');

@@ -14,7 +14,7 @@ export interface AiOperationFailure {
 }
 
 /**
- * One proof AI operation (AI.md §1): what it was asked, by whom, and its validated outcome. `input`
+ * One proof AI operation (docs/ai.md#operation-records): what it was asked, by whom, and its validated outcome. `input`
  * is what the provider is sent and what the validator checks against; it never leaves the service.
  */
 @Entity('proof_ai_operations')

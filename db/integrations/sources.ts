@@ -81,7 +81,7 @@ const GONE_STATES = ['revoked', 'deleted'];
 
 /**
  * A source of a revoked or deleted item answers without the customer's words: no text, title or
- * attribution (INTEGRATIONS.md §7: "revoked or erased → null, policy blocked"); ids, provenance (content
+ * attribution (docs/integrations.md#rules-as-built: "revoked or erased → null, policy blocked"); ids, provenance (content
  * hashes) and the policy stay, so what happened to it can still be read.
  */
 function viewSource(row: SourceRow, canReadPrivate: boolean) {

@@ -22,7 +22,7 @@ export interface SubmissionBody {
 
 /**
  * The daily safety ceiling over every customer submission of the workspace (submit, nojs, v1): past
- * it, 429 with retry-after at the next UTC day. The only refusal of a submission (COLLECTION.md §8).
+ * it, 429 with retry-after at the next UTC day. The only refusal of a submission (docs/collection.md#endpoints-customers).
  */
 export async function checkDailyCeiling(em: EntityManager, organizationId: string, ceiling: number, kept = 'your draft is kept'): Promise<void> {
   const [{ n }] = await em.query(

@@ -43,7 +43,7 @@ const citationFailed = (details: Record<string, unknown>) =>
   new ServiceError('CITATION_VALIDATION_FAILED', 'no statement kept a citation of the room\'s customer-visible evidence', details);
 
 /**
- * The evidence of a compile (ROOMS.md §7): the room's customer-visible, undeleted, unhidden messages and
+ * The evidence of a compile (docs/rooms.md#compile-and-promote): the room's customer-visible, undeleted, unhidden messages and
  * the signals of its threads and of its features' evidence, newest 200 of each. None: 422 at once.
  */
 export async function startCompile(

@@ -16,7 +16,7 @@ import { databaseNow } from '../clock';
 
 type KeyCaller = Extract<RoomCaller, { kind: 'key' }>;
 
-/** The params of each job type once the route checked their shape (ROOMS.md §8). */
+/** The params of each job type once the route checked their shape (docs/rooms.md#jobs-promises-solve-sessions-and-handoff). */
 export type JobParams =
   | { type: 'send_release_receipts'; params: { releaseId: string } }
   | { type: 'make_promise'; params: { text: string; dueAt: string } }

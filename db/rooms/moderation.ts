@@ -38,7 +38,7 @@ export interface ReportInput {
 /**
  * A member reports another's message: one case per message, each reporter counted once (a repeat
  * answers the case, `created: false`). When distinct reporters reach the threshold an `open` case is
- * `actioned` and the message hidden, in the same transaction (ROOMS.md §8).
+ * `actioned` and the message hidden, in the same transaction (docs/rooms.md#reactions-attachments-polls-and-moderation).
  */
 export async function reportMessage(ds: DataSource, caller: EndUserCaller, roomId: string, input: ReportInput, threshold: number) {
   return ds.transaction(async (em) => {
@@ -112,7 +112,7 @@ export async function appealCase(ds: DataSource, caller: EndUserCaller, roomId: 
 
 /**
  * The effect of a person's decision on an `appeal` approval, inside the decision's transaction
- * (ROOMS.md §6): approved un-hides the message (`message.restored`) and the case is `reversed`;
+ * (docs/rooms.md#reactions-attachments-polls-and-moderation): approved un-hides the message (`message.restored`) and the case is `reversed`;
  * rejected leaves it hidden and the case `upheld`.
  */
 export async function decideAppeal(em: EntityManager, approval: RoomApproval, decision: 'approved' | 'rejected', actor: Actor) {

@@ -28,7 +28,7 @@ function lockPromise(em: EntityManager, promiseId: string) {
 const tenantOf = (p: RoomPromise) => ({ id: p.roomId, organizationId: p.organizationId, productId: p.productId });
 
 /**
- * A person's decision on a `promise` approval (ROOMS.md §6), inside the decision's transaction, after
+ * A person's decision on a `promise` approval (docs/rooms.md#agent-runs-and-approvals), inside the decision's transaction, after
  * the approval is locked: approved → `active`, `room.promise.approved`, and `room-promise/<id>` asked for
  * through the outbox to watch the due date; rejected → `rejected`.
  */

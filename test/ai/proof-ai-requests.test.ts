@@ -10,7 +10,7 @@ import { proofRequestWorkflowId } from '../../workflows/workflow-ids';
 
 const address = (tag: string) => `${tag}-${newId('x').slice(2, 12)}@customer.example`;
 
-describe('ai: story requests from a draft, sent by a person, replies captured (AI.md §7)', () => {
+describe('ai: story requests from a draft, sent by a person, replies captured (docs/ai.md#requests-and-reply-capture)', () => {
   let t: Tenant;
   let flowId: string;
 

@@ -214,7 +214,7 @@ describe('collection setup: personal requests, candidates, routing, corrections,
     const url = `/api/proof/collect/items/${s.proofItemId}/approval-link`;
     const plain = await as(t.owner, { method: 'POST', url, payload: { deliver: 'none' } }, app);
     assert.equal(plain.statusCode, 201, plain.body);
-    assert.deepEqual(plain.json().data, { delivered: 'none', expiresAt: null }, 'COLLECTION.md §5: never controlToken or controlUrl');
+    assert.deepEqual(plain.json().data, { delivered: 'none', expiresAt: null }, 'docs/collection.md#setup-teammates: never controlToken or controlUrl');
     const noMail = await ctx.buildApp({ smtpUrl: undefined });
     assert.equal((await as(t.owner, { method: 'POST', url, payload: { deliver: 'email' } }, noMail)).statusCode, 503);
     const mailed = await as(t.owner, { method: 'POST', url, payload: { deliver: 'email' } }, app);

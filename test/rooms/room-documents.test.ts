@@ -61,7 +61,7 @@ describe('rooms: compile and promote', function () {
     assert.deepEqual(knowledge.sourceIds.sort(), [first.id, second.id].sort());
     const log = (await call(asTeammate(tenant.owner, { method: 'GET', url: `/api/workspace/rooms/${room.id}/events?after=0` }))).json().data.events;
     assert.ok(log.some((e: Json) => e.type === 'approval.requested' && e.data.approvalId === approval.id && e.data.kind === 'knowledge'),
-      'a knowledge approval is requested in the log like every other kind (ROOMS.md §9)');
+      'a knowledge approval is requested in the log like every other kind (docs/rooms.md#room-webhooks)');
     assert.equal(errorCode(await asKey(tenant, { method: 'POST', url: `/api/v1/approvals/${approval.id}/approve`, payload: {} })), 'HUMAN_APPROVAL_REQUIRED');
     assert.deepEqual((await outboxEvents(tenant.organizationId, 'room.knowledge.published')).filter((e) => e.payload.roomId === room.id), [], 'nothing published yet');
     const approved = await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/v1/approvals/${approval.id}/approve`, payload: { note: 'ok' } }));

@@ -11,7 +11,7 @@ import { asKey, asUser, openRoom, roomsTenant, say } from '../support/rooms';
 
 type Json = Record<string, any>;
 
-/** ROOMS.md §9: every room event that leaves as a webhook. */
+/** docs/rooms.md#room-webhooks: every room event that leaves as a webhook. */
 const WEBHOOK_TYPES = [
   'room.created', 'room.status_changed', 'room.updated', 'room.message.created', 'room.decision.recorded',
   'room.promise.approved', 'room.promise.completed', 'room.promise.missed', 'room.knowledge.published',

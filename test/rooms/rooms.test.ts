@@ -308,7 +308,7 @@ describe('rooms: rooms, members, messages, events and catch-up', function () {
     assert.equal((await asUser(tenant, 'outsider', { method: 'GET', url: '/api/v1/rooms/search' })).statusCode, 400);
   });
 
-  it('search: a room names at most five matched messages, its newest (ROOMS.md §4)', async () => {
+  it('search: a room names at most five matched messages, its newest (docs/rooms.md#paths)', async () => {
     const word = `yak${Date.now()}`;
     const room = await openRoom(tenant, 'chatty');
     const ids: string[] = [];

@@ -6,7 +6,7 @@ import { ctx } from './root-hooks';
 /** A marker of letters only: it adds no number to the story's pool. */
 export const marker = () => `zq${[...randomBytes(8)].map((b) => String.fromCharCode(97 + (b % 26))).join('')}`;
 
-/** Source S of AI.md §10, tagged with a marker the fake provider answers to. */
+/** The adversarial corpus's source story S (docs/ai.md#tests), tagged with a marker the fake provider answers to. */
 export function storyS(m: string, consent: Record<string, unknown> = {}) {
   return submissionBody({
     content: {
