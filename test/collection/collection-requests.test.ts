@@ -11,6 +11,7 @@ import { ALL_PROOF_SCOPES, submissionBody, submit } from '../support/proof-fixtu
 import { ctx } from '../support/root-hooks';
 import { bodyOf } from '../support/smtp-sink';
 import { approvalLinkWorkflowId, proofRequestWorkflowId } from '../../workflows/workflow-ids';
+import { route } from '../support/routes';
 
 const TOKEN = /pr_[A-Za-z0-9_-]{43}/;
 const address = (tag: string) => `${tag}-${newId('x').slice(2, 12)}@customer.example`;
@@ -23,7 +24,7 @@ describe('collection setup: personal requests, candidates, routing, corrections,
   let app: FastifyInstance;
 
   const create = (payload: object, s: Session = t.owner) => as(s, { method: 'POST', url: '/api/proof/collect/requests', payload }, app);
-  const act = (id: string, payload: object, s: Session = t.owner) => as(s, { method: 'POST', url: `/api/proof/collect/requests/${id}`, payload }, app);
+  const act = (id: string, payload: object, s: Session = t.owner) => as(s, { method: 'POST', url: route('/api/proof/collect/requests/{id}', { id }), payload }, app);
 
   before(async () => {
     t = await createTenant(ALL_PROOF_SCOPES);

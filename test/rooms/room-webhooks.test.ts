@@ -8,6 +8,7 @@ import { Tenant, asTeammate, call, eventually, settledHandle } from '../support/
 import { Receiver } from '../support/receiver';
 import { ctx } from '../support/root-hooks';
 import { asKey, asUser, openRoom, roomsTenant, say } from '../support/rooms';
+import { route } from '../support/routes';
 
 type Json = Record<string, any>;
 
@@ -97,7 +98,7 @@ describe('rooms: every room.* webhook reaches a subscribed endpoint', function (
     const invoked = await asUser(tenant, ownerSub, { method: 'POST', url: `/api/v1/rooms/${room.id}/agents/assistant/invoke`, payload: { input: `Summarise ${marker}` } });
     assert.equal(invoked.statusCode, 202, invoked.body);
     const runId = invoked.json().data.id;
-    const runNow = async () => (await asKey(tenant, { method: 'GET', url: `/api/v1/agent-runs/${runId}` })).json().data;
+    const runNow = async () => (await asKey(tenant, { method: 'GET', url: route('/api/v1/agent-runs/{runId}', { runId }) })).json().data;
     const waiting = await eventually(async () => {
       const r = await runNow();
       return r.status === 'awaiting_approval' ? r : null;
