@@ -16,6 +16,7 @@ import { idParams } from '../plugins/path-params';
 import { endUserOf } from '../plugins/product-tenant';
 import { ReviewDecision, decideReview, reviewQueue } from '../../db/collection/review';
 import { CUSTOMER_ROUTE } from '../plugins/route-traits';
+import { LINK_UNAUTHORIZED, NOT_FOUND_FOR_TENANT, STATE_CONFLICT } from './collection-schemas';
 
 const id = () => string().required().max(100);
 
@@ -82,13 +83,13 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
   const auth = customerAuth(ds, deps.config, 'control');
 
   app.get('/api/proof/collect/control', {
-    schema: { response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 200: dataOf(object({ person: openObject().required(), stories: array(storySchema).defined() })) } },
+    schema: { response: { 401: LINK_UNAUTHORIZED, 200: dataOf(object({ person: openObject().required(), stories: array(storySchema).defined() })) } },
     onRequest: auth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getControl', summary: 'The customer\'s stories, pending wording approvals, active uses and corrections' },
   }, async (request) => ({ data: await controlView(ds, reachOf(request)) }));
 
   app.post<{ Body: ControlAction | { action: 'withdraw'; proofItemId: string; confirm: true } }>('/api/proof/collect/control', {
-    schema: { body: controlBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(openObject()), 201: dataOf(openObject()) } },
+    schema: { body: controlBody, response: { 404: NOT_FOUND_FOR_TENANT, 409: STATE_CONFLICT, 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'controlStory', summary: 'approve_wording, decline_wording, request_correction, pause, resume or withdraw (completed at once, final)' },
   }, async (request, reply) => {
@@ -102,7 +103,7 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.get<{ Querystring: { proofItemId: string; download?: string } }>('/api/proof/collect/control/passport', {
-    schema: { querystring: itemQuery, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 200: dataOf(passportSchema) } },
+    schema: { querystring: itemQuery, response: { 404: NOT_FOUND_FOR_TENANT, 200: dataOf(passportSchema) } },
     onRequest: auth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getPassport', summary: 'Every use of the story and whether it renders now; download=1 answers the signed file' },
   }, async (request, reply) => {
@@ -116,7 +117,7 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.post<{ Body: PassportAction }>('/api/proof/collect/control/passport', {
-    schema: { body: passportBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 200: dataOf(openObject()), 201: dataOf(openObject()) } },
+    schema: { body: passportBody, response: { 404: NOT_FOUND_FOR_TENANT, 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'changePassport', summary: 'remove_use (a placement stops showing it) or limit_channels (a narrowed grant)' },
   }, async (request, reply) => {
@@ -125,7 +126,7 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.get<{ Querystring: { proofItemId: string; receiptId?: string } }>('/api/proof/collect/control/receipt', {
-    schema: { querystring: receiptQuery, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 200: signedFile } },
+    schema: { querystring: receiptQuery, response: { 404: NOT_FOUND_FOR_TENANT, 200: signedFile } },
     onRequest: auth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getCustomerReceipt', summary: 'The story\'s signed receipt (newest grant), as a downloadable JSON file' },
   }, async (request, reply) => {
@@ -193,7 +194,7 @@ export async function customerReviewRoutes(app: FastifyInstance, deps: AppDeps):
   }, async (request) => ({ data: await reviewQueue(ds, reachOf(request)) }));
 
   app.post<{ Body: ReviewDecision }>('/api/proof/review', {
-    schema: { body: reviewBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(openObject()), 201: dataOf(openObject()) } },
+    schema: { body: reviewBody, response: { 404: NOT_FOUND_FOR_TENANT, 409: STATE_CONFLICT, 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'decideCustomerReview', summary: 'Approve or decline exact words (contentHash must match: 409)' },
   }, async (request, reply) => {

@@ -14,6 +14,7 @@ import { CEILING_OR_RATE, dataOf, timestamp, errorOf } from '../plugins/response
 import { isoDateTime, openObject, strictObject } from '../plugins/validation';
 import { countPublic, countSecret, customerAuth, headerSecret } from './customer-auth';
 import { CUSTOMER_ROUTE } from '../plugins/route-traits';
+import { LINK_EXPIRED, LINK_UNAUTHORIZED, NOT_FOUND_FOR_TENANT, STATE_CONFLICT } from './collection-schemas';
 
 const draftParams = pathParams('id');
 
@@ -90,7 +91,7 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   const cfg = deps.config;
   const draftAuth = customerAuth(ds, cfg, 'draft_session', { draftParam: 'id' });
   app.post<{ Body: { flowId?: string } | undefined }>('/api/proof/collect/drafts', {
-    schema: { body: startBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'), 200: dataOf(draftOpened), 201: dataOf(draftOpened) } },
+    schema: { body: startBody, response: { 404: NOT_FOUND_FOR_TENANT, 409: STATE_CONFLICT, 410: LINK_EXPIRED, 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'), 200: dataOf(draftOpened), 201: dataOf(draftOpened) } },
     onRequest: async (request, reply) => {
       if (request.headers['x-link-token'] === undefined) await countPublic(cfg, request, reply);
       else await countSecret(cfg, reply, headerSecret(request, 'x-link-token', 'pr'));
@@ -108,7 +109,7 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   });
 
   app.get<{ Params: { id: string } }>('/api/proof/collect/drafts/:id', {
-    schema: { params: draftParams, response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 410: errorOf('EXPIRED: the draft was idle past its lifetime and is erased'), 200: dataOf(draftRead) } },
+    schema: { params: draftParams, response: { 401: LINK_UNAUTHORIZED, 410: errorOf('EXPIRED: the draft was idle past its lifetime and is erased'), 200: dataOf(draftRead) } },
     onRequest: draftAuth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getDraft', summary: 'Resume a draft: its fields, uploads and the pinned flow version; 410 once expired' },
   }, async (request) => {
@@ -118,7 +119,7 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   });
 
   app.patch<{ Params: { id: string }; Body: DraftPatch }>('/api/proof/collect/drafts/:id', {
-    schema: { params: draftParams, body: patchBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 200: dataOf(draftRead) } },
+    schema: { params: draftParams, body: patchBody, response: { 409: STATE_CONFLICT, 410: LINK_EXPIRED, 200: dataOf(draftRead) } },
     onRequest: draftAuth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'saveDraft', summary: 'Auto-save: merge fields (a null answer removes it); optional revision check' },
   }, async (request) => ({ data: await patchDraft(ds, request.params.id, request.body, cfg.draftTtlDays) }));
@@ -127,7 +128,7 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
     schema: {
       params: draftParams, body: emptyBody,
       response: {
-        409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'),
+        409: STATE_CONFLICT,
         429: errorOf(CEILING_OR_RATE), 201: dataOf(submission),
       },
     },
@@ -152,13 +153,13 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   }, async (request, reply) => reply.code(201).send({ data: await issueContinuation(ds, request.params.id, cfg.collectPageUrl) }));
 
   app.post('/api/proof/collect/continue', {
-    schema: { body: emptyBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 200: dataOf(draftOpened) } },
+    schema: { body: emptyBody, response: { 409: STATE_CONFLICT, 410: LINK_EXPIRED, 200: dataOf(draftOpened) } },
     onRequest: async (request, reply) => countSecret(cfg, reply, headerSecret(request, 'x-link-token', 'cl')),
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'continueDraft', summary: 'Redeem a continuation link (x-link-token: cl_) for a fresh draft session' },
   }, async (request) => ({ data: await redeemContinuation(ds, request.headers['x-link-token'] as string) }));
 
   app.post('/api/proof/collect/opt-out', {
-    schema: { body: emptyBody, response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 200: dataOf(object({ status: mixed().oneOf(['opted_out']).required() })) } },
+    schema: { body: emptyBody, response: { 401: LINK_UNAUTHORIZED, 200: dataOf(object({ status: mixed().oneOf(['opted_out']).required() })) } },
     onRequest: async (request, reply) => countSecret(cfg, reply, headerSecret(request, 'x-link-token', 'pr')),
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'optOut', summary: 'Stop all story requests to this recipient (x-link-token: pr_); idempotent' },
   }, async (request) => {

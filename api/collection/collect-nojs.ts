@@ -10,6 +10,7 @@ import { CEILING_OR_RATE, errorOf, fileOf } from '../plugins/responses';
 import type { AppDeps } from '../app-deps';
 import { countPublic } from './customer-auth';
 import { CUSTOMER_ROUTE } from '../plugins/route-traits';
+import { STATE_CONFLICT } from './collection-schemas';
 
 type Form = Record<string, string | string[]>;
 
@@ -72,7 +73,7 @@ export async function collectNojsRoutes(app: FastifyInstance, deps: AppDeps): Pr
   app.post<{ Body: Form }>('/api/proof/collect/nojs', {
     schema: {
       response: {
-        409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'),
+        409: STATE_CONFLICT,
         429: errorOf(CEILING_OR_RATE), 200: fileOf('text/html', 'the HTML receipt'),
       },
     },

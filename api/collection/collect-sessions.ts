@@ -15,6 +15,7 @@ import { openObject, strictObject } from '../plugins/validation';
 import { draftSchema, flowView } from './collect-drafts';
 import { countSecret, unauthorized } from './customer-auth';
 import { CUSTOMER_ROUTE, PROOF_API_ROUTE } from '../plugins/route-traits';
+import { LINK_UNAUTHORIZED, NOT_FOUND_FOR_TENANT, STATE_CONFLICT } from './collection-schemas';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -66,7 +67,7 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
   app.post<{ Body: { flowId: string; surface: string } }>('/api/proof/collect/sessions', {
     schema: {
       body: strictObject({ flowId: string().required().max(100), surface: string().required().oneOf(['embedded', 'in_app']) }).required(),
-      response: { 403: errorOf('FORBIDDEN: this caller may not do this'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 201: dataOf(object({ draft: draftSchema.required(), draftSession: string().required(), flow: flowView.required() })) },
+      response: { 403: errorOf('FORBIDDEN: this caller may not do this'), 409: STATE_CONFLICT, 201: dataOf(object({ draft: draftSchema.required(), draftSession: string().required(), flow: flowView.required() })) },
     },
     onRequest: endUserAuth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'startEndUserSession', summary: 'A known customer\'s draft for the embedded or in-app prompt (signed end-user token, single use)' },
@@ -81,7 +82,7 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.get<{ Querystring: { flowId: string } }>('/api/proof/collect/prompt', {
-    schema: { querystring: strictObject({ flowId: string().required().max(100) }), response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 200: dataOf(promptSchema) } },
+    schema: { querystring: strictObject({ flowId: string().required().max(100) }), response: { 401: LINK_UNAUTHORIZED, 200: dataOf(promptSchema) } },
     onRequest: endUserAuth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getPrompt', summary: 'May the prompt show now, and why not' },
   }, async (request) => ({ data: await promptState(ds, personOf(request), request.query.flowId) }));
@@ -109,7 +110,7 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
           customer: strictObject({ personRef: string().min(1).max(200), email: string().email().max(320), name: string().min(1).max(200) }).default(undefined),
           endUserId: string().min(1).max(200),
         }).required(),
-        response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'),
+        response: { 404: NOT_FOUND_FOR_TENANT, 409: STATE_CONFLICT,
           201: dataOf(object({
             sessionId: string().required(), draftSession: string().required(), expiresAt: timestamp().required(), flowVersionId: string().required(),
             questions: array(openObject()).defined(), consentPolicy: openObject().nullable().defined(), uploadLimits: openObject().required(),

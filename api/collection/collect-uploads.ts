@@ -32,6 +32,7 @@ import { bodyChunks, declaredLength, takeStreamedBodies } from '../plugins/strea
 import { uploadWorkflowId } from '../../workflows/workflow-ids';
 import { clientAddressDigest } from '../plugins/client-address';
 import { CUSTOMER_ROUTE } from '../plugins/route-traits';
+import { LINK_EXPIRED, LINK_UNAUTHORIZED, STATE_CONFLICT } from './collection-schemas';
 
 const uploadParams = pathParams('id', 'sessionId');
 const draftParams = pathParams('id');
@@ -155,7 +156,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   };
 
   app.post<{ Params: { id: string }; Body: OpenUploadBody }>('/api/proof/collect/drafts/:id/uploads', {
-    schema: { params: draftParams, body: openBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 413: errorOf('TOO_LARGE: the body or upload is larger than allowed, or the draft\'s uploads would hold more than PROOF_UPLOAD_DRAFT_MAX_BYTES'), 429: errorOf('RATE_LIMITED: more requests this minute, or the form (PROOF_UPLOAD_FLOW_DAILY_BYTES) or this client address (PROOF_UPLOAD_ADDRESS_DAILY_BYTES) opened its bytes of uploads for this UTC day; retry after Retry-After'), 201: dataOf(object({ upload: uploadSchema.required(), uploadToken: string().required() })) } },
+    schema: { params: draftParams, body: openBody, response: { 409: STATE_CONFLICT, 413: errorOf('TOO_LARGE: the body or upload is larger than allowed, or the draft\'s uploads would hold more than PROOF_UPLOAD_DRAFT_MAX_BYTES'), 429: errorOf('RATE_LIMITED: more requests this minute, or the form (PROOF_UPLOAD_FLOW_DAILY_BYTES) or this client address (PROOF_UPLOAD_ADDRESS_DAILY_BYTES) opened its bytes of uploads for this UTC day; retry after Retry-After'), 201: dataOf(object({ upload: uploadSchema.required(), uploadToken: string().required() })) } },
     onRequest: draftAuth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'openUpload', summary: 'Open a resumable multipart upload (size and sha256 of the whole file); the upload token once' },
   }, async (request, reply) => {
@@ -170,7 +171,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   });
 
   app.get<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
-    schema: { params: uploadParams, response: { 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 200: dataOf(object({ upload: uploadSchema.required() })) } },
+    schema: { params: uploadParams, response: { 410: LINK_EXPIRED, 200: dataOf(object({ upload: uploadSchema.required() })) } },
     onRequest: uploadAuth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getUpload', summary: 'Resume state: the parts received, with their sizes and sha256' },
   }, async (request) => {
@@ -182,7 +183,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   app.put<{ Params: { id: string; sessionId: string }; Querystring: { part: number } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
     schema: {
       params: uploadParams, querystring: partQuery,
-      response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'), 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'), 200: dataOf(object({ number: number().required(), size: number().required(), sha256: string().required(), receivedBytes: number().required() })) },
+      response: { 409: STATE_CONFLICT, 410: LINK_EXPIRED, 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'), 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'), 200: dataOf(object({ number: number().required(), size: number().required(), sha256: string().required(), receivedBytes: number().required() })) },
     },
     onRequest: partAuth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'putUploadPart', summary: 'Send one part (application/octet-stream with its Content-Length, ?part=n, optional x-part-sha256); re-sending replaces it' },
@@ -195,7 +196,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   app.post<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
     schema: {
       params: uploadParams, body: strictObject({}).nullable().default(undefined),
-      response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'), 200: dataOf(object({ upload: uploadSchema.required() })), 202: dataOf(object({ upload: uploadSchema.required() })) },
+      response: { 409: STATE_CONFLICT, 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'), 200: dataOf(object({ upload: uploadSchema.required() })), 202: dataOf(object({ upload: uploadSchema.required() })) },
     },
     onRequest: uploadAuth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'assembleUpload', summary: 'Assemble the immutable original: 200 complete within the wait, else 202 assembling; idempotent' },
@@ -218,7 +219,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
       schema: {
         params: uploadParams, querystring: previewQuery,
         response: {
-          401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'),
+          401: LINK_UNAUTHORIZED,
           429: errorOf('RATE_LIMITED: too many preview requests this minute from this client address or for this upload (RATE_LIMIT_PER_MINUTE each)'),
           409: errorOf('CONFLICT: the upload is not complete, or has no captions yet'),
           503: errorOf('UNAVAILABLE: captions asked for while transcription is off'),

@@ -14,9 +14,7 @@ import { idParams } from '../plugins/path-params';
 import { PageRequest } from '../../db/pagination';
 import { dataOf, errorOf, fileOf, noContent, pageOf } from '../plugins/responses';
 import { openObject, pageQuery, strictObject } from '../plugins/validation';
-import {
-  definitionSchema, domainSchema, flowDetail, flowSummary, flowVersionSchema, readers, writers,
-} from './collection-schemas';
+import { definitionSchema, domainSchema, flowDetail, flowSummary, flowVersionSchema, NOT_FOUND_FOR_TENANT, readers, STATE_CONFLICT, writers } from './collection-schemas';
 import { CUSTOMER_ROUTE } from '../plugins/route-traits';
 
 const createBody = strictObject({
@@ -95,7 +93,7 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
   }, async (request) => listFlows(ds, who(request).organizationId, settings, request.query));
 
   app.post<{ Body: { productId: string; name: string; definition?: Partial<FlowDefinition> } }>('/api/proof/collect/forms', {
-    schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 201: dataOf(flowDetail) } },
+    schema: { body: createBody, response: { 404: NOT_FOUND_FOR_TENANT, 201: dataOf(flowDetail) } },
     config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'createCollectionFlow', summary: 'Create a flow (state draft) with an optional draft definition' },
   }, async (request, reply) => reply.code(201).send({ data: await createFlow(ds, who(request), request.body, settings) }));
 
@@ -105,12 +103,12 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
   }, async (request) => ({ data: await getFlow(ds, who(request).organizationId, request.params.id, settings, request.query.version) }));
 
   app.patch<{ Params: { id: string }; Body: FlowPatch }>('/api/proof/collect/forms/:id', {
-    schema: { params: idParams, body: patchBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(flowDetail) } },
+    schema: { params: idParams, body: patchBody, response: { 409: STATE_CONFLICT, 200: dataOf(flowDetail) } },
     config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'updateCollectionFlow', summary: 'Save the draft (revision checked) or pause, resume or archive the flow' },
   }, async (request) => ({ data: await saveFlow(ds, who(request).organizationId, request.params.id, request.body, settings) }));
 
   app.post<{ Params: { id: string }; Body: { draftRevision: number } }>('/api/proof/collect/forms/:id', {
-    schema: { params: idParams, body: publishBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 201: dataOf(object({ flowVersion: flowVersionSchema.required() })) } },
+    schema: { params: idParams, body: publishBody, response: { 409: STATE_CONFLICT, 201: dataOf(object({ flowVersion: flowVersionSchema.required() })) } },
     config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'publishCollectionFlow', summary: 'Publish the draft as a new immutable version; the live link serves it' },
   }, async (request, reply) => reply.code(201).send({ data: await publishFlow(ds, who(request), request.params.id, request.body.draftRevision) }));
 
@@ -163,7 +161,7 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.get<{ Params: { id: string }; Querystring: { download?: string; domain?: string } }>('/api/proof/collect/forms/:id/qr', {
-    schema: { params: idParams, querystring: qrQuery, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: fileOf('image/svg+xml', 'the QR code') } },
+    schema: { params: idParams, querystring: qrQuery, response: { 409: STATE_CONFLICT, 200: fileOf('image/svg+xml', 'the QR code') } },
     config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getCollectionFlowQr', summary: 'Printable SVG QR code of the live link; download=1 saves it' },
   }, async (request, reply) => {
     const { organizationId } = who(request);

@@ -11,9 +11,9 @@ import type { AppDeps } from '../app-deps';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { PageRequest } from '../../db/pagination';
-import { anyObject, dataOf, errorOf, pageOf } from '../plugins/responses';
+import { anyObject, dataOf, pageOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
-import { questionSchema, questionVersionSchema, readers, templateVersionSchema, writers } from './collection-schemas';
+import { questionSchema, questionVersionSchema, readers, STATE_CONFLICT, templateVersionSchema, writers } from './collection-schemas';
 import { CUSTOMER_ROUTE } from '../plugins/route-traits';
 
 const questionFields = {
@@ -82,7 +82,7 @@ export async function collectionLibraryRoutes(app: FastifyInstance, deps: AppDep
   }, async (request, reply) => reply.code(201).send({ data: await reviseQuestion(ds, who(request), request.params.id, request.body) }));
 
   app.post<{ Params: { id: string }; Body: { action: 'archive' | 'restore' | 'pin'; version?: number } }>('/api/proof/collect/questions/:id', {
-    schema: { params: idParams, body: questionAction, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(anyObject().meta({ description: 'the question (archive, restore) or { flowQuestion } (build)' })) } },
+    schema: { params: idParams, body: questionAction, response: { 409: STATE_CONFLICT, 200: dataOf(anyObject().meta({ description: 'the question (archive, restore) or { flowQuestion } (build)' })) } },
     config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'actOnCollectionQuestion', summary: 'Archive or restore a question, or build a flow question pinned to a version' },
   }, async (request) => {
     const { organizationId } = who(request);

@@ -14,11 +14,9 @@ import type { AppDeps } from '../app-deps';
 import { HUMAN_DECISION, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { PageRequest } from '../../db/pagination';
-import { dataOf, pageOf, errorOf, timestamp } from '../plugins/responses';
+import { dataOf, pageOf, timestamp } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
-import {
-  candidateSchema, correctionSchema, readers, recipientSchema, requestSchema, routingSchema, writers,
-} from './collection-schemas';
+import { candidateSchema, correctionSchema, NOT_FOUND_FOR_TENANT, readers, recipientSchema, requestSchema, routingSchema, STATE_CONFLICT, writers } from './collection-schemas';
 import { proofRequestReminders } from './proof-request-workflows';
 import { CUSTOMER_ROUTE } from '../plugins/route-traits';
 
@@ -90,7 +88,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
   }, async (request) => listRequests(ds, creator(request).organizationId, request.query));
 
   app.post<{ Body: NewRequest }>('/api/proof/collect/requests', {
-    schema: { body: createBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 201: dataOf(issued) } },
+    schema: { body: createBody, response: { 409: STATE_CONFLICT, 201: dataOf(issued) } },
     config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'createProofRequest', summary: 'A draft personal request pinned to the live version; its link secret is shown once' },
   }, async (request, reply) => {
     const made = await createRequest(ds, creator(request), request.body);
@@ -126,7 +124,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
   app.post<{ Body: OpportunityDecision }>('/api/proof/collect/requests/outcome', {
     schema: {
       body: outcomeBody,
-      response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'),
+      response: { 404: NOT_FOUND_FOR_TENANT, 409: STATE_CONFLICT,
         200: dataOf(object({ candidate: candidateSchema.required() })),
         201: dataOf(object({ candidate: candidateSchema.required(), request: requestSchema.required(), linkToken: string().required(), linkUrl: string().required() })),
       },
@@ -147,7 +145,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
     schema: {
       params: idParams,
       body: actionBody,
-      response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(object({ request: requestSchema.required(), linkToken: string(), linkUrl: string() })) },
+      response: { 409: STATE_CONFLICT, 200: dataOf(object({ request: requestSchema.required(), linkToken: string(), linkUrl: string() })) },
     },
     config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'actOnProofRequest', summary: 'Send a request, send its one reminder, or cancel it' },
   }, async (request) => {
@@ -176,7 +174,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
   }, async (request) => listRouting(ds, creator(request).organizationId, request.query));
 
   app.patch<{ Params: { id: string }; Body: { state?: RoutingState; roomId?: string; note?: string } }>('/api/proof/collect/routing/:id', {
-    schema: { params: idParams, body: routingPatch, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(routingSchema) } },
+    schema: { params: idParams, body: routingPatch, response: { 409: STATE_CONFLICT, 200: dataOf(routingSchema) } },
     config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'updateResponseRouting', summary: 'Move a follow-up forward, link its room or note it' },
   }, async (request) => ({ data: await updateRouting(ds, creator(request).organizationId, request.params.id, request.body) }));
 
@@ -186,7 +184,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
   }, async (request) => listCorrections(ds, creator(request).organizationId, request.query));
 
   app.patch<{ Params: { id: string }; Body: { status: 'closed'; note: string } }>('/api/proof/collect/corrections/:id', {
-    schema: { params: idParams, body: correctionPatch, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(correctionSchema) } },
+    schema: { params: idParams, body: correctionPatch, response: { 409: STATE_CONFLICT, 200: dataOf(correctionSchema) } },
     config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'closeCorrection', summary: 'Close a correction with a note the customer sees on the control link' },
   }, async (request) => ({ data: await closeCorrection(ds, creator(request), request.params.id, request.body.note) }));
 
@@ -194,7 +192,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
     schema: {
       params: idParams,
       body: approvalLinkBody,
-      response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'),
+      response: { 409: STATE_CONFLICT,
         201: dataOf(object({
           delivered: string().oneOf(['none', 'email', 'in_app']).required(),
           expiresAt: timestamp().nullable().defined().meta({ description: 'the delivered person link\'s expiry; null with deliver: none' }),

@@ -7,7 +7,7 @@ import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
 import { idParams, pathParams } from '../plugins/path-params';
 import { strictObject } from '../plugins/validation';
-import { dataOf, errorOf } from '../plugins/responses';
+import { NO_SUCH_PRODUCT, dataOf } from '../plugins/responses';
 import { featureSchema } from './schemas';
 
 const title = string().min(1).max(200);
@@ -32,7 +32,7 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
   const ds = deps.dataSource;
 
   app.post<{ Body: FeatureInput & { productId: string } }>('/api/workspace/features', {
-    schema: { body: createBody, response: { 201: dataOf(featureSchema), 404: errorOf('NOT_FOUND: no such product in the workspace') } },
+    schema: { body: createBody, response: { 201: dataOf(featureSchema), 404: NO_SUCH_PRODUCT } },
     config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'createFeature', summary: 'Create a feature candidate' },
   }, async (request, reply) => {
     const { productId, ...input } = request.body;

@@ -10,7 +10,7 @@ import { notFound } from '../../runtime/service-error';
 import type { AppDeps } from '../app-deps';
 import { OWNERS_AND_ADMINS, enforceRate, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
-import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
+import { dataOf, errorOf, pageOf, timestamp, UNKNOWN_PRODUCT_ID } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
 import { scoringSettings, valueEventBody } from './value-events';
 
@@ -67,7 +67,7 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
 
 
   app.post<{ Body: { productId: string; name: string; source: string } }>('/api/workspace/proof/hooks', {
-    schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: productId is not a product of this workspace'), 201: dataOf(issuedHook) } },
+    schema: { body: createBody, response: { 404: UNKNOWN_PRODUCT_ID, 201: dataOf(issuedHook) } },
     config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createHook', summary: 'Create a value-event hook; its token is shown once' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);

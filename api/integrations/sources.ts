@@ -7,7 +7,7 @@ import type { AppDeps } from '../app-deps';
 import { OWNERS_AND_ADMINS, keyPrincipal, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
-import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
+import { dataOf, errorOf, pageOf, timestamp, UNKNOWN_PRODUCT_ID } from '../plugins/responses';
 import { isoDateTime, openObject, pageQuery, strictObject } from '../plugins/validation';
 
 /** A query list: comma-separated, repeated, or both; every value from `allowed`. */
@@ -103,7 +103,7 @@ export async function sourceRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
 
   app.post<{ Body: NewMention }>('/api/workspace/proof/brand-mentions', {
-    schema: { body: mentionBody, response: { 404: errorOf('NOT_FOUND: productId is not a product of this workspace'), 200: dataOf(mentionSchema), 201: dataOf(mentionSchema) } },
+    schema: { body: mentionBody, response: { 404: UNKNOWN_PRODUCT_ID, 200: dataOf(mentionSchema), 201: dataOf(mentionSchema) } },
     config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createBrandMention', summary: 'Record a brand mention; the same URL answers the existing one' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);

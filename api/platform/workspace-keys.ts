@@ -9,7 +9,7 @@ import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
 import { idParams } from '../plugins/path-params';
 import { pageQuery, strictObject } from '../plugins/validation';
-import { dataOf, errorOf, pageOf } from '../plugins/responses';
+import { dataOf, errorOf, NO_SUCH_PRODUCT, pageOf } from '../plugins/responses';
 import { issuedKeySchema, serviceKeySchema } from './schemas';
 
 const createKeyBody = strictObject({
@@ -32,7 +32,7 @@ export async function workspaceKeyRoutes(app: FastifyInstance, deps: AppDeps): P
   }, async (request) => listServiceKeys(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post<{ Body: CreateKeyBody }>('/api/workspace/keys', {
-    schema: { body: createKeyBody, response: { 201: dataOf(issuedKeySchema), 404: errorOf('NOT_FOUND: no such product in the workspace') } },
+    schema: { body: createKeyBody, response: { 201: dataOf(issuedKeySchema), 404: NO_SUCH_PRODUCT } },
     config: { tag: 'platform', auth: 'session', roles: ['owner'], operationId: 'createKey', summary: 'Issue a service key; the key is in the answer this once' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);

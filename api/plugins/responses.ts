@@ -74,3 +74,7 @@ export function noContent(description: string) {
 export function fileOf(contentType: string, description: string) {
   return string().meta({ contentType, format: 'binary', description });
 }
+
+/** Refusals routes of several domains document alike. */
+export const UNKNOWN_PRODUCT_ID = errorOf('NOT_FOUND: productId is not a product of this workspace');
+export const NO_SUCH_PRODUCT = errorOf('NOT_FOUND: no such product in the workspace');

@@ -16,9 +16,7 @@ import { closedList } from './proof-content';
 import { idParams, pathParams } from '../plugins/path-params';
 import { openObject, pageQuery, strictObject } from '../plugins/validation';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
-import {
-  placementItemSchema, placementItemWithEngagementSchema, placementReadSchema, placementSchema, publishResultSchema, removedPlacementItemSchema,
-} from './schemas';
+import { PLACEMENT_ARCHIVED, placementItemSchema, placementItemWithEngagementSchema, placementReadSchema, placementSchema, publishResultSchema, removedPlacementItemSchema } from './schemas';
 import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
 const IDENTITY_FIELDS = ['name', 'company', 'title', 'photo', 'logo', 'location'];
@@ -100,7 +98,7 @@ export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.patch<{ Params: { id: string }; Body: PlacementPatch }>('/api/v1/proof/placements/:id', {
-    schema: { params: idParams, body: patchBody, response: { 200: dataOf(placementSchema), 409: errorOf('CONFLICT: the placement is archived') } },
+    schema: { params: idParams, body: patchBody, response: { 200: dataOf(placementSchema), 409: PLACEMENT_ARCHIVED } },
     config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'updatePlacement', summary: 'Change name, state, renderConfig or eligibilityPolicy; renderCacheVersion increases' },
   }, async (request) => {
     const { scope, actor } = scopeOf(request);
@@ -137,7 +135,7 @@ export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.post<{ Params: { id: string }; Querystring: { dryRun: boolean } }>('/api/v1/proof/placements/:id/publish', {
-    schema: { params: idParams, querystring: publishQuery, response: { 200: dataOf(publishResultSchema), 409: errorOf('CONFLICT: the placement is archived') } },
+    schema: { params: idParams, querystring: publishQuery, response: { 200: dataOf(publishResultSchema), 409: PLACEMENT_ARCHIVED } },
     config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'publishPlacement', summary: 'Publish (state active); ineligible items are excluded and counted; dryRun writes nothing' },
   }, async (request) => {
     const { scope, actor } = scopeOf(request);

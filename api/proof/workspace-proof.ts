@@ -10,11 +10,8 @@ import { ConsentTerms, grantConsent } from '../../db/proof/proof-consent';
 import { completeRevocation } from '../../db/proof/proof-revocations';
 import { HUMAN_DECISION, OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
-import { dataOf, errorOf, pageOf } from '../plugins/responses';
-import {
-  assetSchema, consentGrantSchema, deletedItemSchema, exportSchema, itemAndVersionSchema, publishResultSchema, reviewRequestSchema,
-  revocationFiledSchema,
-} from './schemas';
+import { dataOf, errorOf, NO_SUCH_PRODUCT, pageOf } from '../plugins/responses';
+import { assetSchema, consentGrantSchema, deletedItemSchema, exportSchema, itemAndVersionSchema, PLACEMENT_ARCHIVED, publishResultSchema, reviewRequestSchema, revocationFiledSchema } from './schemas';
 import { idParams } from '../plugins/path-params';
 import { consentTermsSchema } from './proof-submissions';
 import { pageQuery, strictObject } from '../plugins/validation';
@@ -60,7 +57,7 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/placements/:id/publish', {
-    schema: { params: idParams, response: { 200: dataOf(publishResultSchema), 409: errorOf('CONFLICT: the placement is archived') } },
+    schema: { params: idParams, response: { 200: dataOf(publishResultSchema), 409: PLACEMENT_ARCHIVED } },
     config: { tag: 'proof', ...HUMAN_DECISION, operationId: 'publishPlacementAsPerson', summary: 'Publish a placement as a person: the only way to make paid use live' },
   }, async (request) => {
     const s = sessionPrincipal(request);
@@ -110,7 +107,7 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.post<{ Body: { productId: string } }>('/api/workspace/proof/exports/raw', {
-    schema: { body: rawExportBody, response: { 201: dataOf(exportSchema), 404: errorOf('NOT_FOUND: no such product in the workspace') } },
+    schema: { body: rawExportBody, response: { 201: dataOf(exportSchema), 404: NO_SUCH_PRODUCT } },
     config: { tag: 'proof', auth: 'session', roles: ['owner'], operationId: 'exportRawProof', summary: 'Raw originals of a product (owner only), with a sha256 digest' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);

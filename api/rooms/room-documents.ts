@@ -12,7 +12,7 @@ import { idParams } from '../plugins/path-params';
 import { dataOf, errorOf, named, timestamp } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
 import { ROOMS_ROUTE, WRITE, addRoomsVersionHeader, keyOnly } from './room-caller';
-import { approvalSchema } from './schemas';
+import { approvalSchema, ROOM_ARCHIVED } from './schemas';
 
 
 const citation = object({ type: string().oneOf(['message', 'signal']).required(), id: string().required() });
@@ -59,7 +59,7 @@ export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): P
       body: compileBody,
       response: {
         201: dataOf(documentSchema),
-        409: errorOf('CONFLICT: the room is archived'),
+        409: ROOM_ARCHIVED,
         422: errorOf('CITATION_VALIDATION_FAILED: no customer-visible evidence, or no statement kept a valid citation (details.rejected)'),
         503: errorOf('AI_UNAVAILABLE: no provider configured, or it kept failing; nothing is made up'),
       },
@@ -103,7 +103,7 @@ export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): P
       body: promoteBody,
       response: {
         202: dataOf(object({ knowledge: knowledgeSchema.required(), approval: approvalSchema.required() })),
-        409: errorOf('CONFLICT: the room is archived'),
+        409: ROOM_ARCHIVED,
       },
     },
     config: {

@@ -10,7 +10,7 @@ import { idParams, idString, pathParams } from '../plugins/path-params';
 import { dataOf, errorOf } from '../plugins/responses';
 import { isoDateTime, issuesOf, openObject, strictObject } from '../plugins/validation';
 import { READ, ROOMS_ROUTE, WRITE, addRoomsVersionHeader, endUserOnly, keyOnly, productCaller } from './room-caller';
-import { handoffSchema, jobSchema, solveJoinSchema } from './schemas';
+import { handoffSchema, jobSchema, ROOM_ARCHIVED, solveJoinSchema } from './schemas';
 
 
 const DAY_MS = 86_400_000;
@@ -136,7 +136,7 @@ export async function roomJobRoutes(app: FastifyInstance, deps: AppDeps): Promis
       response: {
         200: dataOf(handoffSchema),
         403: errorOf('FORBIDDEN: an end user other than the one who asked for the handoff'),
-        409: errorOf('CONFLICT: the room is archived'),
+        409: ROOM_ARCHIVED,
       },
     },
     config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: WRITE, idempotency: 'optional', operationId: 'endRoomHandoff', summary: 'End the active handoff (404 when none is active)' },
