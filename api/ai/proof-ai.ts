@@ -229,4 +229,3 @@ export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promis
     return { data: await viewOperation(ds, op, canReadPrivate(request)) };
   });
 }
-

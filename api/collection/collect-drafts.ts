@@ -55,7 +55,6 @@ const submission = object({
   controlExpiresAt: timestamp().required(),
 });
 
-
 const patchBody = strictObject({
   revision: number().integer().min(1),
   text: string().max(10_000),

@@ -26,7 +26,6 @@ const patchBody = strictObject({ title, problem, state, publicBoard: boolean() }
 const linkBody = strictObject({ signalId: string().required().max(100) }).required();
 const linkParams = pathParams('id', 'signalId');
 
-
 /** Teammates shape the feature board: features and the signals that are their evidence. */
 export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;

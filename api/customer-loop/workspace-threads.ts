@@ -15,7 +15,6 @@ const messageBody = strictObject({
   visibility: string().required().oneOf([...MESSAGE_VISIBILITIES]),
 }).required();
 
-
 const promiseBody = strictObject({
   nextUpdateAt: isoDateTime().nullable().defined(),
 }).required();

@@ -65,7 +65,6 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     return reply.code(replayed ? 200 : 202).send({ data: { eventId: event.eventId, valueEventId: event.id, replayed } });
   });
 
-
   app.post<{ Body: { productId: string; name: string; source: string } }>('/api/workspace/proof/hooks', {
     schema: { body: createBody, response: { 404: UNKNOWN_PRODUCT_ID, 201: dataOf(issuedHook) } },
     config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createHook', summary: 'Create a value-event hook; its token is shown once' },

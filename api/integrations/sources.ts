@@ -101,7 +101,6 @@ export async function sourceRoutes(app: FastifyInstance, deps: AppDeps): Promise
     data: await getSource(ds, productTenant(request).productId, request.params.id, canReadPrivate(keyPrincipal(request).scopes)),
   }));
 
-
   app.post<{ Body: NewMention }>('/api/workspace/proof/brand-mentions', {
     schema: { body: mentionBody, response: { 404: UNKNOWN_PRODUCT_ID, 200: dataOf(mentionSchema), 201: dataOf(mentionSchema) } },
     config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createBrandMention', summary: 'Record a brand mention; the same URL answers the existing one' },

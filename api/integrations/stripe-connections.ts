@@ -95,7 +95,6 @@ export async function stripeConnectionRoutes(app: FastifyInstance, deps: AppDeps
     });
   });
 
-
   app.post<{ Body: { productId: string; name: string; signingSecret?: string } }>('/api/workspace/proof/stripe-connections', {
     schema: { body: createBody, response: { 404: UNKNOWN_PRODUCT_ID, 201: dataOf(issuedConnection) } },
     config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createStripeConnection', summary: 'Connect a payment processor; the URL token is shown once' },

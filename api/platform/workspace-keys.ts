@@ -19,7 +19,6 @@ const createKeyBody = strictObject({
   expiresInDays: number().integer().min(1).max(MAX_KEY_DAYS).default(DEFAULT_KEY_DAYS),
 }).required();
 
-
 type CreateKeyBody = { productId: string | null; environment: string; scopes: string[]; expiresInDays?: number };
 
 /** Key management is human-only: the owner creates, rotates and revokes; admins may list. */

@@ -17,7 +17,6 @@ import { pageQuery, strictObject } from '../plugins/validation';
 import { READ, ROOMS_ROUTE, WRITE, addRoomsVersionHeader, productCaller } from './room-caller';
 import { agentRunSchema, approvalSchema, END_USER_NOT_JOINED, ROOM_ARCHIVED } from './schemas';
 
-
 const invokeParams = strictObject({ id: string().required().max(100), alias: string().required().max(100) });
 const invokeBody = strictObject({
   input: string().min(1).max(MESSAGE_BODY_MAX).required(),

@@ -14,7 +14,6 @@ import { strictObject } from '../plugins/validation';
 import { ROOMS_ROUTE, WRITE, addRoomsVersionHeader, keyOnly } from './room-caller';
 import { approvalSchema, ROOM_ARCHIVED } from './schemas';
 
-
 const citation = object({ type: string().oneOf(['message', 'signal']).required(), id: string().required() });
 export const documentSchema = named('RoomDocument', object({
   id: string().required(),
@@ -122,4 +121,3 @@ export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): P
     return reply.code(202).send({ data: await promote(ds, keyOnly(request), request.params.id, request.body) });
   });
 }
-

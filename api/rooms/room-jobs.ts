@@ -12,7 +12,6 @@ import { isoDateTime, issuesOf, openObject, strictObject } from '../plugins/vali
 import { READ, ROOMS_ROUTE, WRITE, addRoomsVersionHeader, endUserOnly, keyOnly, productCaller } from './room-caller';
 import { handoffSchema, jobSchema, ROOM_ARCHIVED, solveJoinSchema } from './schemas';
 
-
 const DAY_MS = 86_400_000;
 const PROMISE_HORIZON_DAYS = 365;
 

@@ -66,7 +66,6 @@ interface MessageBody {
   visibility?: 'customer' | 'internal';
 }
 
-
 /** The Rooms routes of rooms, members, messages, the event log, catch-up and the canvas (docs/rooms.md#paths). */
 export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;

@@ -107,7 +107,7 @@ export async function startPublicDraft(ds: DataSource, publicId: string, ttlDays
 /** A known end user's or integration's draft (JWT or key session): verified, with the person prefilled. */
 export async function startKnownDraft(
   ds: DataSource, input: { publicId: string; productId: string; source: 'end_user' | 'key'; personRef: string | null; endUserId: string | null;
-    identity?: DraftFields['identity'] }, ttlDays: number,
+    identity?: DraftFields['identity']; }, ttlDays: number,
 ) {
   return ds.transaction(async (em) => {
     const flow = await liveFlow(em, input.publicId, input.productId);

@@ -76,4 +76,3 @@ export async function recordPromptChoice(ds: DataSource, who: PromptPerson, body
   });
   return promptState(ds, who, body.flowId);
 }
-

@@ -18,7 +18,6 @@ export const revokedFinal = () =>
 export const recoveryWindowClosed = () =>
   new ServiceError('RECOVERY_WINDOW_CLOSED', 'this item was deleted and its recovery window has closed');
 
-
 /** Refuses any change to an item that is revoked (final), deleted (restore first) or purged (410). */
 export function assertChangeable(item: ProofItem): void {
   if (recoveryClosed(item)) throw recoveryWindowClosed();
@@ -82,7 +81,6 @@ export function viewGrant(g: ConsentGrant) {
     revokedAt: g.revokedAt?.toISOString() ?? null,
   };
 }
-
 
 export function contentHash(content: ProofContent): string {
   return `sha256:${sha256OfCanonical(content)}`;

@@ -183,4 +183,3 @@ export async function promote(ds: DataSource, caller: RoomCaller & { kind: 'key'
     };
   });
 }
-

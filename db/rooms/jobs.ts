@@ -13,7 +13,6 @@ import { actorOf, assertWritable, reachRoom } from './room-access';
 import { endSolveSession, openSolveSession } from './solve-sessions';
 import { databaseNow } from '../clock';
 
-
 type KeyCaller = Extract<RoomCaller, { kind: 'key' }>;
 
 /** The params of each job type once the route checked their shape (docs/rooms.md#jobs-promises-solve-sessions-and-handoff). */

@@ -4,7 +4,6 @@ import { enqueueWorkflowCommand } from '../workflow-commands';
 import { Actor, SYSTEM, appendRoomEvent } from './room-log';
 import { databaseNow } from '../clock';
 
-
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 function viewPromise(p: RoomPromise) {

@@ -134,7 +134,6 @@ describe('collection setup: flows, questions, consent templates', () => {
     assert.equal(badChoice.statusCode, 400);
   });
 
-
   it('questions: PATCH is a partial change; what it leaves out carries over into the new version', async () => {
     const created = await as(t.owner, {
       method: 'POST', url: '/api/proof/collect/questions',

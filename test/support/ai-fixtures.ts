@@ -46,4 +46,3 @@ export async function budgetUsed(organizationId: string): Promise<number> {
     `SELECT count FROM intake_counters WHERE organization_id = $1 AND period = $2`, [organizationId, `ai:${new Date().toISOString().slice(0, 7)}`]);
   return rows[0]?.count ?? 0;
 }
-
