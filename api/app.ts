@@ -4,7 +4,8 @@ import Fastify, { FastifyInstance } from 'fastify';
 import { validationFailed } from '../runtime/service-error';
 import type { AppDeps } from './app-deps';
 import { registerAuth } from './plugins/auth';
-import { frameworkErrorHandler, isCustomerPath, registerErrorHandling } from './plugins/errors';
+import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors';
+import { BODY_LIMIT, PROOF_BODY_LIMIT, isCustomerRequest } from './plugins/route-traits';
 import { collectControlRoutes, customerReviewRoutes, inboxControlLinkRoutes } from './collection/collect-control';
 import { collectDraftRoutes } from './collection/collect-drafts';
 import { collectInterviewRoutes } from './collection/collect-interview';
@@ -71,8 +72,6 @@ import { roomJobRoutes } from './rooms/room-jobs';
 import { roomMessageExtraRoutes } from './rooms/room-message-extras';
 
 export const API_VERSION = '1.0.0';
-export const BODY_LIMIT = 1024 * 1024;
-export const PROOF_BODY_LIMIT = 256 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** A hop count: the nearest `hops` addresses of the X-Forwarded-For chain are proxies (Fastify's types take no number). */
@@ -108,12 +107,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', request.id);
     // A NUL in a path or query value could only end as a database error.
     if (/%00/i.test(request.url)) throw validationFailed([{ path: '', message: 'the URL must not contain %00' }]);
-    if (isCustomerPath(request.url)) refuseSecretsInUrl(request);
+    if (isCustomerRequest(request)) refuseSecretsInUrl(request);
   });
   app.addHook('onRoute', (route) => {
-    if (route.url.startsWith('/api/v1/proof')) route.bodyLimit = PROOF_BODY_LIMIT;
-    // Customer JSON bodies are 256 KB at most; a part PUT declares its own larger limit.
-    if (isCustomerPath(route.url) && route.bodyLimit === undefined) route.bodyLimit = PROOF_BODY_LIMIT;
+    // The proof key API and customer JSON bodies are 256 KB at most; a route may declare its own limit.
+    if ((route.config?.proofApi || route.config?.customer) && route.bodyLimit === undefined) route.bodyLimit = PROOF_BODY_LIMIT;
   });
   registerOpenApi(app, API_VERSION, deps.config.publicBaseUrl);
   await registerWebPages(app);

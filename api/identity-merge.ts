@@ -25,7 +25,7 @@ export async function identityMergeRoutes(app: FastifyInstance, deps: AppDeps): 
         403: errorOf('FORBIDDEN: the token\'s end user is not anonymous (anon_...), KEY_AUDIENCE_MISMATCH or PRODUCT_SCOPE_UNAVAILABLE'),
       },
     },
-    config: { auth: 'identity', operationId: 'getAnonymousProof', summary: 'The proof an anonymous end user keeps to merge its history after sign-in' },
+    config: { tag: 'platform', auth: 'identity', operationId: 'getAnonymousProof', summary: 'The proof an anonymous end user keeps to merge its history after sign-in' },
   }, async (request) => {
     const me = endUserOf(request);
     if (!ANONYMOUS_ID.test(me.endUserId)) throw forbidden('only an anonymous end user (anon_...) has a merge proof');
@@ -41,7 +41,7 @@ export async function identityMergeRoutes(app: FastifyInstance, deps: AppDeps): 
         404: errorOf('NOT_FOUND: no such anonymous end user in this product'),
       },
     },
-    config: { auth: 'identity', operationId: 'mergeIdentity', summary: 'Move an anonymous end user\'s history onto the signed end user (same product), with its proof' },
+    config: { tag: 'platform', auth: 'identity', operationId: 'mergeIdentity', summary: 'Move an anonymous end user\'s history onto the signed end user (same product), with its proof' },
   }, async (request) => {
     const me = endUserOf(request);
     return { data: await mergeEndUsers(deps.dataSource, me, request.body, me.endUserId) };

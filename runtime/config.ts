@@ -80,7 +80,7 @@ export interface Config {
   /** How long an API process keeps the customer routes' allowed CORS origins: the bound on a change taking effect. */
   customerOriginsCacheMs: number;
   controlLinkTtlDays: number;
-  /** Person-link e-mails one person may be sent per minute, however many of their links ask (COLLECTION.md §3.5). */
+  /** Person-link e-mails one person may be sent per minute, however many of their links ask (docs/collection.md#story-links-and-person-links). */
   personLinkPerMinute: number;
   dailySubmissionCeiling: number;
   transcribeBaseUrl: string | undefined;
@@ -110,13 +110,13 @@ export interface Config {
   proofStreamLinkTtlSeconds: number;
   proofHealthIntervalMs: number;
   proofHealthConsentExpiryDays: number;
-  /** Rooms (ROOMS.md §10): how far behind a reader gets a snapshot, how many messages it holds, how long an approval waits. */
+  /** Rooms (docs/configuration.md): how far behind a reader gets a snapshot, how many messages it holds, how long an approval waits. */
   roomSnapshotThreshold: number;
   roomSnapshotMessages: number;
   roomApprovalTtlMs: number;
   /** Room events older than this may be compacted away by the maintenance workflow. */
   roomEventRetentionMs: number;
-  /** Distinct reporters that hide a message (ROOMS.md §8), and the largest attachment upload. */
+  /** Distinct reporters that hide a message (docs/rooms.md#reactions-attachments-polls-and-moderation), and the largest attachment upload. */
   roomReportThreshold: number;
   roomAttachmentMaxBytes: number;
   /** How long a stopping worker lets running activities finish before cancelling them (they are retried elsewhere). */
@@ -135,7 +135,7 @@ export interface Config {
   secretKeys: string | undefined;
 }
 
-/** Whether captions can be made at all (COLLECTION.md §8): without these, the caption routes answer 503. */
+/** Whether captions can be made at all (docs/configuration.md): without these, the caption routes answer 503. */
 export const transcriptionConfigured = (config: Pick<Config, 'transcribeBaseUrl' | 'transcribeModel'>): boolean =>
   Boolean(config.transcribeBaseUrl && config.transcribeModel);
 

@@ -32,4 +32,4 @@ export function mailTransport(config: { smtpUrl: string | undefined; mailFrom: s
 }
 
 export const mailerUnavailable = () =>
-  new ServiceError('SERVICE_UNAVAILABLE', 503, 'e-mail is not configured on this service (SMTP_URL)');
+  new ServiceError('SERVICE_UNAVAILABLE', 'e-mail is not configured on this service (SMTP_URL)');

@@ -48,7 +48,7 @@ const invalid = (why: string) => aiFailure(AI_INVALID_OUTPUT, `the model's answe
 /**
  * Checks the model's answer field by field. Links may only name features that were offered, so the
  * model cannot invent one; a summary with a number the signal does not contain, or an e-mail
- * address, is dropped (AI.md §9); anything else malformed fails the attempt rather than being repaired.
+ * address, is dropped (docs/customer-loop.md#signal-analysis); anything else malformed fails the attempt rather than being repaired.
  */
 export function validateAnalysis(text: string | null | undefined, job: AnalysisJob): AnalysisResult {
   let value: Record<string, unknown>;
@@ -77,7 +77,7 @@ const PARSERS = { summarize: parseSummary, ask_draft: parseAskDraft, case_study:
 export function createAiActivities({ config, dataSource }: AiActivityDeps) {
   const { configured, chat: complete } = chatProvider({ baseUrl: config.aiBaseUrl, apiKey: config.aiApiKey, model: config.aiModel, timeoutMs: config.aiTimeoutMs });
 
-  /** One chat completion (AI.md §1): a JSON object answer, the program on the system message's first line. */
+  /** One chat completion (docs/ai.md#connecting-a-provider): a JSON object answer, the program on the system message's first line. */
   const chat = async (program: { id: string; version: string }, user: unknown, timeoutMs: number) => {
     try {
       const answer = await complete({ system: `${systemLine(program)}\n${INSTRUCTIONS[program.id]}`, user, json: true, timeoutMs });

@@ -1,7 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import OpenAI from 'openai';
 
-/** Failure types of the provider activities; AI.md §1 names them as `reason`. */
+/** Failure types of the provider activities; docs/ai.md#connecting-a-provider names them as `reason`. */
 export const AI_NOT_CONFIGURED = 'not_configured';
 export const AI_INVALID_OUTPUT = 'malformed_output';
 export const AI_REQUEST_REFUSED = 'refused';

@@ -20,7 +20,7 @@ const EXTENSIONS: Record<string, string> = {
 /**
  * Captions through the provider layer: the OpenAI-compatible audio transcription endpoint
  * (`POST {TRANSCRIBE_BASE_URL}/audio/transcriptions`, `response_format: vtt`), typed failures as the
- * AI operations have them (AI.md §1), and the track's record.
+ * AI operations have them (docs/ai.md#operation-records), and the track's record.
  */
 export function createTranscriptionActivities({ config, dataSource }: TranscriptionActivityDeps) {
   let client: OpenAI | null = null;

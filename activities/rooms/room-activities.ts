@@ -57,7 +57,7 @@ export function createRoomActivities({ dataSource: ds, config }: RoomActivityDep
     },
 
     /**
-     * One model call (the brain of ROOMS.md §6): the last 50 messages the starter may see and the canvas;
+     * One model call (the brain of docs/rooms.md#agent-runs-and-approvals): the last 50 messages the starter may see and the canvas;
      * the first choice's text, trimmed, must fit the alias's side effect. Answers the text and the
      * canvas version it read.
      */

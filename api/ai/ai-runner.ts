@@ -14,7 +14,7 @@ const PATHS: Record<OperationInput['operation'], AiOperationPath> = { summarize:
 
 export const canReadPrivate = (request: FastifyRequest) => keyPrincipal(request).scopes.includes('service:proof:read_private');
 
-/** AI.md §1: without a provider every AI route answers at once, before any record, budget or workflow. */
+/** docs/ai.md#connecting-a-provider: without a provider every AI route answers at once, before any record, budget or workflow. */
 export function assertAiConfigured(deps: AppDeps): void {
   if (!deps.config.aiBaseUrl || !deps.config.aiModel) throw aiUnavailable(null, 'not_configured', 0);
 }
@@ -39,7 +39,7 @@ export async function endedWithin(result: Promise<unknown>, ms: number): Promise
 const stillRunning = (operationId: string) => aiUnavailable(operationId, 'still_running', 0);
 
 /**
- * Runs one proof AI operation and waits for it (AI.md §1, §2): reserve a budget unit with the record,
+ * Runs one proof AI operation and waits for it (docs/ai.md#connecting-a-provider, docs/ai.md#walk-through): reserve a budget unit with the record,
  * start `ai/<op>/<operationId>`, await it (at most SV_AI_WAIT_MS), then answer what the record says: the
  * data, a 503 after a provider failure or while it still runs, or a 422 for an answer validation discarded.
  * Under an Idempotency-Key the operation id is derived from the key, so a retry whose answer was lost
@@ -90,7 +90,7 @@ export async function runAiOperation(
     const message = op.failure.code === 'ASK_POLICY_FAILED'
       ? 'the draft failed the ask policy and was discarded'
       : 'no statement survived citation validation';
-    throw new ServiceError(op.failure.code, 422, message, { operationId, ...op.failure.details });
+    throw new ServiceError(op.failure.code, message, { operationId, ...op.failure.details });
   }
   if (op.status === 'running') throw stillRunning(operationId);
   throw aiUnavailable(operationId, op.failure?.reason ?? 'provider_error', op.failure?.attempts ?? 0);

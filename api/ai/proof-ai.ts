@@ -13,6 +13,7 @@ import { productTenant } from '../plugins/product-tenant';
 import { dataOf, errorOf, timestamp } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
 import { canReadPrivate, runAiOperation } from './ai-runner';
+import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
 export const CASE_STUDY_TEMPLATES = ['challenge_solution_results', 'before_after', 'quote_led'] as const;
 
@@ -145,13 +146,14 @@ const caseStudyBody = strictObject({
 
 const write = { auth: 'key' as const, scope: 'service:proof:write', idempotency: 'optional' as const };
 
-/** The proof AI operations (AI.md §5, §6, §8) and their records (§1). */
+/** The proof AI operations (docs/ai.md#summarize, docs/ai.md#ask-draft, docs/ai.md#case-studies) and their records (docs/ai.md#operation-records). */
 export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
 
   app.post<{ Params: { id: string } }>('/api/v1/proof/items/:id/summarize', {
     schema: { params: idParams, response: { 200: dataOf(summarySchema), 422: errorOf('NOT_ELIGIBLE: the item cannot be summarized (not approved without proof:read_private, no text, a pending revocation)') } },
     config: {
+      tag: 'ai', ...PROOF_API_ROUTE,
       ...write, operationId: 'summarizeProofItem',
       summary: 'AI summary of one story, validated so it never states what the story does not; 503 AI_UNAVAILABLE, 429 AI_BUDGET_EXCEEDED',
     },
@@ -168,6 +170,7 @@ export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promis
       response: { 200: dataOf(askDraftSchema), 404: errorOf('NOT_FOUND: no such proof item'), 422: errorOf('NOT_ELIGIBLE: the item cannot be the subject of a request') },
     },
     config: {
+      tag: 'ai', ...PROOF_API_ROUTE,
       ...write, operationId: 'draftProofRequest',
       summary: 'AI draft of a story request; never sent; a draft failing the ask policy is discarded with 422 ASK_POLICY_FAILED',
     },
@@ -194,6 +197,7 @@ export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promis
       },
     },
     config: {
+      tag: 'ai', ...PROOF_API_ROUTE,
       ...write, operationId: 'compileCaseStudy',
       summary: 'AI case study from approved stories: cited statements and exact quotes only; a draft asset needing a person and each customer',
     },
@@ -216,6 +220,7 @@ export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promis
   app.get<{ Params: { id: string } }>('/api/v1/proof/ai-operations/:id', {
     schema: { params: idParams, response: { 200: dataOf(aiOperationSchema) } },
     config: {
+      tag: 'ai', ...PROOF_API_ROUTE,
       auth: 'key', scope: 'service:proof:read', operationId: 'getAiOperation',
       summary: 'One AI operation record; its result needs proof:read_private when a source version is not approved public',
     },
@@ -224,4 +229,3 @@ export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promis
     return { data: await viewOperation(ds, op, canReadPrivate(request)) };
   });
 }
-

@@ -15,6 +15,8 @@ import { enforceRate } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { endUserOf } from '../plugins/product-tenant';
 import { ReviewDecision, decideReview, reviewQueue } from '../../db/collection/review';
+import { CUSTOMER_ROUTE } from '../plugins/route-traits';
+import { LINK_UNAUTHORIZED, NOT_FOUND_FOR_TENANT, STATE_CONFLICT } from './collection-schemas';
 
 const id = () => string().required().max(100);
 
@@ -69,7 +71,7 @@ const signedFile = object({ receipt: openObject(), passport: openObject(), signa
 /** What the link reaches: the scope it was issued with (a story link its own story, a person link all the person's). */
 const reachOf = (request: Parameters<typeof secretOf>[0]): ControlReach => {
   const s = secretOf(request);
-  if (!s.personRef) throw new ServiceError('UNAUTHORIZED', 401, 'this control link names no person');
+  if (!s.personRef) throw new ServiceError('UNAUTHORIZED', 'this control link names no person');
   return { organizationId: s.organizationId, productId: s.productId, personRef: s.personRef, proofItemId: s.scope === 'story' ? s.proofItemId : null };
 };
 
@@ -81,15 +83,15 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
   const auth = customerAuth(ds, deps.config, 'control');
 
   app.get('/api/proof/collect/control', {
-    schema: { response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 200: dataOf(object({ person: openObject().required(), stories: array(storySchema).defined() })) } },
+    schema: { response: { 401: LINK_UNAUTHORIZED, 200: dataOf(object({ person: openObject().required(), stories: array(storySchema).defined() })) } },
     onRequest: auth,
-    config: { operationId: 'getControl', summary: 'The customer\'s stories, pending wording approvals, active uses and corrections' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getControl', summary: 'The customer\'s stories, pending wording approvals, active uses and corrections' },
   }, async (request) => ({ data: await controlView(ds, reachOf(request)) }));
 
   app.post<{ Body: ControlAction | { action: 'withdraw'; proofItemId: string; confirm: true } }>('/api/proof/collect/control', {
-    schema: { body: controlBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(openObject()), 201: dataOf(openObject()) } },
+    schema: { body: controlBody, response: { 404: NOT_FOUND_FOR_TENANT, 409: STATE_CONFLICT, 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
-    config: { operationId: 'controlStory', summary: 'approve_wording, decline_wording, request_correction, pause, resume or withdraw (completed at once, final)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'controlStory', summary: 'approve_wording, decline_wording, request_correction, pause, resume or withdraw (completed at once, final)' },
   }, async (request, reply) => {
     const person = reachOf(request);
     const body = request.body;
@@ -101,9 +103,9 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.get<{ Querystring: { proofItemId: string; download?: string } }>('/api/proof/collect/control/passport', {
-    schema: { querystring: itemQuery, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 200: dataOf(passportSchema) } },
+    schema: { querystring: itemQuery, response: { 404: NOT_FOUND_FOR_TENANT, 200: dataOf(passportSchema) } },
     onRequest: auth,
-    config: { operationId: 'getPassport', summary: 'Every use of the story and whether it renders now; download=1 answers the signed file' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getPassport', summary: 'Every use of the story and whether it renders now; download=1 answers the signed file' },
   }, async (request, reply) => {
     const person = reachOf(request);
     if (request.query.download !== undefined) {
@@ -115,18 +117,18 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.post<{ Body: PassportAction }>('/api/proof/collect/control/passport', {
-    schema: { body: passportBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 200: dataOf(openObject()), 201: dataOf(openObject()) } },
+    schema: { body: passportBody, response: { 404: NOT_FOUND_FOR_TENANT, 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
-    config: { operationId: 'changePassport', summary: 'remove_use (a placement stops showing it) or limit_channels (a narrowed grant)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'changePassport', summary: 'remove_use (a placement stops showing it) or limit_channels (a narrowed grant)' },
   }, async (request, reply) => {
     const { status, data } = await passportAction(ds, reachOf(request), request.body);
     return reply.code(status).send({ data });
   });
 
   app.get<{ Querystring: { proofItemId: string; receiptId?: string } }>('/api/proof/collect/control/receipt', {
-    schema: { querystring: receiptQuery, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 200: signedFile } },
+    schema: { querystring: receiptQuery, response: { 404: NOT_FOUND_FOR_TENANT, 200: signedFile } },
     onRequest: auth,
-    config: { operationId: 'getCustomerReceipt', summary: 'The story\'s signed receipt (newest grant), as a downloadable JSON file' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getCustomerReceipt', summary: 'The story\'s signed receipt (newest grant), as a downloadable JSON file' },
   }, async (request, reply) => {
     const receipt = await customerReceipt(ds, reachOf(request), request.query.proofItemId, request.query.receiptId);
     return reply.header('content-disposition', `attachment; filename="receipt-${request.query.proofItemId}.json"`)
@@ -145,6 +147,7 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
     },
     onRequest: [auth, personLinkRate],
     config: {
+      tag: 'collection', ...CUSTOMER_ROUTE,
       operationId: 'requestPersonLink',
       summary: 'E-mail the person link (all of the person\'s stories) to an address of one of their own stories; always 202, whether or not it matched',
     },
@@ -164,7 +167,7 @@ export async function inboxControlLinkRoutes(app: FastifyInstance, deps: AppDeps
         201: dataOf(object({ controlToken: string().required(), controlUrl: string().required(), controlExpiresAt: timestamp().required() })),
       },
     },
-    config: { auth: 'identity', operationId: 'redeemInboxControlLink', summary: 'The end user\'s person link, delivered in their inbox: a new secret each time, shown once' },
+    config: { tag: 'collection', auth: 'identity', operationId: 'redeemInboxControlLink', summary: 'The end user\'s person link, delivered in their inbox: a new secret each time, shown once' },
   }, async (request, reply) => {
     const link = await redeemInboxPersonLink(ds, endUserOf(request), request.params.id, deps.config.collectPageUrl);
     return reply.code(201).header('cache-control', 'no-store').send({ data: link });
@@ -187,13 +190,13 @@ export async function customerReviewRoutes(app: FastifyInstance, deps: AppDeps):
   app.get('/api/proof/review', {
     schema: { response: { 200: dataOf(object({ versions: array(openObject()).defined(), assets: array(openObject()).defined() })) } },
     onRequest: auth,
-    config: { operationId: 'getCustomerReview', summary: 'Versions and assets quoting the customer that await their decision' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getCustomerReview', summary: 'Versions and assets quoting the customer that await their decision' },
   }, async (request) => ({ data: await reviewQueue(ds, reachOf(request)) }));
 
   app.post<{ Body: ReviewDecision }>('/api/proof/review', {
-    schema: { body: reviewBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(openObject()), 201: dataOf(openObject()) } },
+    schema: { body: reviewBody, response: { 404: NOT_FOUND_FOR_TENANT, 409: STATE_CONFLICT, 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
-    config: { operationId: 'decideCustomerReview', summary: 'Approve or decline exact words (contentHash must match: 409)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'decideCustomerReview', summary: 'Approve or decline exact words (contentHash must match: 409)' },
   }, async (request, reply) => {
     const { status, data } = await decideReview(ds, reachOf(request), request.body);
     return reply.code(status).send({ data });

@@ -14,6 +14,8 @@ import { pathParams } from '../plugins/path-params';
 import { CEILING_OR_RATE, dataOf, timestamp, errorOf } from '../plugins/responses';
 import { isoDateTime, openObject, strictObject } from '../plugins/validation';
 import { countPublic, countSecret, customerAuth, headerSecret } from './customer-auth';
+import { CUSTOMER_ROUTE } from '../plugins/route-traits';
+import { LINK_EXPIRED, LINK_UNAUTHORIZED, NOT_FOUND_FOR_TENANT, STATE_CONFLICT } from './collection-schemas';
 
 const draftParams = pathParams('id');
 
@@ -54,7 +56,6 @@ const submission = object({
   controlExpiresAt: timestamp().required(),
 });
 
-
 const patchBody = strictObject({
   revision: number().integer().min(1),
   text: string().max(10_000),
@@ -92,20 +93,20 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   const cfg = deps.config;
   const draftAuth = customerAuth(ds, cfg, 'draft_session', { draftParam: 'id' });
   app.post<{ Body: { flowId?: string } | undefined }>('/api/proof/collect/drafts', {
-    schema: { body: startBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'), 200: dataOf(draftOpened), 201: dataOf(draftOpened) } },
+    schema: { body: startBody, response: { 404: NOT_FOUND_FOR_TENANT, 409: STATE_CONFLICT, 410: LINK_EXPIRED, 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'), 200: dataOf(draftOpened), 201: dataOf(draftOpened) } },
     onRequest: async (request, reply) => {
       if (request.headers['x-link-token'] === undefined) await countPublic(cfg, request, reply);
       else await countSecret(cfg, reply, headerSecret(request, 'x-link-token', 'pr'));
     },
-    config: { operationId: 'startDraft', summary: 'Start a draft on a live flow ({flowId}: its publicId), or open the recipient\'s draft with x-link-token: pr_' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'startDraft', summary: 'Start a draft on a live flow ({flowId}: its publicId), or open the recipient\'s draft with x-link-token: pr_' },
   }, async (request, reply) => {
     const linkToken = request.headers['x-link-token'] as string | undefined;
     if (linkToken) {
-      if (request.body?.flowId !== undefined) throw new ServiceError('INVALID_INPUT', 400, 'a personal link names its flow: send {}');
+      if (request.body?.flowId !== undefined) throw new ServiceError('INVALID_INPUT', 'a personal link names its flow: send {}');
       const { created, ...opened } = await startRequestDraft(ds, linkToken, cfg.draftTtlDays);
       return reply.code(created ? 201 : 200).send({ data: opened });
     }
-    if (!request.body?.flowId) throw new ServiceError('INVALID_INPUT', 400, 'flowId (the flow\'s publicId) is required');
+    if (!request.body?.flowId) throw new ServiceError('INVALID_INPUT', 'flowId (the flow\'s publicId) is required');
     return reply.code(201).send({ data: await startPublicDraft(ds, request.body.flowId, cfg.draftTtlDays) });
   });
 
@@ -115,7 +116,7 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
       response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT: the flow is not live'), 200: dataOf(flowView) },
     },
     onRequest: async (request, reply) => countPublic(cfg, request, reply),
-    config: { operationId: 'getLiveFlow', summary: 'The live flow\'s public view (the same flow object a draft answers); creates nothing, cacheable for a minute' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getLiveFlow', summary: 'The live flow\'s public view (the same flow object a draft answers); creates nothing, cacheable for a minute' },
   }, async (request, reply) => {
     const flow = publicFlow(await liveFlow(ds.manager, request.params.publicId));
     // A minute of caching: a page shows the form without a query per view; a new publish shows within a minute.
@@ -123,9 +124,9 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   });
 
   app.get<{ Params: { id: string } }>('/api/proof/collect/drafts/:id', {
-    schema: { params: draftParams, response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 410: errorOf('EXPIRED: the draft was idle past its lifetime and is erased'), 200: dataOf(draftRead) } },
+    schema: { params: draftParams, response: { 401: LINK_UNAUTHORIZED, 410: errorOf('EXPIRED: the draft was idle past its lifetime and is erased'), 200: dataOf(draftRead) } },
     onRequest: draftAuth,
-    config: { operationId: 'getDraft', summary: 'Resume a draft: its fields, uploads and the pinned flow version; 410 once expired' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getDraft', summary: 'Resume a draft: its fields, uploads and the pinned flow version; 410 once expired' },
   }, async (request) => {
     const draft = await findDraft(ds, request.params.id);
     if (effectiveDraftStatus(draft) === 'expired') throw expired('draft');
@@ -133,21 +134,21 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
   });
 
   app.patch<{ Params: { id: string }; Body: DraftPatch }>('/api/proof/collect/drafts/:id', {
-    schema: { params: draftParams, body: patchBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 200: dataOf(draftRead) } },
+    schema: { params: draftParams, body: patchBody, response: { 409: STATE_CONFLICT, 410: LINK_EXPIRED, 200: dataOf(draftRead) } },
     onRequest: draftAuth,
-    config: { operationId: 'saveDraft', summary: 'Auto-save: merge fields (a null answer removes it); optional revision check' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'saveDraft', summary: 'Auto-save: merge fields (a null answer removes it); optional revision check' },
   }, async (request) => ({ data: await patchDraft(ds, request.params.id, request.body, cfg.draftTtlDays) }));
 
   app.post<{ Params: { id: string } }>('/api/proof/collect/drafts/:id/submit', {
     schema: {
       params: draftParams, body: emptyBody,
       response: {
-        409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'),
+        409: STATE_CONFLICT,
         429: errorOf(CEILING_OR_RATE), 201: dataOf(submission),
       },
     },
     onRequest: draftAuth,
-    config: { operationId: 'submitDraft', summary: 'Submit: stored first; the private control link is returned once' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'submitDraft', summary: 'Submit: stored first; the private control link is returned once' },
   }, async (request, reply) => {
     const stored = await submitDraft(ds, request.params.id, {
       pageUrl: cfg.collectPageUrl, controlTtlDays: cfg.controlLinkTtlDays, monthlyAllowance: cfg.proofMonthlySubmissionAllowance,
@@ -163,19 +164,19 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
       response: { 201: dataOf(object({ continuationToken: string().required(), continuationUrl: string().required(), expiresAt: timestamp().required() })) },
     },
     onRequest: draftAuth,
-    config: { operationId: 'createContinuation', summary: 'A single-use link to continue on another device, valid 7 days' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'createContinuation', summary: 'A single-use link to continue on another device, valid 7 days' },
   }, async (request, reply) => reply.code(201).send({ data: await issueContinuation(ds, request.params.id, cfg.collectPageUrl) }));
 
   app.post('/api/proof/collect/continue', {
-    schema: { body: emptyBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 200: dataOf(draftOpened) } },
+    schema: { body: emptyBody, response: { 409: STATE_CONFLICT, 410: LINK_EXPIRED, 200: dataOf(draftOpened) } },
     onRequest: async (request, reply) => countSecret(cfg, reply, headerSecret(request, 'x-link-token', 'cl')),
-    config: { operationId: 'continueDraft', summary: 'Redeem a continuation link (x-link-token: cl_) for a fresh draft session' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'continueDraft', summary: 'Redeem a continuation link (x-link-token: cl_) for a fresh draft session' },
   }, async (request) => ({ data: await redeemContinuation(ds, request.headers['x-link-token'] as string) }));
 
   app.post('/api/proof/collect/opt-out', {
-    schema: { body: emptyBody, response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 200: dataOf(object({ status: mixed().oneOf(['opted_out']).required() })) } },
+    schema: { body: emptyBody, response: { 401: LINK_UNAUTHORIZED, 200: dataOf(object({ status: mixed().oneOf(['opted_out']).required() })) } },
     onRequest: async (request, reply) => countSecret(cfg, reply, headerSecret(request, 'x-link-token', 'pr')),
-    config: { operationId: 'optOut', summary: 'Stop all story requests to this recipient (x-link-token: pr_); idempotent' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'optOut', summary: 'Stop all story requests to this recipient (x-link-token: pr_); idempotent' },
   }, async (request) => {
     await optOut(ds, request.headers['x-link-token'] as string);
     return { data: { status: 'opted_out' } };

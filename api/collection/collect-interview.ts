@@ -15,6 +15,7 @@ import { strictObject } from '../plugins/validation';
 import { customerAuth, secretOf } from './customer-auth';
 import { writers } from './collection-schemas';
 import { clientAddressDigest } from '../plugins/client-address';
+import { CUSTOMER_ROUTE } from '../plugins/route-traits';
 
 const questionSchema = object({ id: string().required(), text: string().required() });
 const interviewView = object({
@@ -89,7 +90,7 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
         interviewToken: string().required(), interviewUrl: string().required(),
       })) },
     },
-    config: { ...writers, operationId: 'createInterview', summary: 'An asynchronous case-study interview; its iv_ link secret is shown once (30 days)' },
+    config: { tag: 'collection', ...writers, operationId: 'createInterview', summary: 'An asynchronous case-study interview; its iv_ link secret is shown once (30 days)' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const made = await createInterview(ds, { organizationId: s.organizationId, teammateId: s.teammateId }, request.body);
@@ -101,7 +102,7 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
   app.get('/api/proof/interview', {
     schema: { response: { 401: errorOf('UNAUTHORIZED: the interview link is missing, unknown or of the wrong kind'), 410: gone, 200: dataOf(object({ interview: interviewView.required() })) } },
     onRequest: interviewAuth,
-    config: { operationId: 'getInterview', summary: 'The interview\'s questions and the answers given so far' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getInterview', summary: 'The interview\'s questions and the answers given so far' },
   }, async (request) => ({ data: { interview: await getInterview(ds, interviewOf(request)) } }));
 
   app.post<{ Body: InterviewBody }>('/api/proof/interview', {
@@ -115,7 +116,7 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
       },
     },
     onRequest: interviewAuth,
-    config: { operationId: 'answerInterview', summary: 'Answer a question by text, open the upload of a recorded answer (201, its token once), or finish' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'answerInterview', summary: 'Answer a question by text, open the upload of a recorded answer (201, its token once), or finish' },
   }, async (request, reply) => {
     const id = interviewOf(request);
     const body = request.body;
@@ -141,10 +142,10 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
       },
     },
     onRequest: uploadAuth,
-    config: { operationId: 'putInterviewUpload', summary: 'The recorded answer\'s raw bytes in one request, with their Content-Length (video rules); written once' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'putInterviewUpload', summary: 'The recorded answer\'s raw bytes in one request, with their Content-Length (video rules); written once' },
   }, async (request, reply) => {
     if (!request.headers['content-type']?.startsWith('application/octet-stream')) {
-      throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, 'send the recording as application/octet-stream');
+      throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'send the recording as application/octet-stream');
     }
     const body = { chunks: bodyChunks(request), length: declaredLength(request) };
     return reply.code(201).send({ data: await putInterviewUpload(ds, store, interviewOf(request), request.params.sessionId, body) });

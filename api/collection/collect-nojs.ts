@@ -9,6 +9,8 @@ import { ServiceError, conflict } from '../../runtime/service-error';
 import { CEILING_OR_RATE, errorOf, fileOf } from '../plugins/responses';
 import type { AppDeps } from '../app-deps';
 import { countPublic } from './customer-auth';
+import { CUSTOMER_ROUTE } from '../plugins/route-traits';
+import { STATE_CONFLICT } from './collection-schemas';
 
 type Form = Record<string, string | string[]>;
 
@@ -25,7 +27,7 @@ export function nojsErrorPage(error: { error: string; code: string }): string {
     + '<p>Go back, check the form and send it again.</p>');
 }
 
-const bad = (message: string) => new ServiceError('INVALID_INPUT', 400, message);
+const bad = (message: string) => new ServiceError('INVALID_INPUT', message);
 const one = (form: Form, name: string): string | undefined => {
   const v = form[name];
   if (Array.isArray(v)) throw bad(`${name} may be sent once`);
@@ -71,18 +73,19 @@ export async function collectNojsRoutes(app: FastifyInstance, deps: AppDeps): Pr
   app.post<{ Body: Form }>('/api/proof/collect/nojs', {
     schema: {
       response: {
-        409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'),
+        409: STATE_CONFLICT,
         429: errorOf(CEILING_OR_RATE), 200: fileOf('text/html', 'the HTML receipt'),
       },
     },
     onRequest: async (request, reply) => countPublic(cfg, request, reply),
     config: {
+      tag: 'collection', ...CUSTOMER_ROUTE,
       operationId: 'submitNojsForm', summary: 'No-JavaScript form (application/x-www-form-urlencoded); answers a plain HTML receipt',
       htmlError: nojsErrorPage,
     },
   }, async (request, reply) => {
     if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded') || typeof request.body !== 'object') {
-      throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, 'send the form as application/x-www-form-urlencoded');
+      throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'send the form as application/x-www-form-urlencoded');
     }
     const form = request.body;
     if (one(form, 'website')) throw bad('the form could not be accepted');

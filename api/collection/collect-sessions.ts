@@ -14,6 +14,8 @@ import { dataOf, timestamp, errorOf } from '../plugins/responses';
 import { openObject, strictObject } from '../plugins/validation';
 import { draftSchema, flowView } from './collect-drafts';
 import { countSecret, unauthorized } from './customer-auth';
+import { CUSTOMER_ROUTE, PROOF_API_ROUTE } from '../plugins/route-traits';
+import { LINK_UNAUTHORIZED, NOT_FOUND_FOR_TENANT, STATE_CONFLICT } from './collection-schemas';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -31,7 +33,7 @@ const promptSchema = object({
 /** `Origin`, when a browser sends one, must be one the live version allows (403). */
 async function checkOrigin(request: FastifyRequest, allowed: string[]): Promise<void> {
   const origin = request.headers.origin;
-  if (origin !== undefined && !allowed.includes(origin)) throw new ServiceError('FORBIDDEN', 403, 'this Origin is not allowed by the flow');
+  if (origin !== undefined && !allowed.includes(origin)) throw new ServiceError('FORBIDDEN', 'this Origin is not allowed by the flow');
 }
 
 /**
@@ -53,7 +55,7 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
     await countSecret(cfg, reply, token);
     if (!identity.nonce) throw unauthorized('the end-user token needs a nonce');
     if (!(await consumeNonce(ds, identity.productId, identity.nonce, identity.expiresAt))) {
-      throw new ServiceError('ALREADY_USED', 409, 'this end-user token was already used; mint one per call');
+      throw new ServiceError('ALREADY_USED', 'this end-user token was already used; mint one per call');
     }
     request.endUser = identity;
   };
@@ -65,10 +67,10 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
   app.post<{ Body: { flowId: string; surface: string } }>('/api/proof/collect/sessions', {
     schema: {
       body: strictObject({ flowId: string().required().max(100), surface: string().required().oneOf(['embedded', 'in_app']) }).required(),
-      response: { 403: errorOf('FORBIDDEN: this caller may not do this'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 201: dataOf(object({ draft: draftSchema.required(), draftSession: string().required(), flow: flowView.required() })) },
+      response: { 403: errorOf('FORBIDDEN: this caller may not do this'), 409: STATE_CONFLICT, 201: dataOf(object({ draft: draftSchema.required(), draftSession: string().required(), flow: flowView.required() })) },
     },
     onRequest: endUserAuth,
-    config: { operationId: 'startEndUserSession', summary: 'A known customer\'s draft for the embedded or in-app prompt (signed end-user token, single use)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'startEndUserSession', summary: 'A known customer\'s draft for the embedded or in-app prompt (signed end-user token, single use)' },
   }, async (request, reply) => {
     const who = personOf(request);
     await checkOrigin(request, (await liveFlow(ds.manager, request.body.flowId, who.productId)).allowedOrigins);
@@ -80,9 +82,9 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.get<{ Querystring: { flowId: string } }>('/api/proof/collect/prompt', {
-    schema: { querystring: strictObject({ flowId: string().required().max(100) }), response: { 401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'), 200: dataOf(promptSchema) } },
+    schema: { querystring: strictObject({ flowId: string().required().max(100) }), response: { 401: LINK_UNAUTHORIZED, 200: dataOf(promptSchema) } },
     onRequest: endUserAuth,
-    config: { operationId: 'getPrompt', summary: 'May the prompt show now, and why not' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getPrompt', summary: 'May the prompt show now, and why not' },
   }, async (request) => ({ data: await promptState(ds, personOf(request), request.query.flowId) }));
 
   app.post<{ Body: PromptChoice }>('/api/proof/collect/prompt', {
@@ -97,7 +99,7 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
       response: { 200: dataOf(promptSchema) },
     },
     onRequest: endUserAuth,
-    config: { operationId: 'answerPrompt', summary: 'Record not now (14 days), never ask (an opt-out) or a channel preference' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'answerPrompt', summary: 'Record not now (14 days), never ask (an opt-out) or a channel preference' },
   }, async (request) => ({ data: await recordPromptChoice(ds, personOf(request), request.body) }));
 
   app.post<{ Body: { flowId: string; customer?: { personRef?: string; email?: string; name?: string }; endUserId?: string } }>(
@@ -108,7 +110,7 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
           customer: strictObject({ personRef: string().min(1).max(200), email: string().email().max(320), name: string().min(1).max(200) }).default(undefined),
           endUserId: string().min(1).max(200),
         }).required(),
-        response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'),
+        response: { 404: NOT_FOUND_FOR_TENANT, 409: STATE_CONFLICT,
           201: dataOf(object({
             sessionId: string().required(), draftSession: string().required(), expiresAt: timestamp().required(), flowVersionId: string().required(),
             questions: array(openObject()).defined(), consentPolicy: openObject().nullable().defined(), uploadLimits: openObject().required(),
@@ -116,6 +118,7 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
         },
       },
       config: {
+        tag: 'collection', ...PROOF_API_ROUTE,
         auth: 'key', scope: 'service:proof:submissions:write', operationId: 'createSubmissionSession',
         summary: 'Start a draft for a custom UI; it then uses the customer draft routes with the draft session',
       },
@@ -132,7 +135,7 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
         }, cfg.draftTtlDays);
       } catch (err) {
         if (err instanceof ServiceError && err.code === 'OPTED_OUT') {
-          throw new ServiceError('CONFLICT', 409, 'this recipient opted out of story requests', { reason: 'opted_out' });
+          throw new ServiceError('CONFLICT', 'this recipient opted out of story requests', { reason: 'opted_out' });
         }
         throw err;
       }

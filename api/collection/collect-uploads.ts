@@ -31,6 +31,8 @@ import { sendStoredRange } from '../plugins/byte-ranges';
 import { bodyChunks, declaredLength, takeStreamedBodies } from '../plugins/streamed-body';
 import { uploadWorkflowId } from '../../workflows/workflow-ids';
 import { clientAddressDigest } from '../plugins/client-address';
+import { CUSTOMER_ROUTE } from '../plugins/route-traits';
+import { LINK_EXPIRED, LINK_UNAUTHORIZED, STATE_CONFLICT } from './collection-schemas';
 
 const uploadParams = pathParams('id', 'sessionId');
 const draftParams = pathParams('id');
@@ -121,9 +123,9 @@ export function uploadWorkflows(ds: DataSource, temporal: Client, config: Config
         }
       }
       if (outcome?.lastError === 'CHECKSUM_MISMATCH') {
-        throw new ServiceError('CHECKSUM_MISMATCH', 422, 'the assembled file does not match the sha256 given when the upload opened; the parts are kept');
+        throw new ServiceError('CHECKSUM_MISMATCH', 'the assembled file does not match the sha256 given when the upload opened; the parts are kept');
       }
-      if (outcome?.lastError === 'UNSUPPORTED_MEDIA_TYPE') throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, `the file is not an accepted ${u.kind} type`);
+      if (outcome?.lastError === 'UNSUPPORTED_MEDIA_TYPE') throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', `the file is not an accepted ${u.kind} type`);
       return findUpload(ds, u.draftId, u.id);
     },
   };
@@ -139,7 +141,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   const workflows = uploadWorkflows(ds, deps.temporal, cfg);
   const draftAuth = customerAuth(ds, cfg, 'draft_session', { draftParam: 'id' });
   const uploadAuth = customerAuth(ds, cfg, 'upload', { draftParam: 'id', uploadParam: 'sessionId' });
-  const transcriptionOff = () => new ServiceError('UNAVAILABLE', 503, 'captions are not available: transcription is off');
+  const transcriptionOff = () => new ServiceError('UNAVAILABLE', 'captions are not available: transcription is off');
   const partAuth = customerAuth(ds, cfg, 'upload', { draftParam: 'id', uploadParam: 'sessionId', rateMultiplier: 5 });
 
   takeStreamedBodies(app, 'application/octet-stream');
@@ -154,9 +156,9 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   };
 
   app.post<{ Params: { id: string }; Body: OpenUploadBody }>('/api/proof/collect/drafts/:id/uploads', {
-    schema: { params: draftParams, body: openBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 413: errorOf('TOO_LARGE: the body or upload is larger than allowed, or the draft\'s uploads would hold more than PROOF_UPLOAD_DRAFT_MAX_BYTES'), 429: errorOf('RATE_LIMITED: more requests this minute, or the form (PROOF_UPLOAD_FLOW_DAILY_BYTES) or this client address (PROOF_UPLOAD_ADDRESS_DAILY_BYTES) opened its bytes of uploads for this UTC day; retry after Retry-After'), 201: dataOf(object({ upload: uploadSchema.required(), uploadToken: string().required() })) } },
+    schema: { params: draftParams, body: openBody, response: { 409: STATE_CONFLICT, 413: errorOf('TOO_LARGE: the body or upload is larger than allowed, or the draft\'s uploads would hold more than PROOF_UPLOAD_DRAFT_MAX_BYTES'), 429: errorOf('RATE_LIMITED: more requests this minute, or the form (PROOF_UPLOAD_FLOW_DAILY_BYTES) or this client address (PROOF_UPLOAD_ADDRESS_DAILY_BYTES) opened its bytes of uploads for this UTC day; retry after Retry-After'), 201: dataOf(object({ upload: uploadSchema.required(), uploadToken: string().required() })) } },
     onRequest: draftAuth,
-    config: { operationId: 'openUpload', summary: 'Open a resumable multipart upload (size and sha256 of the whole file); the upload token once' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'openUpload', summary: 'Open a resumable multipart upload (size and sha256 of the whole file); the upload token once' },
   }, async (request, reply) => {
     const draft = await findDraft(ds, request.params.id);
     if (effectiveDraftStatus(draft) === 'expired') throw expired('draft');
@@ -169,9 +171,9 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   });
 
   app.get<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
-    schema: { params: uploadParams, response: { 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 200: dataOf(object({ upload: uploadSchema.required() })) } },
+    schema: { params: uploadParams, response: { 410: LINK_EXPIRED, 200: dataOf(object({ upload: uploadSchema.required() })) } },
     onRequest: uploadAuth,
-    config: { operationId: 'getUpload', summary: 'Resume state: the parts received, with their sizes and sha256' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getUpload', summary: 'Resume state: the parts received, with their sizes and sha256' },
   }, async (request) => {
     const upload = await findUpload(ds, request.params.id, request.params.sessionId);
     if (effectiveStatus(upload) === 'expired') throw expired('upload');
@@ -181,10 +183,10 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   app.put<{ Params: { id: string; sessionId: string }; Querystring: { part: number } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
     schema: {
       params: uploadParams, querystring: partQuery,
-      response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 410: errorOf('EXPIRED: the link, draft or upload session has expired'), 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'), 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'), 200: dataOf(object({ number: number().required(), size: number().required(), sha256: string().required(), receivedBytes: number().required() })) },
+      response: { 409: STATE_CONFLICT, 410: LINK_EXPIRED, 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'), 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'), 200: dataOf(object({ number: number().required(), size: number().required(), sha256: string().required(), receivedBytes: number().required() })) },
     },
     onRequest: partAuth,
-    config: { operationId: 'putUploadPart', summary: 'Send one part (application/octet-stream with its Content-Length, ?part=n, optional x-part-sha256); re-sending replaces it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'putUploadPart', summary: 'Send one part (application/octet-stream with its Content-Length, ?part=n, optional x-part-sha256); re-sending replaces it' },
   }, async (request) => {
     const body = partBody(request);
     const upload = await findUpload(ds, request.params.id, request.params.sessionId);
@@ -194,10 +196,10 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   app.post<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
     schema: {
       params: uploadParams, body: strictObject({}).nullable().default(undefined),
-      response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'), 200: dataOf(object({ upload: uploadSchema.required() })), 202: dataOf(object({ upload: uploadSchema.required() })) },
+      response: { 409: STATE_CONFLICT, 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'), 200: dataOf(object({ upload: uploadSchema.required() })), 202: dataOf(object({ upload: uploadSchema.required() })) },
     },
     onRequest: uploadAuth,
-    config: { operationId: 'assembleUpload', summary: 'Assemble the immutable original: 200 complete within the wait, else 202 assembling; idempotent' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'assembleUpload', summary: 'Assemble the immutable original: 200 complete within the wait, else 202 assembling; idempotent' },
   }, async (request, reply) => {
     const upload = await workflows.assembleOrThrow(await findUpload(ds, request.params.id, request.params.sessionId));
     return reply.code(upload.status === 'complete' ? 200 : 202).send({ data: { upload: await withState(upload) } });
@@ -206,7 +208,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   app.delete<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
     schema: { params: uploadParams, response: { 204: noContent('No Content') } },
     onRequest: uploadAuth,
-    config: { operationId: 'cancelUpload', summary: 'Cancel: the bytes are erased and the upload detached; a repeat is 204' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'cancelUpload', summary: 'Cancel: the bytes are erased and the upload detached; a repeat is 204' },
   }, async (request, reply) => {
     await cancelUpload(ds, request.params.id, request.params.sessionId);
     return reply.code(204).send();
@@ -217,7 +219,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
       schema: {
         params: uploadParams, querystring: previewQuery,
         response: {
-          401: errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired'),
+          401: LINK_UNAUTHORIZED,
           429: errorOf('RATE_LIMITED: too many preview requests this minute from this client address or for this upload (RATE_LIMIT_PER_MINUTE each)'),
           409: errorOf('CONFLICT: the upload is not complete, or has no captions yet'),
           503: errorOf('UNAVAILABLE: captions asked for while transcription is off'),
@@ -235,7 +237,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
         await enforceRate(reply, `collect-preview:${sha256Hex(sessionId).slice(0, 32)}`, cfg.rateLimitPerMinute);
         if (!(await previewTokenValid(ds, sessionId, t))) throw unauthorized('the preview token is not valid or has expired');
       },
-      config: { operationId: 'previewUpload', summary: 'Private preview of the customer\'s own recording (t= preview token or x-upload-token); ranges' },
+      config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'previewUpload', summary: 'Private preview of the customer\'s own recording (t= preview token or x-upload-token); ranges' },
     }, async (request, reply) => {
       const upload = await findUpload(ds, request.params.id, request.params.sessionId);
       if (upload.status !== 'complete' || !upload.assetId) throw conflict('the upload is not complete');
@@ -259,7 +261,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
       response: { 200: fileOf('video/*', 'the video'), 206: fileOf('video/*', 'a byte range') },
     },
     onRequest: async (request, reply) => countPublic(cfg, request, reply),
-    config: { operationId: 'getWelcomeVideo', summary: 'A live flow\'s welcome video (byte ranges); 404 unless it passed screening or was cleared and the live version uses it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getWelcomeVideo', summary: 'A live flow\'s welcome video (byte ranges); 404 unless it passed screening or was cleared and the live version uses it' },
   }, async (request, reply) => {
     const media = await servedWelcomeVideo(ds, request.params.videoId);
     if (!media) throw notFound('welcome video');
@@ -286,7 +288,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   app.get<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId/captions', {
     schema: { params: uploadParams, response: { 409: stateConflict, 503: unavailable, 200: captionAnswer } },
     onRequest: draftAuth,
-    config: { operationId: 'getCaptions', summary: 'Caption state: status, versions and the current WebVTT; 503 UNAVAILABLE while transcription is off' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getCaptions', summary: 'Caption state: status, versions and the current WebVTT; 503 UNAVAILABLE while transcription is off' },
   }, async (request) => {
     if (!transcriptionConfigured(cfg)) throw transcriptionOff();
     const upload = await captionableUpload(ds, request.params.id, request.params.sessionId, false);
@@ -299,7 +301,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
       response: { 409: stateConflict, 503: unavailable, 200: captionAnswer, 202: captionAnswer },
     },
     onRequest: draftAuth,
-    config: { operationId: 'requestCaptions', summary: 'Automatic captions through the transcription provider: 202 pending (ai/transcription/<sessionId>), 200 when a track exists' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'requestCaptions', summary: 'Automatic captions through the transcription provider: 202 pending (ai/transcription/<sessionId>), 200 when a track exists' },
   }, async (request, reply) => {
     if (!transcriptionConfigured(cfg)) throw transcriptionOff();
     const state = await requestCaptions(ds, request.params.id, request.params.sessionId, transcription, cfg.taskQueue);
@@ -309,7 +311,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
   app.put<{ Params: { id: string; sessionId: string }; Body: CaptionCorrection }>('/api/proof/collect/drafts/:id/uploads/:sessionId/captions', {
     schema: { params: uploadParams, body: captionBody, response: { 409: stateConflict, 503: unavailable, 201: captionAnswer } },
     onRequest: draftAuth,
-    config: { operationId: 'correctCaptions', summary: 'Corrected captions on top of baseVersion: a new version; earlier ones stay' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'correctCaptions', summary: 'Corrected captions on top of baseVersion: a new version; earlier ones stay' },
   }, async (request, reply) => {
     if (!transcriptionConfigured(cfg)) throw transcriptionOff();
     return reply.code(201).send({ data: await correctCaptions(ds, request.params.id, request.params.sessionId, request.body) });
@@ -323,11 +325,11 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
  */
 export function partBody(request: FastifyRequest): PartBody {
   if (!request.headers['content-type']?.startsWith('application/octet-stream')) {
-    throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, 'send the part as application/octet-stream');
+    throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'send the part as application/octet-stream');
   }
   const declared = request.headers['x-part-sha256'];
   if (declared !== undefined && (typeof declared !== 'string' || !SHA256_HEX.test(declared))) {
-    throw new ServiceError('INVALID_INPUT', 400, 'x-part-sha256 must be 64 lowercase hex characters');
+    throw new ServiceError('INVALID_INPUT', 'x-part-sha256 must be 64 lowercase hex characters');
   }
   return { chunks: bodyChunks(request), length: declaredLength(request), sha256: declared };
 }

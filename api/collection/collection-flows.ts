@@ -14,9 +14,8 @@ import { idParams } from '../plugins/path-params';
 import { PageRequest } from '../../db/pagination';
 import { dataOf, errorOf, fileOf, noContent, pageOf } from '../plugins/responses';
 import { openObject, pageQuery, strictObject } from '../plugins/validation';
-import {
-  definitionSchema, domainSchema, flowDetail, flowSummary, flowVersionSchema, readers, writers,
-} from './collection-schemas';
+import { definitionSchema, domainSchema, flowDetail, flowSummary, flowVersionSchema, NOT_FOUND_FOR_TENANT, readers, STATE_CONFLICT, writers } from './collection-schemas';
+import { CUSTOMER_ROUTE } from '../plugins/route-traits';
 
 const createBody = strictObject({
   productId: string().required().max(100),
@@ -70,7 +69,7 @@ const incentiveBody = object({
 function withReasons(error: Error): ServiceError {
   const issues = error instanceof ServiceError && Array.isArray(error.details) ? error.details as FieldIssue[] : [];
   const reasons = issues.map((i) => (i.message.startsWith(i.path) ? i.message : `${i.path}: ${i.message}`)).join('; ');
-  return new ServiceError('VALIDATION_FAILED', 400, reasons ? `the incentive is refused: ${reasons}` : error.message, issues);
+  return new ServiceError('VALIDATION_FAILED', reasons ? `the incentive is refused: ${reasons}` : error.message, issues);
 }
 
 const listQuery = strictObject({ ...pageQuery, productId: string().max(100) });
@@ -90,32 +89,32 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.get<{ Querystring: PageRequest & { productId?: string } }>('/api/proof/collect/forms', {
     schema: { querystring: listQuery, response: { 200: pageOf(flowSummary) } },
-    config: { ...readers, operationId: 'listCollectionFlows', summary: 'Flows with their consent template and the monthly allowance' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listCollectionFlows', summary: 'Flows with their consent template and the monthly allowance' },
   }, async (request) => listFlows(ds, who(request).organizationId, settings, request.query));
 
   app.post<{ Body: { productId: string; name: string; definition?: Partial<FlowDefinition> } }>('/api/proof/collect/forms', {
-    schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 201: dataOf(flowDetail) } },
-    config: { ...writers, operationId: 'createCollectionFlow', summary: 'Create a flow (state draft) with an optional draft definition' },
+    schema: { body: createBody, response: { 404: NOT_FOUND_FOR_TENANT, 201: dataOf(flowDetail) } },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'createCollectionFlow', summary: 'Create a flow (state draft) with an optional draft definition' },
   }, async (request, reply) => reply.code(201).send({ data: await createFlow(ds, who(request), request.body, settings) }));
 
   app.get<{ Params: { id: string }; Querystring: { version?: number } }>('/api/proof/collect/forms/:id', {
     schema: { params: idParams, querystring: readQuery, response: { 200: dataOf(flowDetail) } },
-    config: { ...readers, operationId: 'getCollectionFlow', summary: 'A flow, its draft definition and versions; ?version=N adds that version' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getCollectionFlow', summary: 'A flow, its draft definition and versions; ?version=N adds that version' },
   }, async (request) => ({ data: await getFlow(ds, who(request).organizationId, request.params.id, settings, request.query.version) }));
 
   app.patch<{ Params: { id: string }; Body: FlowPatch }>('/api/proof/collect/forms/:id', {
-    schema: { params: idParams, body: patchBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(flowDetail) } },
-    config: { ...writers, operationId: 'updateCollectionFlow', summary: 'Save the draft (revision checked) or pause, resume or archive the flow' },
+    schema: { params: idParams, body: patchBody, response: { 409: STATE_CONFLICT, 200: dataOf(flowDetail) } },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'updateCollectionFlow', summary: 'Save the draft (revision checked) or pause, resume or archive the flow' },
   }, async (request) => ({ data: await saveFlow(ds, who(request).organizationId, request.params.id, request.body, settings) }));
 
   app.post<{ Params: { id: string }; Body: { draftRevision: number } }>('/api/proof/collect/forms/:id', {
-    schema: { params: idParams, body: publishBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 201: dataOf(object({ flowVersion: flowVersionSchema.required() })) } },
-    config: { ...writers, operationId: 'publishCollectionFlow', summary: 'Publish the draft as a new immutable version; the live link serves it' },
+    schema: { params: idParams, body: publishBody, response: { 409: STATE_CONFLICT, 201: dataOf(object({ flowVersion: flowVersionSchema.required() })) } },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'publishCollectionFlow', summary: 'Publish the draft as a new immutable version; the live link serves it' },
   }, async (request, reply) => reply.code(201).send({ data: await publishFlow(ds, who(request), request.params.id, request.body.draftRevision) }));
 
   app.put<{ Params: { id: string }; Body: Incentive }>('/api/proof/collect/forms/:id/incentive', {
     schema: { params: idParams, body: incentiveBody, response: { 200: dataOf(object({ incentive: openObject().required(), appliesFrom: string().required() })) } },
-    config: { ...writers, operationId: 'setCollectionIncentive', summary: 'Set or clear the participation reward; it applies from the next publish' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'setCollectionIncentive', summary: 'Set or clear the participation reward; it applies from the next publish' },
     // The customer routes' error body has no details, so the refusal's reasons go into its message.
     attachValidation: true,
   }, async (request) => {
@@ -129,7 +128,7 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.get<{ Params: { id: string } }>('/api/proof/collect/forms/:id/domains', {
     schema: { params: idParams, response: { 200: pageOf(domainSchema) } },
-    config: { ...readers, operationId: 'listCollectionDomains', summary: 'Custom domains of the flow with their DNS records and verification state' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listCollectionDomains', summary: 'Custom domains of the flow with their DNS records and verification state' },
   }, async (request) => {
     const rows = await listDomains(ds, who(request).organizationId, request.params.id);
     // At most five: always one page.
@@ -142,6 +141,7 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
       response: { 409: errorOf('CONFLICT: the hostname is verified for another flow'), 201: dataOf(domainSchema), 200: dataOf(domainSchema) },
     },
     config: {
+      tag: 'collection', ...CUSTOMER_ROUTE,
       ...writers, operationId: 'addCollectionDomain',
       summary: 'Claim a custom domain (at most five): 201 with the DNS records to set; the flow\'s own hostname again: 200, checked now; 409 once another flow verified it',
     },
@@ -154,15 +154,15 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.delete<{ Params: { id: string }; Querystring: { hostname: string } }>('/api/proof/collect/forms/:id/domains', {
     schema: { params: idParams, querystring: domainQuery, response: { 204: noContent('removed') } },
-    config: { ...writers, operationId: 'removeCollectionDomain', summary: 'Remove a custom domain' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'removeCollectionDomain', summary: 'Remove a custom domain' },
   }, async (request, reply) => {
     await removeDomain(ds, who(request).organizationId, request.params.id, request.query.hostname);
     return reply.code(204).send();
   });
 
   app.get<{ Params: { id: string }; Querystring: { download?: string; domain?: string } }>('/api/proof/collect/forms/:id/qr', {
-    schema: { params: idParams, querystring: qrQuery, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: fileOf('image/svg+xml', 'the QR code') } },
-    config: { ...readers, operationId: 'getCollectionFlowQr', summary: 'Printable SVG QR code of the live link; download=1 saves it' },
+    schema: { params: idParams, querystring: qrQuery, response: { 409: STATE_CONFLICT, 200: fileOf('image/svg+xml', 'the QR code') } },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getCollectionFlowQr', summary: 'Printable SVG QR code of the live link; download=1 saves it' },
   }, async (request, reply) => {
     const { organizationId } = who(request);
     const flow = await findFlow(ds.manager, organizationId, request.params.id);

@@ -11,9 +11,10 @@ import type { AppDeps } from '../app-deps';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { PageRequest } from '../../db/pagination';
-import { anyObject, dataOf, errorOf, pageOf } from '../plugins/responses';
+import { anyObject, dataOf, pageOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
-import { questionSchema, questionVersionSchema, readers, templateVersionSchema, writers } from './collection-schemas';
+import { questionSchema, questionVersionSchema, readers, STATE_CONFLICT, templateVersionSchema, writers } from './collection-schemas';
+import { CUSTOMER_ROUTE } from '../plugins/route-traits';
 
 const questionFields = {
   text: string().min(3).max(500),
@@ -62,27 +63,27 @@ export async function collectionLibraryRoutes(app: FastifyInstance, deps: AppDep
 
   app.get<{ Querystring: PageRequest & { state?: string } }>('/api/proof/collect/questions', {
     schema: { querystring: stateQuery, response: { 200: pageOf(questionSchema) } },
-    config: { ...readers, operationId: 'listCollectionQuestions', summary: 'The question library with how many flows use each question' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listCollectionQuestions', summary: 'The question library with how many flows use each question' },
   }, async (request) => listQuestions(ds, who(request).organizationId, request.query));
 
   app.post<{ Body: QuestionText }>('/api/proof/collect/questions', {
     schema: { body: questionBody, response: { 201: dataOf(questionVersionSchema) } },
-    config: { ...writers, operationId: 'createCollectionQuestion', summary: 'Save a new question (version 1)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'createCollectionQuestion', summary: 'Save a new question (version 1)' },
   }, async (request, reply) => reply.code(201).send({ data: await createQuestion(ds, who(request), request.body) }));
 
   app.get<{ Params: { id: string } }>('/api/proof/collect/questions/:id', {
     schema: { params: idParams, response: { 200: dataOf(questionSchema.shape({ versions: array(questionVersionSchema).defined() })) } },
-    config: { ...readers, operationId: 'getCollectionQuestion', summary: 'A question with every version' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getCollectionQuestion', summary: 'A question with every version' },
   }, async (request) => ({ data: await getQuestion(ds, who(request).organizationId, request.params.id) }));
 
   app.patch<{ Params: { id: string }; Body: QuestionChange }>('/api/proof/collect/questions/:id', {
     schema: { params: idParams, body: questionPatch, response: { 201: dataOf(questionVersionSchema) } },
-    config: { ...writers, operationId: 'reviseCollectionQuestion', summary: 'Write the next version from the latest one and the fields given; earlier versions never change' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'reviseCollectionQuestion', summary: 'Write the next version from the latest one and the fields given; earlier versions never change' },
   }, async (request, reply) => reply.code(201).send({ data: await reviseQuestion(ds, who(request), request.params.id, request.body) }));
 
   app.post<{ Params: { id: string }; Body: { action: 'archive' | 'restore' | 'pin'; version?: number } }>('/api/proof/collect/questions/:id', {
-    schema: { params: idParams, body: questionAction, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(anyObject().meta({ description: 'the question (archive, restore) or { flowQuestion } (build)' })) } },
-    config: { ...writers, operationId: 'actOnCollectionQuestion', summary: 'Archive or restore a question, or build a flow question pinned to a version' },
+    schema: { params: idParams, body: questionAction, response: { 409: STATE_CONFLICT, 200: dataOf(anyObject().meta({ description: 'the question (archive, restore) or { flowQuestion } (build)' })) } },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'actOnCollectionQuestion', summary: 'Archive or restore a question, or build a flow question pinned to a version' },
   }, async (request) => {
     const { organizationId } = who(request);
     const { action, version } = request.body;
@@ -92,11 +93,11 @@ export async function collectionLibraryRoutes(app: FastifyInstance, deps: AppDep
 
   app.get<{ Querystring: PageRequest & { productId?: string } }>('/api/proof/collect/consent-templates', {
     schema: { querystring: productQuery, response: { 200: pageOf(templateVersionSchema) } },
-    config: { ...readers, operationId: 'listConsentTemplateVersions', summary: 'Consent template versions, newest first' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listConsentTemplateVersions', summary: 'Consent template versions, newest first' },
   }, async (request) => listTemplateVersions(ds, who(request).organizationId, request.query));
 
   app.post<{ Body: NewTemplateVersion }>('/api/proof/collect/consent-templates', {
     schema: { body: templateBody, response: { 201: dataOf(templateVersionSchema) } },
-    config: { ...writers, operationId: 'publishConsentTemplateVersion', summary: 'Publish the next immutable version of a consent template (owner or admin)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'publishConsentTemplateVersion', summary: 'Publish the next immutable version of a consent template (owner or admin)' },
   }, async (request, reply) => reply.code(201).send({ data: await publishTemplateVersion(ds, who(request), request.body) }));
 }

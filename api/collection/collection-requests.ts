@@ -14,12 +14,11 @@ import type { AppDeps } from '../app-deps';
 import { HUMAN_DECISION, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { PageRequest } from '../../db/pagination';
-import { dataOf, pageOf, errorOf, timestamp } from '../plugins/responses';
+import { dataOf, pageOf, timestamp } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
-import {
-  candidateSchema, correctionSchema, readers, recipientSchema, requestSchema, routingSchema, writers,
-} from './collection-schemas';
+import { candidateSchema, correctionSchema, NOT_FOUND_FOR_TENANT, readers, recipientSchema, requestSchema, routingSchema, STATE_CONFLICT, writers } from './collection-schemas';
 import { proofRequestReminders } from './proof-request-workflows';
+import { CUSTOMER_ROUTE } from '../plugins/route-traits';
 
 const channel = () => string().oneOf([...REQUEST_CHANNELS]);
 
@@ -85,12 +84,12 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
 
   app.get<{ Querystring: PageRequest & { status?: string; flowId?: string } }>('/api/proof/collect/requests', {
     schema: { querystring: requestQuery, response: { 200: pageOf(requestSchema) } },
-    config: { ...readers, operationId: 'listProofRequests', summary: 'Personal requests, newest first; never their secrets' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listProofRequests', summary: 'Personal requests, newest first; never their secrets' },
   }, async (request) => listRequests(ds, creator(request).organizationId, request.query));
 
   app.post<{ Body: NewRequest }>('/api/proof/collect/requests', {
-    schema: { body: createBody, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 201: dataOf(issued) } },
-    config: { ...writers, operationId: 'createProofRequest', summary: 'A draft personal request pinned to the live version; its link secret is shown once' },
+    schema: { body: createBody, response: { 409: STATE_CONFLICT, 201: dataOf(issued) } },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'createProofRequest', summary: 'A draft personal request pinned to the live version; its link secret is shown once' },
   }, async (request, reply) => {
     const made = await createRequest(ds, creator(request), request.body);
     return reply.code(201).send({ data: { request: viewRequest(made.request), linkToken: made.linkToken, linkUrl: linkUrl(made.linkToken) } });
@@ -106,7 +105,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
         })),
       },
     },
-    config: { ...writers, operationId: 'createProofRequestsInBulk', summary: 'Draft personal requests for many customers; nothing is sent until a person sends each' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'createProofRequestsInBulk', summary: 'Draft personal requests for many customers; nothing is sent until a person sends each' },
   }, async (request, reply) => {
     const { created, skipped } = await createBulk(ds, creator(request), request.body);
     return reply.code(201).send({
@@ -116,7 +115,7 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
 
   app.get<{ Querystring: PageRequest & { state?: string } }>('/api/proof/collect/requests/outcome', {
     schema: { querystring: candidateQuery, response: { 200: pageOf(candidateSchema) } },
-    config: { ...readers, operationId: 'listAskCandidates', summary: 'Outcome-based ask candidates' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listAskCandidates', summary: 'Outcome-based ask candidates' },
   }, async (request) => {
     const { limit, cursor, state } = request.query;
     return listOpportunities(ds, { organizationId: creator(request).organizationId }, { state }, { limit, cursor });
@@ -125,12 +124,12 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
   app.post<{ Body: OpportunityDecision }>('/api/proof/collect/requests/outcome', {
     schema: {
       body: outcomeBody,
-      response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'),
+      response: { 404: NOT_FOUND_FOR_TENANT, 409: STATE_CONFLICT,
         200: dataOf(object({ candidate: candidateSchema.required() })),
         201: dataOf(object({ candidate: candidateSchema.required(), request: requestSchema.required(), linkToken: string().required(), linkUrl: string().required() })),
       },
     },
-    config: { ...HUMAN_DECISION, operationId: 'decideAskCandidate', summary: 'Accept a candidate into a draft request (nothing sent) or dismiss it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...HUMAN_DECISION, operationId: 'decideAskCandidate', summary: 'Accept a candidate into a draft request (nothing sent) or dismiss it' },
   }, async (request, reply) => {
     const { candidate, made } = await decideOpportunity(ds, creator(request), request.body);
     if (!made) return { data: { candidate } };
@@ -139,16 +138,16 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
 
   app.get<{ Params: { id: string } }>('/api/proof/collect/requests/:id', {
     schema: { params: idParams, response: { 200: dataOf(object({ request: requestSchema.required() })) } },
-    config: { ...readers, operationId: 'getProofRequest', summary: 'One personal request' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getProofRequest', summary: 'One personal request' },
   }, async (request) => ({ data: { request: viewRequest(await getRequest(ds, creator(request).organizationId, request.params.id)) } }));
 
   app.post<{ Params: { id: string }; Body: { action: 'send' | 'remind' | 'cancel'; remindAfterDays?: number } }>('/api/proof/collect/requests/:id', {
     schema: {
       params: idParams,
       body: actionBody,
-      response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(object({ request: requestSchema.required(), linkToken: string(), linkUrl: string() })) },
+      response: { 409: STATE_CONFLICT, 200: dataOf(object({ request: requestSchema.required(), linkToken: string(), linkUrl: string() })) },
     },
-    config: { ...writers, operationId: 'actOnProofRequest', summary: 'Send a request, send its one reminder, or cancel it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'actOnProofRequest', summary: 'Send a request, send its one reminder, or cancel it' },
   }, async (request) => {
     const { organizationId } = creator(request);
     const id = request.params.id;
@@ -171,36 +170,36 @@ export async function collectionRequestRoutes(app: FastifyInstance, deps: AppDep
 
   app.get<{ Querystring: PageRequest & { band?: string; state?: string } }>('/api/proof/collect/routing', {
     schema: { querystring: routingQuery, response: { 200: pageOf(routingSchema) } },
-    config: { ...readers, operationId: 'listResponseRouting', summary: 'Every scored response with its band and follow-up' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listResponseRouting', summary: 'Every scored response with its band and follow-up' },
   }, async (request) => listRouting(ds, creator(request).organizationId, request.query));
 
   app.patch<{ Params: { id: string }; Body: { state?: RoutingState; roomId?: string; note?: string } }>('/api/proof/collect/routing/:id', {
-    schema: { params: idParams, body: routingPatch, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(routingSchema) } },
-    config: { ...writers, operationId: 'updateResponseRouting', summary: 'Move a follow-up forward, link its room or note it' },
+    schema: { params: idParams, body: routingPatch, response: { 409: STATE_CONFLICT, 200: dataOf(routingSchema) } },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'updateResponseRouting', summary: 'Move a follow-up forward, link its room or note it' },
   }, async (request) => ({ data: await updateRouting(ds, creator(request).organizationId, request.params.id, request.body) }));
 
   app.get<{ Querystring: PageRequest & { status?: string } }>('/api/proof/collect/corrections', {
     schema: { querystring: correctionQuery, response: { 200: pageOf(correctionSchema) } },
-    config: { ...readers, operationId: 'listCorrections', summary: 'Customer correction requests' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listCorrections', summary: 'Customer correction requests' },
   }, async (request) => listCorrections(ds, creator(request).organizationId, request.query));
 
   app.patch<{ Params: { id: string }; Body: { status: 'closed'; note: string } }>('/api/proof/collect/corrections/:id', {
-    schema: { params: idParams, body: correctionPatch, response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'), 200: dataOf(correctionSchema) } },
-    config: { ...writers, operationId: 'closeCorrection', summary: 'Close a correction with a note the customer sees on the control link' },
+    schema: { params: idParams, body: correctionPatch, response: { 409: STATE_CONFLICT, 200: dataOf(correctionSchema) } },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'closeCorrection', summary: 'Close a correction with a note the customer sees on the control link' },
   }, async (request) => ({ data: await closeCorrection(ds, creator(request), request.params.id, request.body.note) }));
 
   app.post<{ Params: { id: string }; Body: { versionId?: string; deliver: 'none' | 'email' | 'in_app' } }>('/api/proof/collect/items/:id/approval-link', {
     schema: {
       params: idParams,
       body: approvalLinkBody,
-      response: { 409: errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this'),
+      response: { 409: STATE_CONFLICT,
         201: dataOf(object({
           delivered: string().oneOf(['none', 'email', 'in_app']).required(),
           expiresAt: timestamp().nullable().defined().meta({ description: 'the delivered person link\'s expiry; null with deliver: none' }),
         })),
       },
     },
-    config: { ...writers, operationId: 'issueApprovalLink', summary: 'Ask the item\'s customer to approve its wording; email or in_app also delivers them a person link (never answered)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'issueApprovalLink', summary: 'Ask the item\'s customer to approve its wording; email or in_app also delivers them a person link (never answered)' },
   }, async (request, reply) => {
     const { organizationId } = creator(request);
     const { versionId, deliver } = request.body;

@@ -3,7 +3,7 @@ import { QUESTION_KINDS } from '../../db/entities/collection-question-version';
 import { REQUEST_CHANNELS } from '../../db/entities/proof-request';
 import { FOLLOW_UPS, IDENTITY_FIELDS, MEDIA_KINDS, RATING_SCALES } from '../../db/rules/collection-flow';
 import { openObject, strictObject } from '../plugins/validation';
-import { timestamp } from '../plugins/responses';
+import { errorOf, timestamp } from '../plugins/responses';
 import { OWNERS_AND_ADMINS } from '../plugins/auth';
 
 /** Who may do what in the setup routes: every teammate reads, owners and admins write. */
@@ -130,10 +130,10 @@ export const requestSchema = object({
   updatedAt: timestamp().required(),
 });
 
-/** A request as a key is answered it (AI.md §7): the recipient by id only; no key scope grants their e-mail or name. */
+/** A request as a key is answered it (docs/ai.md#requests-and-reply-capture): the recipient by id only; no key scope grants their e-mail or name. */
 export const keyRequestSchema = requestSchema.omit(['recipient']);
 
-/** An ask candidate (INTEGRATIONS.md §1), the same wherever it is read. */
+/** An ask candidate (docs/integrations.md#rules-as-built), the same wherever it is read. */
 export const candidateSchema = object({
   id: string().required(),
   productId: string().required(),
@@ -191,3 +191,9 @@ export const domainSchema = object({
   lastError: string().nullable().defined().meta({ description: 'what the last DNS check missed; null once verified or before any check' }),
   createdAt: timestamp().required(),
 });
+
+/** Refusals several routes document alike. */
+export const STATE_CONFLICT = errorOf('CONFLICT, ALREADY_USED, OPTED_OUT or REVOKED_FINAL: the resource is not in a state that allows this');
+export const NOT_FOUND_FOR_TENANT = errorOf('NOT_FOUND: no such resource for this tenant');
+export const LINK_UNAUTHORIZED = errorOf('UNAUTHORIZED: the link token or draft session is missing, unknown or expired');
+export const LINK_EXPIRED = errorOf('EXPIRED: the link, draft or upload session has expired');

@@ -18,6 +18,7 @@ import { strictObject } from '../plugins/validation';
 import { readers, writers } from './collection-schemas';
 import { partBody, partQuery, uploadSchema, uploadWorkflows } from './collect-uploads';
 import { customerAuth } from './customer-auth';
+import { CUSTOMER_ROUTE } from '../plugins/route-traits';
 
 const videoParams = pathParams('id', 'videoId');
 
@@ -61,7 +62,7 @@ const actionBody = strictObject({
 const CONFLICT = errorOf('CONFLICT: the video or its upload is not in a state that allows this');
 
 /**
- * A flow's welcome video (COLLECTION.md §5, §5.3): uploaded in parts through the same `upload/<sessionId>`
+ * A flow's welcome video (docs/collection.md#setup-teammates, docs/collection.md#welcome-video): uploaded in parts through the same `upload/<sessionId>`
  * workflow and media store as customer recordings, held after assembly until a person clears it (no
  * moderation provider is configured), served by `GET /api/proof/collect/welcome/{videoId}` only while
  * cleared and referenced by the live version.
@@ -91,12 +92,12 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
     await uploadAuth.call(this, request, reply, () => undefined);
     const { id, videoId } = request.params as { id: string; videoId: string };
     const video = await ds.getRepository(CollectionWelcomeVideo).findOneBy({ id: videoId, flowId: id });
-    if (!video || video.uploadSessionId !== request.customerSecret?.uploadId) throw new ServiceError('NOT_FOUND', 404, 'welcome video not found');
+    if (!video || video.uploadSessionId !== request.customerSecret?.uploadId) throw new ServiceError('NOT_FOUND', 'welcome video not found');
   };
 
   app.get<{ Params: { id: string } }>('/api/proof/collect/forms/:id/welcome-video', {
     schema: { params: idParams, response: { 200: pageOf(videoSchema) } },
-    config: { ...readers, operationId: 'listWelcomeVideos', summary: 'The flow\'s welcome videos with their screening state' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listWelcomeVideos', summary: 'The flow\'s welcome videos with their screening state' },
   }, async (request) => ({ data: (await listWelcomeVideos(ds, who(request).organizationId, request.params.id)).map(viewWelcomeVideo), nextCursor: null }));
 
   app.post<{ Params: { id: string }; Body: VideoAction }>('/api/proof/collect/forms/:id/welcome-video', {
@@ -110,6 +111,7 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
       },
     },
     config: {
+      tag: 'collection', ...CUSTOMER_ROUTE,
       ...writers, operationId: 'actOnWelcomeVideo',
       summary: 'Start a signed resumable upload of a welcome video (its upload token once), or clear or block a held one',
     },
@@ -125,7 +127,7 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
 
   app.delete<{ Params: { id: string } }>('/api/proof/collect/forms/:id/welcome-video', {
     schema: { params: idParams, response: { 204: noContent('removed: no longer served; the bytes are erased') } },
-    config: { ...writers, operationId: 'removeWelcomeVideos', summary: 'Remove the flow\'s welcome videos: serving stops at once, the bytes are erased' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'removeWelcomeVideos', summary: 'Remove the flow\'s welcome videos: serving stops at once, the bytes are erased' },
   }, async (request, reply) => {
     await removeWelcomeVideos(ds, who(request).organizationId, request.params.id);
     return reply.code(204).send();
@@ -133,7 +135,7 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
 
   app.get<{ Params: { id: string; videoId: string } }>('/api/proof/collect/forms/:id/welcome-video/:videoId', {
     schema: { params: videoParams, response: { 200: dataOf(stateSchema) } },
-    config: { ...readers, operationId: 'getWelcomeVideoState', summary: 'A welcome video\'s state and its upload\'s resume state (parts received)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getWelcomeVideoState', summary: 'A welcome video\'s state and its upload\'s resume state (parts received)' },
   }, async (request) => ({ data: await withUpload(await findWelcomeVideo(ds.manager, who(request).organizationId, request.params.id, request.params.videoId)) }));
 
   app.put<{ Params: { id: string; videoId: string }; Querystring: { part: number } }>('/api/proof/collect/forms/:id/welcome-video/:videoId', {
@@ -150,7 +152,7 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
       },
     },
     onRequest: videoUploadAuth,
-    config: { operationId: 'putWelcomeVideoPart', summary: 'Send one part of the welcome video (application/octet-stream with its Content-Length, ?part=n, x-upload-token); re-sending replaces it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'putWelcomeVideoPart', summary: 'Send one part of the welcome video (application/octet-stream with its Content-Length, ?part=n, x-upload-token); re-sending replaces it' },
   }, async (request) => {
     const body = partBody(request);
     const upload = await findUpload(ds, null, request.customerSecret!.uploadId!);
@@ -167,6 +169,7 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
       },
     },
     config: {
+      tag: 'collection', ...CUSTOMER_ROUTE,
       ...writers, operationId: 'assembleWelcomeVideo',
       summary: 'Assemble the video, screen it (held for a person without a moderation provider) and attach it to the draft definition; 202 while assembling',
     },

@@ -1,6 +1,6 @@
 import { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { DataSource } from 'typeorm';
-import { SECRET_PREFIX, SecretKind, SecretRow, findSecret, secretPattern, ANY_CUSTOMER_SECRET } from '../../db/collection/secrets';
+import { SECRET_PREFIX, SecretKind, SecretRow, lookupSecret, secretPattern, ANY_CUSTOMER_SECRET } from '../../db/collection/secrets';
 import { sha256Hex } from '../../db/rules/secrets';
 import { Config } from '../../runtime/config';
 import { ServiceError } from '../../runtime/service-error';
@@ -9,7 +9,7 @@ import { clientAddressDigest } from '../plugins/client-address';
 
 /**
  * Customers have no account: each secret comes from their own link and travels in a header. Checks
- * run in the order COLLECTION.md §1 fixes: credential, rate limit, binding of the path's ids to the
+ * run in the order docs/collection.md#endpoints-customers fixes: credential, rate limit, binding of the path's ids to the
  * secret, then (in Fastify's later stages) body and state.
  */
 
@@ -19,7 +19,7 @@ declare module 'fastify' {
   }
 }
 
-export const unauthorized = (message: string) => new ServiceError('UNAUTHORIZED', 401, message);
+export const unauthorized = (message: string) => new ServiceError('UNAUTHORIZED', message);
 
 const HEADERS: Record<SecretKind, string> = {
   draft_session: 'x-draft-session', continuation: 'x-link-token', control: 'x-control-token', upload: 'x-upload-token',
@@ -36,7 +36,7 @@ export function refuseSecretsInUrl(request: FastifyRequest): void {
     // an undecodable query is judged as it came
   }
   if (ANY_CUSTOMER_SECRET.test(decoded)) {
-    throw new ServiceError('INVALID_INPUT', 400, 'secrets are never accepted in a URL; send them in their header');
+    throw new ServiceError('INVALID_INPUT', 'secrets are never accepted in a URL; send them in their header');
   }
 }
 
@@ -52,7 +52,7 @@ export interface CustomerAuthOptions {
   /** Path parameter that must be the secret's draft, and the one that must be its upload. */
   draftParam?: string;
   uploadParam?: string;
-  /** Part PUTs count against a larger budget (COLLECTION.md §1). */
+  /** Part PUTs count against a larger budget (docs/collection.md#endpoints-customers). */
   rateMultiplier?: number;
 }
 
@@ -60,14 +60,14 @@ export interface CustomerAuthOptions {
 export function customerAuth(ds: DataSource, config: Config, kind: SecretKind, opts: CustomerAuthOptions = {}): onRequestHookHandler {
   return async (request, reply) => {
     const secret = headerSecret(request, HEADERS[kind], SECRET_PREFIX[kind]);
-    const row = await findSecret(ds, kind, secret);
+    const row = await lookupSecret(ds, kind, secret);
     if (!row) throw unauthorized(`the ${HEADERS[kind]} secret is not recognised`);
     await enforceRate(reply, `collect:${row.digest.slice(0, 32)}`, config.rateLimitPerMinute * (opts.rateMultiplier ?? 1));
     const params = request.params as Record<string, string>;
-    if (opts.draftParam && params[opts.draftParam] !== row.draftId) throw new ServiceError('NOT_FOUND', 404, 'draft not found');
-    if (opts.uploadParam && params[opts.uploadParam] !== row.uploadId) throw new ServiceError('NOT_FOUND', 404, 'upload not found');
+    if (opts.draftParam && params[opts.draftParam] !== row.draftId) throw new ServiceError('NOT_FOUND', 'draft not found');
+    if (opts.uploadParam && params[opts.uploadParam] !== row.uploadId) throw new ServiceError('NOT_FOUND', 'upload not found');
     if (row.expiresAt && row.expiresAt.getTime() <= Date.now() && (kind === 'control' || kind === 'interview')) {
-      throw new ServiceError('EXPIRED', 410, `this ${kind} link has expired`);
+      throw new ServiceError('EXPIRED', `this ${kind} link has expired`);
     }
     request.customerSecret = row;
   };

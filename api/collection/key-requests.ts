@@ -11,6 +11,7 @@ import { productTenant } from '../plugins/product-tenant';
 import { dataOf, errorOf } from '../plugins/responses';
 import { isoDateTime, strictObject } from '../plugins/validation';
 import { keyRequestSchema, requestSchema, writers } from './collection-schemas';
+import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
 const createBody = strictObject({
   channel: string().oneOf([...REQUEST_CHANNELS]).required(),
@@ -26,7 +27,7 @@ const replyBody = strictObject({
 }).required();
 
 /**
- * Story requests from an AI draft (AI.md §7): a key makes a draft in the one `proof_requests` table,
+ * Story requests from an AI draft (docs/ai.md#requests-and-reply-capture): a key makes a draft in the one `proof_requests` table,
  * a person sends it (`POST /api/proof/collect/requests/{id}`), and a person captures the e-mail reply.
  */
 export async function keyRequestRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -43,6 +44,7 @@ export async function keyRequestRoutes(app: FastifyInstance, deps: AppDeps): Pro
       },
     },
     config: {
+      tag: 'collection', ...PROOF_API_ROUTE,
       auth: 'key', scope: 'service:proof:write', idempotency: 'optional', operationId: 'createProofRequestDraft',
       summary: 'A draft story request (from an AI draft); nothing is sent, no link secret is issued and the recipient is answered by id only: a person sends it from the workspace',
     },
@@ -61,6 +63,7 @@ export async function keyRequestRoutes(app: FastifyInstance, deps: AppDeps): Pro
       },
     },
     config: {
+      tag: 'collection',
       ...writers, operationId: 'captureRequestReply',
       summary: 'Capture a customer\'s e-mail reply to a sent request: a submitted story with no consent (renders nowhere), the request responded',
     },

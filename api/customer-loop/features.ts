@@ -28,17 +28,17 @@ export async function featureRoutes(app: FastifyInstance, deps: AppDeps): Promis
 
   app.get<{ Querystring: FeatureFilter }>('/api/v1/features', {
     schema: { querystring: listQuery, response: { 200: pageOf(featureSchema) } },
-    config: { auth: 'key', scope: 'service:features:read', operationId: 'listFeatures', summary: 'Features of the product by score, highest first' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:features:read', operationId: 'listFeatures', summary: 'Features of the product by score, highest first' },
   }, async (request) => ({ data: await listFeatures(ds, productTenant(request).productId, request.query), nextCursor: null }));
 
   app.get<{ Params: { id: string } }>('/api/v1/features/:id', {
     schema: { params: idParams, response: { 200: dataOf(featureWithEvidenceSchema) } },
-    config: { auth: 'key', scope: 'service:features:read', operationId: 'getFeature', summary: 'One feature with its linked evidence' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:features:read', operationId: 'getFeature', summary: 'One feature with its linked evidence' },
   }, async (request) => ({ data: await getFeature(ds, productTenant(request).productId, request.params.id) }));
 
   app.post<{ Params: { id: string }; Body: VoteBody }>('/api/v1/features/:id/votes', {
     schema: { params: idParams, body: voteBody, response: { 200: dataOf(voteSchema) } },
-    config: { auth: 'key', scope: 'service:features:write', operationId: 'voteFeature', summary: 'Vote (idempotent per end user); follows unless follow is false' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:features:write', operationId: 'voteFeature', summary: 'Vote (idempotent per end user); follows unless follow is false' },
   }, async (request) => {
     const { endUserId, follow } = request.body;
     return { data: await vote(ds, productTenant(request), request.params.id, endUserId, follow !== false) };
@@ -46,7 +46,7 @@ export async function featureRoutes(app: FastifyInstance, deps: AppDeps): Promis
 
   app.delete<{ Params: { id: string }; Body: VoteBody }>('/api/v1/features/:id/votes', {
     schema: { params: idParams, body: voteBody, response: { 200: dataOf(voteSchema) } },
-    config: { auth: 'key', scope: 'service:features:write', operationId: 'withdrawFeatureVote', summary: 'Withdraw a vote; follow:false also stops following' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:features:write', operationId: 'withdrawFeatureVote', summary: 'Withdraw a vote; follow:false also stops following' },
   }, async (request) => {
     const { endUserId, follow } = request.body;
     return { data: await withdrawVote(ds, productTenant(request), request.params.id, endUserId, follow) };

@@ -34,7 +34,7 @@ export class InboxStreamSlots {
   /** A slot for one stream of `owner`, or the refusal; the answer frees it (once, whenever the stream ends). */
   async take(owner: EndUserRef): Promise<() => void> {
     if (this.held >= this.limits.perProcess) {
-      throw new ServiceError('SERVICE_UNAVAILABLE', 503, `this API process holds its most inbox streams (${this.limits.perProcess}); retry`,
+      throw new ServiceError('SERVICE_UNAVAILABLE', `this API process holds its most inbox streams (${this.limits.perProcess}); retry`,
         { reason: 'inbox_streams_per_process', limit: this.limits.perProcess }, { 'retry-after': String(PROCESS_FULL_RETRY_SECONDS) });
     }
     // Counted before the database is asked, so concurrent opens cannot all pass the process cap.
@@ -48,7 +48,7 @@ export class InboxStreamSlots {
     }
     if ('full' in lease) {
       this.held -= 1;
-      throw new ServiceError('RATE_LIMITED', 429, `at most ${this.limits.perEndUser} inbox streams per end user at once; close one first`,
+      throw new ServiceError('RATE_LIMITED', `at most ${this.limits.perEndUser} inbox streams per end user at once; close one first`,
         { reason: 'inbox_streams_per_end_user', limit: this.limits.perEndUser }, { 'retry-after': String(lease.retryAfterSeconds) });
     }
     const { id } = lease;

@@ -3,7 +3,7 @@ import { FastifyInstance, FastifyRequest } from 'fastify';
 import { array, number, string } from 'yup';
 import { InboxItem } from '../../db/entities';
 import {
-  EndUserRef, InboxNotice, findInboxItem, inboxItemsAfter, inboxPage, markInboxRead, unreadCount, viewInboxItem,
+  EndUserRef, InboxNotice, lookupInboxItem, inboxItemsAfter, inboxPage, markInboxRead, unreadCount, viewInboxItem,
 } from '../../db/customer-loop/inbox';
 import { encodeCursor } from '../../db/pagination';
 import { validationFailed } from '../../runtime/service-error';
@@ -66,7 +66,7 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
 
   app.get<{ Querystring: { endUserId?: string; limit: number; before?: string } }>('/api/v1/inbox', {
     schema: { querystring: pageQuery, response: { 200: dataOf(inboxPageSchema) } },
-    config: { auth: 'key-or-identity', scope: 'service:inbox:read', endUserWindow: true, operationId: 'getInbox', summary: 'An end user\'s inbox, newest first, with the unread count' },
+    config: { tag: 'customer-loop', auth: 'key-or-identity', scope: 'service:inbox:read', endUserWindow: true, operationId: 'getInbox', summary: 'An end user\'s inbox, newest first, with the unread count' },
   }, async (request) => {
     const { endUserId, limit, before } = request.query;
     return { data: await inboxPage(ds, inboxOwner(request, endUserId), { limit, before }) };
@@ -74,7 +74,7 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
 
   app.post<{ Body: { ids?: string[] } | null }>('/api/v1/inbox/read', {
     schema: { body: readBody, response: { 200: dataOf(inboxReadSchema) } },
-    config: { auth: 'identity', operationId: 'markInboxRead', summary: 'Mark the given items (or everything) read' },
+    config: { tag: 'customer-loop', auth: 'identity', operationId: 'markInboxRead', summary: 'Mark the given items (or everything) read' },
   }, async (request) => {
     const me = endUserOf(request);
     return { data: await markInboxRead(ds, me, request.body?.ids) };
@@ -88,7 +88,7 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
         503: errorOf('SERVICE_UNAVAILABLE: this API process holds its most streams (SV_INBOX_STREAMS_PER_PROCESS, details.reason inbox_streams_per_process), or a dependency is unavailable', { retryAfter: true }),
       },
     },
-    config: { auth: 'identity', endUserWindow: true, operationId: 'streamInbox', summary: 'Server-sent events: ready, item, unread; resumes from Last-Event-ID' },
+    config: { tag: 'customer-loop', auth: 'identity', endUserWindow: true, operationId: 'streamInbox', summary: 'Server-sent events: ready, item, unread; resumes from Last-Event-ID' },
   }, async (request, reply) => {
     const me = endUserOf(request);
     const lastEventId = request.headers['last-event-id'];
@@ -142,7 +142,7 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     };
     const sendItem = async (itemId: string) => {
       if (sent.has(itemId)) return;
-      const item = await findInboxItem(ds, me, itemId);
+      const item = await lookupInboxItem(ds, me, itemId);
       if (item) sendLoaded(item);
     };
     const sendUnread = async () => {

@@ -60,7 +60,7 @@ export async function publicRoadmapRoutes(app: FastifyInstance, deps: AppDeps): 
 
   app.get<{ Params: { productId: string } }>('/api/public/roadmap/:productId', {
     schema: { params: productParams, response: { 200: dataOf(publicRoadmapSchema), 404: errorOf('NOT_FOUND: no such active product') } },
-    config: { operationId: 'getPublicRoadmap', summary: 'The product\'s public board: features by votes (counts only) and the releases that shipped them' },
+    config: { tag: 'customer-loop', operationId: 'getPublicRoadmap', summary: 'The product\'s public board: features by votes (counts only) and the releases that shipped them' },
   }, async (request, reply) => {
     const roadmap = await publicRoadmap(ds, request.params.productId);
     if (!roadmap) throw notFound('product');
@@ -70,7 +70,7 @@ export async function publicRoadmapRoutes(app: FastifyInstance, deps: AppDeps): 
 
   app.get<{ Params: { productId: string } }>('/api/public/roadmap/:productId/me', {
     schema: { params: productParams, response: { 200: dataOf(voterSchema), 404: missing } },
-    config: { auth: 'identity', endUserWindow: true, operationId: 'getRoadmapVoter', summary: 'The end user\'s own votes and follows on the board (end-user token; reading keeps the nonce)' },
+    config: { tag: 'customer-loop', auth: 'identity', endUserWindow: true, operationId: 'getRoadmapVoter', summary: 'The end user\'s own votes and follows on the board (end-user token; reading keeps the nonce)' },
   }, async (request, reply) => {
     const who = endUserOf(request);
     if (who.productId !== request.params.productId) throw notFound('product');
@@ -80,7 +80,7 @@ export async function publicRoadmapRoutes(app: FastifyInstance, deps: AppDeps): 
 
   app.put<{ Params: FeatureParams; Body: { follow?: boolean } | null | undefined }>('/api/public/roadmap/:productId/features/:featureId/vote', {
     schema: { params: featureParams, body: voteBody, response: { 200: dataOf(publicVoteSchema), 404: missing } },
-    config: { auth: 'identity', operationId: 'votePublicFeature', summary: 'Vote as the token\'s end user (idempotent); follows too unless follow is false' },
+    config: { tag: 'customer-loop', auth: 'identity', operationId: 'votePublicFeature', summary: 'Vote as the token\'s end user (idempotent); follows too unless follow is false' },
   }, async (request) => {
     const who = endUserOf(request);
     await assertPublicFeature(ds, who, request.params.productId, request.params.featureId);
@@ -89,7 +89,7 @@ export async function publicRoadmapRoutes(app: FastifyInstance, deps: AppDeps): 
 
   app.delete<{ Params: FeatureParams; Querystring: { follow?: 'false' } }>('/api/public/roadmap/:productId/features/:featureId/vote', {
     schema: { params: featureParams, querystring: withdrawQuery, response: { 200: dataOf(publicVoteSchema), 404: missing } },
-    config: { auth: 'identity', operationId: 'withdrawPublicFeatureVote', summary: 'Withdraw the end user\'s vote; ?follow=false also stops following' },
+    config: { tag: 'customer-loop', auth: 'identity', operationId: 'withdrawPublicFeatureVote', summary: 'Withdraw the end user\'s vote; ?follow=false also stops following' },
   }, async (request) => {
     const who = endUserOf(request);
     await assertPublicFeature(ds, who, request.params.productId, request.params.featureId);
@@ -102,7 +102,7 @@ export async function publicRoadmapRoutes(app: FastifyInstance, deps: AppDeps): 
       method, url: '/api/public/roadmap/:productId/features/:featureId/follow',
       schema: { params: featureParams, response: { 200: dataOf(publicVoteSchema), 404: missing } },
       config: {
-        auth: 'identity', operationId: following ? 'followPublicFeature' : 'unfollowPublicFeature',
+        tag: 'customer-loop', auth: 'identity', operationId: following ? 'followPublicFeature' : 'unfollowPublicFeature',
         summary: following ? 'Follow a feature (hear of its release in the inbox) without voting' : 'Stop following; the vote stays',
       },
       handler: async (request) => {

@@ -188,12 +188,12 @@ export const inboxReadSchema = named('InboxReadResult', object({
 }));
 
 export const similarCandidateSchema = named('SimilarCandidate', object({
-    type: string().required().oneOf(['feature', 'signal']),
-    id: string().required(),
-    title: string().required(),
-    score: number().required().min(0).max(1).meta({ description: 'how likely a duplicate, 0 to 1' }),
-    matched: array(string().required()).defined().meta({ description: 'the normalised words (stems) both texts share, typos included' }),
-    suggested: boolean().required().meta({ description: 'score reached SV_DUPLICATE_THRESHOLD' }),
+  type: string().required().oneOf(['feature', 'signal']),
+  id: string().required(),
+  title: string().required(),
+  score: number().required().min(0).max(1).meta({ description: 'how likely a duplicate, 0 to 1' }),
+  matched: array(string().required()).defined().meta({ description: 'the normalised words (stems) both texts share, typos included' }),
+  suggested: boolean().required().meta({ description: 'score reached SV_DUPLICATE_THRESHOLD' }),
 }));
 
 export const featureMergeSchema = named('FeatureMerge', object({

@@ -44,7 +44,7 @@ export async function signalRoutes(app: FastifyInstance, deps: AppDeps): Promise
       201: dataOf(signalReceiptSchema).meta({ description: 'stored; analysis follows' }),
       429: errorOf('INTAKE_SAFETY_CEILING: the workspace\'s daily ceiling is reached'),
     } },
-    config: { auth: 'key', scope: 'service:signals:write', operationId: 'createSignal', summary: 'Capture a signal; the same idempotencyKey replays' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:signals:write', operationId: 'createSignal', summary: 'Capture a signal; the same idempotencyKey replays' },
   }, async (request, reply) => {
     const receipt = await createSignal(ds, counters, productTenant(request), request.body, limits);
     return reply.code(receipt.replayed ? 200 : 201).send({ data: receipt });
@@ -52,7 +52,7 @@ export async function signalRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
   app.get<{ Querystring: PageRequest & SignalFilter }>('/api/v1/signals', {
     schema: { querystring: listQuery, response: { 200: pageOf(signalSchema) } },
-    config: { auth: 'key', scope: 'service:signals:read', operationId: 'listSignals', summary: 'Signals of the product, newest first' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:signals:read', operationId: 'listSignals', summary: 'Signals of the product, newest first' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listSignals(ds, productTenant(request).productId, filter, { limit, cursor });
@@ -60,6 +60,6 @@ export async function signalRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
   app.get<{ Params: { id: string } }>('/api/v1/signals/:id', {
     schema: { params: idParams, response: { 200: dataOf(signalWithFeaturesSchema) } },
-    config: { auth: 'key', scope: 'service:signals:read', operationId: 'getSignal', summary: 'One signal with the features it is linked to' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:signals:read', operationId: 'getSignal', summary: 'One signal with the features it is linked to' },
   }, async (request) => ({ data: await getSignal(ds, productTenant(request).productId, request.params.id) }));
 }

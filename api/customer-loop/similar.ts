@@ -17,11 +17,11 @@ export async function similarRoutes(app: FastifyInstance, deps: AppDeps): Promis
 
   app.get<{ Params: { id: string } }>('/api/v1/signals/:id/similar', {
     schema: { params: idParams, response: similarResponse },
-    config: { auth: 'key', scope: 'service:signals:read', operationId: 'similarToSignal', summary: 'Features, then signals, most like this signal (at most 10)' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:signals:read', operationId: 'similarToSignal', summary: 'Features, then signals, most like this signal (at most 10)' },
   }, async (request) => ({ data: await similar('signal', productTenant(request).productId, request.params.id) }));
 
   app.get<{ Params: { id: string } }>('/api/v1/features/:id/similar', {
     schema: { params: idParams, response: similarResponse },
-    config: { auth: 'key', scope: 'service:features:read', operationId: 'similarToFeature', summary: 'Features and unlinked signals most like this feature (at most 10)' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:features:read', operationId: 'similarToFeature', summary: 'Features and unlinked signals most like this feature (at most 10)' },
   }, async (request) => ({ data: await similar('feature', productTenant(request).productId, request.params.id) }));
 }

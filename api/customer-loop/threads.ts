@@ -28,7 +28,7 @@ export async function threadRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
   app.get<{ Querystring: PageRequest & ThreadFilter }>('/api/v1/threads', {
     schema: { querystring: listQuery, response: { 200: pageOf(threadSchema) } },
-    config: { auth: 'key', scope: 'service:threads:read', operationId: 'listThreads', summary: 'Threads of the product, newest first' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:threads:read', operationId: 'listThreads', summary: 'Threads of the product, newest first' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listThreads(ds, productTenant(request).productId, filter, { limit, cursor });
@@ -36,12 +36,12 @@ export async function threadRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
   app.get<{ Params: { id: string } }>('/api/v1/threads/:id', {
     schema: { params: idParams, response: { 200: dataOf(threadWithMessagesSchema) } },
-    config: { auth: 'key', scope: 'service:threads:read', operationId: 'getThread', summary: 'One thread with its customer-visible messages' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:threads:read', operationId: 'getThread', summary: 'One thread with its customer-visible messages' },
   }, async (request) => ({ data: await getThread(ds, productTenant(request).productId, request.params.id) }));
 
   app.patch<{ Params: { id: string }; Body: ThreadPatch }>('/api/v1/threads/:id', {
     schema: { params: idParams, body: patchBody, response: { 200: dataOf(threadSchema), 404: errorOf('NOT_FOUND: no such thread, or ownerId is not a teammate of the workspace') } },
-    config: { auth: 'key', scope: 'service:threads:write', operationId: 'updateThread', summary: 'Change the state and/or owner of a thread' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:threads:write', operationId: 'updateThread', summary: 'Change the state and/or owner of a thread' },
   }, async (request) => {
     if (request.body.state === undefined && request.body.ownerId === undefined) {
       throw validationFailed([{ path: '', message: 'send state and/or ownerId' }]);

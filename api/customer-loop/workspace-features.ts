@@ -8,7 +8,7 @@ import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
 import { idParams, pathParams } from '../plugins/path-params';
 import { strictObject } from '../plugins/validation';
-import { dataOf, errorOf, named } from '../plugins/responses';
+import { NO_SUCH_PRODUCT, dataOf, errorOf, named } from '../plugins/responses';
 import { featureMergeSchema, featureSchema } from './schemas';
 
 const title = string().min(1).max(200);
@@ -31,14 +31,13 @@ const notDuplicateBody = strictObject({ featureId: string().required().max(100) 
 const notDuplicateSchema = named('FeatureNotDuplicate', object({ featureId: string().required(), notDuplicateOf: string().required() }));
 const NOT_FOUND_OR_OTHER_PRODUCT = errorOf('NOT_FOUND: no such feature in the workspace, or the other one is of another product');
 
-
 /** Teammates shape the feature board: features and the signals that are their evidence. */
 export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
 
   app.post<{ Body: FeatureInput & { productId: string } }>('/api/workspace/features', {
-    schema: { body: createBody, response: { 201: dataOf(featureSchema), 404: errorOf('NOT_FOUND: no such product in the workspace') } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'createFeature', summary: 'Create a feature candidate' },
+    schema: { body: createBody, response: { 201: dataOf(featureSchema), 404: NO_SUCH_PRODUCT } },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'createFeature', summary: 'Create a feature candidate' },
   }, async (request, reply) => {
     const { productId, ...input } = request.body;
     return reply.code(201).send({ data: await createFeature(ds, sessionPrincipal(request).organizationId, productId, input) });
@@ -46,7 +45,7 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
 
   app.patch<{ Params: { id: string }; Body: Partial<FeatureInput> }>('/api/workspace/features/:id', {
     schema: { params: idParams, body: patchBody, response: { 200: dataOf(featureSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'updateFeature', summary: 'Edit a feature or move its state' },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'updateFeature', summary: 'Edit a feature or move its state' },
   }, async (request) => {
     if (Object.keys(request.body).length === 0) throw validationFailed([{ path: '', message: 'send at least one property' }]);
     return { data: await updateFeature(ds, sessionPrincipal(request).organizationId, request.params.id, request.body) };
@@ -54,7 +53,7 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
 
   app.post<{ Params: { id: string }; Body: { signalId: string } }>('/api/workspace/features/:id/signals', {
     schema: { params: idParams, body: linkBody, response: { 200: dataOf(featureSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'linkFeatureSignal', summary: 'Link a signal as evidence; the score is recomputed' },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'linkFeatureSignal', summary: 'Link a signal as evidence; the score is recomputed' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await linkSignal(ds, s.organizationId, request.params.id, request.body.signalId, s.teammateId) };
@@ -62,7 +61,7 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
 
   app.delete<{ Params: { id: string; signalId: string } }>('/api/workspace/features/:id/signals/:signalId', {
     schema: { params: linkParams, response: { 200: dataOf(featureSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'unlinkFeatureSignal', summary: 'Unlink a signal; the score is recomputed' },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'unlinkFeatureSignal', summary: 'Unlink a signal; the score is recomputed' },
   }, async (request) => ({
     data: await unlinkSignal(ds, sessionPrincipal(request).organizationId, request.params.id, request.params.signalId),
   }));
@@ -72,7 +71,7 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
       200: dataOf(featureMergeSchema), 404: NOT_FOUND_OR_OTHER_PRODUCT,
       409: errorOf('CONFLICT: either feature is already merged, or another feature is merged into this one'),
     } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'mergeFeature', summary: 'Merge a duplicate into another feature: votes (one per end user), followers and signals move; feature.merged' },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'mergeFeature', summary: 'Merge a duplicate into another feature: votes (one per end user), followers and signals move; feature.merged' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await mergeFeature(ds, s.organizationId, request.params.id, request.body.intoFeatureId, s.teammateId) };
@@ -80,12 +79,12 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
 
   app.post<{ Params: { id: string } }>('/api/workspace/features/:id/unmerge', {
     schema: { params: idParams, response: { 200: dataOf(featureMergeSchema), 409: errorOf('CONFLICT: the feature is not merged') } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'unmergeFeature', summary: 'Undo a merge: both features as they were before it; feature.unmerged' },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'unmergeFeature', summary: 'Undo a merge: both features as they were before it; feature.unmerged' },
   }, async (request) => ({ data: await unmergeFeature(ds, sessionPrincipal(request).organizationId, request.params.id) }));
 
   app.post<{ Params: { id: string }; Body: { featureId: string } }>('/api/workspace/features/:id/not-duplicate', {
     schema: { params: idParams, body: notDuplicateBody, response: { 200: dataOf(notDuplicateSchema), 404: NOT_FOUND_OR_OTHER_PRODUCT } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'markFeatureNotDuplicate', summary: 'Keep this pair out of each other\'s similar features for good' },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'markFeatureNotDuplicate', summary: 'Keep this pair out of each other\'s similar features for good' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await markNotDuplicate(ds, s.organizationId, request.params.id, request.body.featureId, s.teammateId) };

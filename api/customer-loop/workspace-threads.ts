@@ -16,7 +16,6 @@ const messageBody = strictObject({
   visibility: string().required().oneOf([...MESSAGE_VISIBILITIES]),
 }).required();
 
-
 const promiseBody = strictObject({
   nextUpdateAt: isoDateTime().nullable().defined(),
 }).required();
@@ -27,7 +26,7 @@ export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps)
 
   app.get<{ Params: { id: string } }>('/api/workspace/threads/:id', {
     schema: { params: idParams, response: { 200: dataOf(teamThreadSchema) } },
-    config: { auth: 'session', operationId: 'getTeamThread', summary: 'A thread as the team sees it: every message, and its likely duplicate (never shown to the customer)' },
+    config: { tag: 'customer-loop', auth: 'session', operationId: 'getTeamThread', summary: 'A thread as the team sees it: every message, and its likely duplicate (never shown to the customer)' },
   }, async (request) => {
     const { thread, view } = await getTeamThread(ds, sessionPrincipal(request).organizationId, request.params.id);
     return { data: { ...view, duplicateSuggestion: await threadSuggestion(ds, thread.productId, thread.id, deps.config.duplicateThreshold) } };
@@ -35,7 +34,7 @@ export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps)
 
   app.post<{ Params: { id: string }; Body: { body: string; visibility: MessageVisibility } }>('/api/workspace/threads/:id/messages', {
     schema: { params: idParams, body: messageBody, response: { 201: dataOf(threadMessageSchema) } },
-    config: { auth: 'session', operationId: 'addThreadMessage', summary: 'Reply to the customer, or add an internal note' },
+    config: { tag: 'customer-loop', auth: 'session', operationId: 'addThreadMessage', summary: 'Reply to the customer, or add an internal note' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const result = await addTeammateMessage(ds, request.params.id, { ...request.body, organizationId: s.organizationId, teammateId: s.teammateId });
@@ -44,7 +43,7 @@ export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps)
 
   app.patch<{ Params: { id: string }; Body: { nextUpdateAt: string | null } }>('/api/workspace/threads/:id', {
     schema: { params: idParams, body: promiseBody, response: { 200: dataOf(threadSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'promiseThreadUpdate', summary: 'Promise the next update (or withdraw the promise)' },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'promiseThreadUpdate', summary: 'Promise the next update (or withdraw the promise)' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const raw = request.body.nextUpdateAt;

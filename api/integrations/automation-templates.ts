@@ -26,7 +26,7 @@ export async function automationTemplateRoutes(app: FastifyInstance, _deps: AppD
   const etag = `"${sha256Hex(body)}"`;
   app.get('/api/public/proof/automation-templates', {
     schema: { response: { 200: dataOf(catalogSchema), 304: noContent('not modified: the If-None-Match ETag is current') } },
-    config: { auth: 'public', operationId: 'getAutomationTemplates', summary: 'Automation triggers, actions and templates' },
+    config: { tag: 'integrations', auth: 'public', operationId: 'getAutomationTemplates', summary: 'Automation triggers, actions and templates' },
   }, async (request, reply) => {
     reply.header('access-control-allow-origin', '*').header('cache-control', 'public, max-age=3600').header('etag', etag);
     const match = request.headers['if-none-match'];

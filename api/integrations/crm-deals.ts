@@ -7,6 +7,7 @@ import { keyPrincipal } from '../plugins/auth';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf } from '../plugins/responses';
 import { openObject, strictObject } from '../plugins/validation';
+import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
 const pushBody = strictObject({
   format: string().required().oneOf([...DEAL_FORMATS]),
@@ -49,13 +50,13 @@ export async function crmDealRoutes(app: FastifyInstance, deps: AppDeps): Promis
 
   app.post<{ Body: { format: DealFormat; deals: unknown[] } }>('/api/v1/proof/crm/deals', {
     schema: { body: pushBody, response: { 200: dataOf(pushResult) } },
-    config: { auth: 'key', scope: 'service:proof:write', operationId: 'pushCrmDeals', summary: 'Upsert deal records; stale updates are skipped' },
+    config: { tag: 'integrations', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:write', operationId: 'pushCrmDeals', summary: 'Upsert deal records; stale updates are skipped' },
   }, async (request) => ({
     data: await pushDeals(ds, productTenant(request), request.body.format, request.body.deals, keyPrincipal(request).id),
   }));
 
   app.get<{ Querystring: InfluenceFilter }>('/api/v1/proof/crm/influence', {
     schema: { querystring: influenceQuery, response: { 200: dataOf(influence) } },
-    config: { auth: 'key', scope: 'service:proof:read', operationId: 'getCrmInfluence', summary: 'Deals touched by each approved, unrevoked proof item' },
+    config: { tag: 'integrations', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'getCrmInfluence', summary: 'Deals touched by each approved, unrevoked proof item' },
   }, async (request) => ({ data: await influenceReport(ds, productTenant(request).productId, request.query) }));
 }

@@ -5,7 +5,7 @@ import { assertOwnProduct } from '../../db/collection/scope';
 import { PageRequest } from '../../db/pagination';
 import type { AppDeps } from '../app-deps';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
-import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
+import { UNKNOWN_PRODUCT_ID, dataOf, pageOf, timestamp } from '../plugins/responses';
 import { openObject, pageQuery, strictObject } from '../plugins/validation';
 
 const findingSchema = object({
@@ -26,8 +26,8 @@ export async function healthCheckRoutes(app: FastifyInstance, deps: AppDeps): Pr
   const ds = deps.dataSource;
 
   app.post<{ Body: { productId: string } }>('/api/workspace/proof/health/run', {
-    schema: { body: runBody, response: { 404: errorOf('NOT_FOUND: productId is not a product of this workspace'), 202: dataOf(object({ workflowId: string().required(), productId: string().required() })) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'runProofHealth', summary: 'Run the product\'s health checks now' },
+    schema: { body: runBody, response: { 404: UNKNOWN_PRODUCT_ID, 202: dataOf(object({ workflowId: string().required(), productId: string().required() })) } },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'runProofHealth', summary: 'Run the product\'s health checks now' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     await assertOwnProduct(ds, s.organizationId, request.body.productId);
@@ -37,7 +37,7 @@ export async function healthCheckRoutes(app: FastifyInstance, deps: AppDeps): Pr
 
   app.get<{ Querystring: PageRequest & { productId?: string } }>('/api/workspace/proof/health', {
     schema: { querystring: listQuery, response: { 200: pageOf(findingSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'listProofHealthFindings', summary: 'Open health findings, newest first' },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'listProofHealthFindings', summary: 'Open health findings, newest first' },
   }, async (request) => {
     const { limit, cursor, productId } = request.query;
     return openFindings(ds, sessionPrincipal(request).organizationId, { limit, cursor }, productId);

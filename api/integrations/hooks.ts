@@ -10,7 +10,7 @@ import { notFound } from '../../runtime/service-error';
 import type { AppDeps } from '../app-deps';
 import { OWNERS_AND_ADMINS, enforceRate, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
-import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
+import { dataOf, errorOf, pageOf, timestamp, UNKNOWN_PRODUCT_ID } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
 import { scoringSettings, valueEventBody } from './value-events';
 
@@ -48,7 +48,7 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
   app.post<{ Params: { token: string }; Body: ValueEventInput }>('/api/public/proof/hooks/:token', {
     bodyLimit: HOOK_BODY_LIMIT,
     schema: { params: tokenParams, body: valueEventBody, response: { 404: errorOf('NOT_FOUND: the token is unknown, malformed, rotated away or disabled, or its product is inactive (one answer for all)'), 429: errorOf('RATE_LIMITED: this hook was called more than PROOF_HOOK_RATE_PER_MINUTE times this minute; retry after Retry-After'), 200: dataOf(hookReceipt), 202: dataOf(hookReceipt) } },
-    config: { auth: 'public', operationId: 'callValueEventHook', summary: 'Report a value event through a hook token; 202 first, 200 for a repeated eventId' },
+    config: { tag: 'integrations', auth: 'public', operationId: 'callValueEventHook', summary: 'Report a value event through a hook token; 202 first, 200 for a repeated eventId' },
     // The token is checked before the body is read, so every bad token hears the same 404 whatever it sent.
     onRequest: async (request, reply) => {
       const hook = await resolveHookToken(ds, (request.params as { token: string }).token);
@@ -65,10 +65,9 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     return reply.code(replayed ? 200 : 202).send({ data: { eventId: event.eventId, valueEventId: event.id, replayed } });
   });
 
-
   app.post<{ Body: { productId: string; name: string; source: string } }>('/api/workspace/proof/hooks', {
-    schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: productId is not a product of this workspace'), 201: dataOf(issuedHook) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'createHook', summary: 'Create a value-event hook; its token is shown once' },
+    schema: { body: createBody, response: { 404: UNKNOWN_PRODUCT_ID, 201: dataOf(issuedHook) } },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createHook', summary: 'Create a value-event hook; its token is shown once' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const { hook, token } = await createHook(ds, s.organizationId, s.teammateId, request.body);
@@ -77,12 +76,12 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
 
   app.get<{ Querystring: PageRequest }>('/api/workspace/proof/hooks', {
     schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(hookSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'listHooks', summary: 'The workspace\'s hooks, never their tokens' },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'listHooks', summary: 'The workspace\'s hooks, never their tokens' },
   }, async (request) => listHooks(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/hooks/:id/rotate', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no hook with this id in the workspace'), 409: errorOf('CONFLICT: the hook is disabled; a disabled hook is not rotated'), 200: dataOf(issuedHook) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'rotateHook', summary: 'A new token, shown once; the old one stops at once' },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'rotateHook', summary: 'A new token, shown once; the old one stops at once' },
   }, async (request) => {
     const { hook, token } = await rotateHook(ds, sessionPrincipal(request).organizationId, request.params.id);
     return { data: { hook, url: hookUrl(token), token } };
@@ -90,6 +89,6 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
 
   app.delete<{ Params: { id: string } }>('/api/workspace/proof/hooks/:id', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no hook with this id in the workspace'), 200: dataOf(hookSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'disableHook', summary: 'Disable a hook; its history is kept' },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'disableHook', summary: 'Disable a hook; its history is kept' },
   }, async (request) => ({ data: await disableHook(ds, sessionPrincipal(request).organizationId, request.params.id) }));
 }

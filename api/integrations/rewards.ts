@@ -11,6 +11,7 @@ import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
+import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
 const rewardSchema = object({
   id: string().required(),
@@ -47,6 +48,7 @@ export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise
   app.post<{ Params: { id: string } }>('/api/v1/proof/rewards/:id/confirm', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'), 409: errorOf('CONFLICT: the reward is not a feature unlock waiting for confirmation (another kind, pending, issued or cancelled)'), 200: dataOf(rewardSchema) } },
     config: {
+      tag: 'integrations', ...PROOF_API_ROUTE,
       auth: 'key', scope: 'service:proof:write', operationId: 'confirmReward',
       summary: 'The product switched a feature unlock on; a repeat answers the same fulfilled reward',
     },
@@ -54,7 +56,7 @@ export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
   app.get<{ Querystring: PageRequest & RewardFilter }>('/api/workspace/proof/rewards', {
     schema: { querystring: listQuery, response: { 200: pageOf(rewardSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'listRewards', summary: 'Rewards of the workspace, newest first' },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'listRewards', summary: 'Rewards of the workspace, newest first' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listRewards(ds, sessionPrincipal(request).organizationId, filter, { limit, cursor });
@@ -62,12 +64,12 @@ export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
   app.post<{ Body: NewReward }>('/api/workspace/proof/rewards', {
     schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: productId or proofItemId is not one of this workspace'), 201: dataOf(rewardSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'createReward', summary: 'A pending participation reward; never conditioned on rating or sentiment' },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createReward', summary: 'A pending participation reward; never conditioned on rating or sentiment' },
   }, async (request, reply) => reply.code(201).send({ data: await createReward(ds, sessionPrincipal(request).organizationId, request.body) }));
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/rewards/:id/approve', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'), 409: errorOf('CONFLICT: the reward is not pending (already issued, unlock pending, fulfilled or cancelled)'), 200: dataOf(rewardSchema) } },
-    config: { ...HUMAN_DECISION, operationId: 'approveReward', summary: 'A person approves the participation: issued, or unlock pending' },
+    config: { tag: 'integrations', ...HUMAN_DECISION, operationId: 'approveReward', summary: 'A person approves the participation: issued, or unlock pending' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await approveReward(ds, s.organizationId, request.params.id, s.teammateId) };
@@ -75,7 +77,7 @@ export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/rewards/:id/cancel', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'), 409: errorOf('CONFLICT: the reward is already issued, fulfilled or cancelled'), 200: dataOf(rewardSchema) } },
-    config: { ...HUMAN_DECISION, operationId: 'cancelReward', summary: 'Cancel a pending reward' },
+    config: { tag: 'integrations', ...HUMAN_DECISION, operationId: 'cancelReward', summary: 'Cancel a pending reward' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await cancelReward(ds, s.organizationId, request.params.id, s.teammateId) };

@@ -7,7 +7,7 @@ import type { AppDeps } from '../app-deps';
 import { OWNERS_AND_ADMINS, keyPrincipal, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
-import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
+import { dataOf, errorOf, pageOf, timestamp, UNKNOWN_PRODUCT_ID } from '../plugins/responses';
 import { isoDateTime, openObject, pageQuery, strictObject } from '../plugins/validation';
 
 /** A query list: comma-separated, repeated, or both; every value from `allowed`. */
@@ -88,7 +88,7 @@ export async function sourceRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
   app.get<{ Querystring: PageRequest & SourceFilter }>('/api/v1/sources', {
     schema: { querystring: sourceQuery, response: { 200: pageOf(sourceSchema) } },
-    config: { auth: 'key', scope: 'service:sources:read', operationId: 'listSources', summary: 'Search attributed source records, newest first' },
+    config: { tag: 'integrations', auth: 'key', scope: 'service:sources:read', operationId: 'listSources', summary: 'Search attributed source records, newest first' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listSources(ds, productTenant(request).productId, filter, { limit, cursor }, canReadPrivate(keyPrincipal(request).scopes));
@@ -96,15 +96,14 @@ export async function sourceRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
   app.get<{ Params: { id: string } }>('/api/v1/sources/:id', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no source record with this id in the key\'s product'), 200: dataOf(sourceSchema) } },
-    config: { auth: 'key', scope: 'service:sources:read', operationId: 'getSource', summary: 'One source record with its provenance' },
+    config: { tag: 'integrations', auth: 'key', scope: 'service:sources:read', operationId: 'getSource', summary: 'One source record with its provenance' },
   }, async (request) => ({
     data: await getSource(ds, productTenant(request).productId, request.params.id, canReadPrivate(keyPrincipal(request).scopes)),
   }));
 
-
   app.post<{ Body: NewMention }>('/api/workspace/proof/brand-mentions', {
-    schema: { body: mentionBody, response: { 404: errorOf('NOT_FOUND: productId is not a product of this workspace'), 200: dataOf(mentionSchema), 201: dataOf(mentionSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'createBrandMention', summary: 'Record a brand mention; the same URL answers the existing one' },
+    schema: { body: mentionBody, response: { 404: UNKNOWN_PRODUCT_ID, 200: dataOf(mentionSchema), 201: dataOf(mentionSchema) } },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createBrandMention', summary: 'Record a brand mention; the same URL answers the existing one' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const { mention, created } = await createMention(ds, s.organizationId, request.body, { type: 'teammate', id: s.teammateId });
@@ -113,12 +112,12 @@ export async function sourceRoutes(app: FastifyInstance, deps: AppDeps): Promise
 
   app.get<{ Querystring: PageRequest }>('/api/workspace/proof/brand-mentions', {
     schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(mentionSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'listBrandMentions', summary: 'Brand mentions, newest first' },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'listBrandMentions', summary: 'Brand mentions, newest first' },
   }, async (request) => listMentions(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/brand-mentions/:id/import', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no brand mention with this id in the workspace'), 409: errorOf('CONFLICT: the mention was already imported'), 422: errorOf('SOURCE_POLICY_BLOCKED: the mention\'s reuse is blocked (details.reasons)'), 201: dataOf(imported) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'importBrandMention', summary: 'Import a mention as a review item that renders nowhere until consented' },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'importBrandMention', summary: 'Import a mention as a review item that renders nowhere until consented' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     return reply.code(201).send({ data: await importMention(ds, s.organizationId, request.params.id, s.teammateId) });

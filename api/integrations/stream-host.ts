@@ -30,7 +30,7 @@ export function streamSignatureProblem(header: string | undefined, raw: Buffer, 
 const sourceParams = strictObject({ token: string().required().max(400) });
 
 /**
- * The video host's side (INTEGRATIONS.md §9): the source link it copies an approved original from
+ * The video host's side (docs/integrations.md#rules-as-built): the source link it copies an approved original from
  * (minted by the workflow `stream-copy/<mediaAssetId>`), and its readiness webhook, which exists only
  * when PROOF_STREAM_WEBHOOK_SECRET is set.
  */
@@ -49,7 +49,7 @@ export async function streamHostRoutes(app: FastifyInstance, deps: AppDeps): Pro
         416: noContent('the range is outside the file'),
       },
     },
-    config: { auth: 'public', operationId: 'getStreamSource', summary: 'The original the video host copies, through a short-lived signed link; byte ranges' },
+    config: { tag: 'integrations', auth: 'public', operationId: 'getStreamSource', summary: 'The original the video host copies, through a short-lived signed link; byte ranges' },
   }, async (request, reply) => {
     const claims = await readStreamSourceToken(ds, request.params.token, Math.floor(Date.now() / 1000));
     const media = claims ? await streamableMedia(ds, claims) : null;
@@ -65,7 +65,7 @@ export async function streamHostRoutes(app: FastifyInstance, deps: AppDeps): Pro
     raw.post('/api/public/proof/stream/webhook', {
       bodyLimit: 64 * 1024,
       schema: { response: { 400: errorOf('VALIDATION_FAILED: webhook-signature is missing, does not match or is over 5 min away (details path webhook-signature), or the body is not a notice with a uid'), 404: errorOf('NOT_FOUND: PROOF_STREAM_WEBHOOK_SECRET is not set, so the video host webhook does not exist'), 200: dataOf(object({ received: boolean().required() })) } },
-      config: { auth: 'public', operationId: 'receiveStreamWebhook', summary: 'Readiness webhook of the video host (404 unless its secret is configured)' },
+      config: { tag: 'integrations', auth: 'public', operationId: 'receiveStreamWebhook', summary: 'Readiness webhook of the video host (404 unless its secret is configured)' },
       onRequest: async () => {
         if (!secret) throw notFound('resource');
       },

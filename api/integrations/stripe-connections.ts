@@ -11,7 +11,7 @@ import type { AppDeps } from '../app-deps';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import { parseJsonText } from '../plugins/json-body';
 import { idParams } from '../plugins/path-params';
-import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
+import { dataOf, errorOf, pageOf, timestamp, UNKNOWN_PRODUCT_ID } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
 import { scoringSettings } from './value-events';
 
@@ -72,7 +72,7 @@ export async function stripeConnectionRoutes(app: FastifyInstance, deps: AppDeps
         },
       },
       config: {
-        auth: 'public', operationId: 'receiveStripeEvent',
+        tag: 'integrations', auth: 'public', operationId: 'receiveStripeEvent',
         summary: 'Payment-processor webhook: verified, stored once per event id, mapped to value events',
       },
       onRequest: async (request) => {
@@ -95,10 +95,9 @@ export async function stripeConnectionRoutes(app: FastifyInstance, deps: AppDeps
     });
   });
 
-
   app.post<{ Body: { productId: string; name: string; signingSecret?: string } }>('/api/workspace/proof/stripe-connections', {
-    schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: productId is not a product of this workspace'), 201: dataOf(issuedConnection) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'createStripeConnection', summary: 'Connect a payment processor; the URL token is shown once' },
+    schema: { body: createBody, response: { 404: UNKNOWN_PRODUCT_ID, 201: dataOf(issuedConnection) } },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createStripeConnection', summary: 'Connect a payment processor; the URL token is shown once' },
   }, async (request, reply) => {
     const { connection, token } = await createConnection(ds, sessionPrincipal(request).organizationId, request.body);
     return reply.code(201).send({ data: { connection, url: connectorUrl(token), token } });
@@ -106,17 +105,17 @@ export async function stripeConnectionRoutes(app: FastifyInstance, deps: AppDeps
 
   app.get<{ Querystring: PageRequest }>('/api/workspace/proof/stripe-connections', {
     schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(connectionSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'listStripeConnections', summary: 'Payment connections; never the signing secret' },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'listStripeConnections', summary: 'Payment connections; never the signing secret' },
   }, async (request) => listConnections(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.patch<{ Params: { id: string }; Body: ConnectionChange }>('/api/workspace/proof/stripe-connections/:id', {
     schema: { params: idParams, body: patchBody, response: { 404: errorOf('NOT_FOUND: no connection with this id in the workspace'), 200: dataOf(connectionSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'updateStripeConnection', summary: 'Rename, set the signing secret, disable, or set invoice milestones' },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'updateStripeConnection', summary: 'Rename, set the signing secret, disable, or set invoice milestones' },
   }, async (request) => ({ data: await updateConnection(ds, sessionPrincipal(request).organizationId, request.params.id, request.body) }));
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/stripe-connections/:id/rotate', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no connection with this id in the workspace'), 409: errorOf('CONFLICT: the connection is disabled; a disabled connection is not rotated'), 200: dataOf(issuedConnection) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'rotateStripeConnection', summary: 'A new URL token, shown once; the old URL stops at once' },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'rotateStripeConnection', summary: 'A new URL token, shown once; the old URL stops at once' },
   }, async (request) => {
     const { connection, token } = await rotateConnection(ds, sessionPrincipal(request).organizationId, request.params.id);
     return { data: { connection, url: connectorUrl(token), token } };

@@ -13,6 +13,7 @@ import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, errorOf, pageOf, timestamp } from '../plugins/responses';
 import { openObject, pageQuery, strictObject } from '../plugins/validation';
+import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
 /** The body of POST /api/v1/proof/events and of every hook call; per-type rules are in db/rules/value-events.ts. */
 export const valueEventBody = strictObject({
@@ -63,6 +64,7 @@ export async function valueEventRoutes(app: FastifyInstance, deps: AppDeps): Pro
   app.post<{ Body: ValueEventInput }>('/api/v1/proof/events', {
     schema: { body: valueEventBody, response: { 200: dataOf(valueEventSchema), 201: dataOf(valueEventSchema) } },
     config: {
+      tag: 'integrations', ...PROOF_API_ROUTE,
       auth: 'key', scope: 'service:proof:write', operationId: 'recordValueEvent',
       summary: 'Report a verified value event; stored once per eventId, scored into moments and ask candidates',
     },
@@ -74,7 +76,7 @@ export async function valueEventRoutes(app: FastifyInstance, deps: AppDeps): Pro
 
   app.get<{ Querystring: PageRequest & OpportunityFilter }>('/api/v1/proof/opportunities', {
     schema: { querystring: opportunityQuery, response: { 200: pageOf(opportunitySchema) } },
-    config: { auth: 'key', scope: 'service:proof:read', operationId: 'listOpportunities', summary: 'Ask candidates, newest first' },
+    config: { tag: 'integrations', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'listOpportunities', summary: 'Ask candidates, newest first' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listOpportunities(ds, { productId: productTenant(request).productId }, filter, { limit, cursor });
@@ -82,6 +84,6 @@ export async function valueEventRoutes(app: FastifyInstance, deps: AppDeps): Pro
 
   app.get<{ Params: { id: string } }>('/api/v1/proof/opportunities/:id', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no ask candidate with this id in the key\'s product'), 200: dataOf(opportunitySchema) } },
-    config: { auth: 'key', scope: 'service:proof:read', operationId: 'getOpportunity', summary: 'One ask candidate' },
+    config: { tag: 'integrations', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'getOpportunity', summary: 'One ask candidate' },
   }, async (request) => ({ data: await getOpportunity(ds, productTenant(request).productId, request.params.id) }));
 }

@@ -33,12 +33,12 @@ declare module 'fastify' {
 export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.get('/healthz', {
     schema: { response: { 200: dataOf(livenessSchema) } },
-    config: { operationId: 'getHealth', summary: 'Liveness: the process answers (its dependencies are /readyz\'s question)' },
+    config: { tag: 'platform', operationId: 'getHealth', summary: 'Liveness: the process answers (its dependencies are /readyz\'s question)' },
   }, async () => ({ data: { status: 'ok' as const } }));
 
   app.get('/readyz', {
     schema: { response: { 200: dataOf(healthSchema), 503: errorOf('SERVICE_UNAVAILABLE: details name the check that failed, or draining when the process is stopping') } },
-    config: { operationId: 'getReadiness', summary: 'PostgreSQL and Temporal both answer and the process is not stopping (200), or which does not (503)' } }, async () => {
+    config: { tag: 'platform', operationId: 'getReadiness', summary: 'PostgreSQL and Temporal both answer and the process is not stopping (200), or which does not (503)' } }, async () => {
     const { connection } = deps.temporal;
     const [database, temporal] = await Promise.all([
       answers(() => deps.dataSource.query('SELECT 1')),
@@ -46,9 +46,9 @@ export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise
     ]);
     const checks = { database, temporal };
     const failed = Object.entries(checks).filter(([, state]) => state === 'failed').map(([name]) => name);
-    if (app.draining) throw new ServiceError('SERVICE_UNAVAILABLE', 503, 'draining: this process is stopping', { ...checks, draining: true }, { 'retry-after': '1' });
+    if (app.draining) throw new ServiceError('SERVICE_UNAVAILABLE', 'draining: this process is stopping', { ...checks, draining: true }, { 'retry-after': '1' });
     if (failed.length > 0) {
-      throw new ServiceError('SERVICE_UNAVAILABLE', 503, `${failed.join(' and ')} not answering`, checks);
+      throw new ServiceError('SERVICE_UNAVAILABLE', `${failed.join(' and ')} not answering`, checks);
     }
     return { data: { status: 'ok', checks } };
   });

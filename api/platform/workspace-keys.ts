@@ -9,7 +9,7 @@ import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
 import { idParams } from '../plugins/path-params';
 import { pageQuery, strictObject } from '../plugins/validation';
-import { dataOf, errorOf, pageOf } from '../plugins/responses';
+import { dataOf, errorOf, NO_SUCH_PRODUCT, pageOf } from '../plugins/responses';
 import { issuedKeySchema, serviceKeySchema } from './schemas';
 
 const createKeyBody = strictObject({
@@ -19,7 +19,6 @@ const createKeyBody = strictObject({
   expiresInDays: number().integer().min(1).max(MAX_KEY_DAYS).default(DEFAULT_KEY_DAYS),
 }).required();
 
-
 type CreateKeyBody = { productId: string | null; environment: string; scopes: string[]; expiresInDays?: number };
 
 /** Key management is human-only: the owner creates, rotates and revokes; admins may list. */
@@ -28,12 +27,12 @@ export async function workspaceKeyRoutes(app: FastifyInstance, deps: AppDeps): P
 
   app.get<{ Querystring: PageRequest }>('/api/workspace/keys', {
     schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(serviceKeySchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'listKeys', summary: 'Service keys of the workspace, newest first' },
+    config: { tag: 'platform', ...OWNERS_AND_ADMINS, operationId: 'listKeys', summary: 'Service keys of the workspace, newest first' },
   }, async (request) => listServiceKeys(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post<{ Body: CreateKeyBody }>('/api/workspace/keys', {
-    schema: { body: createKeyBody, response: { 201: dataOf(issuedKeySchema), 404: errorOf('NOT_FOUND: no such product in the workspace') } },
-    config: { auth: 'session', roles: ['owner'], operationId: 'createKey', summary: 'Issue a service key; the key is in the answer this once' },
+    schema: { body: createKeyBody, response: { 201: dataOf(issuedKeySchema), 404: NO_SUCH_PRODUCT } },
+    config: { tag: 'platform', auth: 'session', roles: ['owner'], operationId: 'createKey', summary: 'Issue a service key; the key is in the answer this once' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const issued = await createServiceKey(ds, { ...request.body, organizationId: s.organizationId, createdBy: s.teammateId });
@@ -42,7 +41,7 @@ export async function workspaceKeyRoutes(app: FastifyInstance, deps: AppDeps): P
 
   app.post<{ Params: { id: string } }>('/api/workspace/keys/:id/rotate', {
     schema: { params: idParams, response: { 201: dataOf(issuedKeySchema), 409: errorOf('CONFLICT: the key is revoked or already replaced') } },
-    config: { auth: 'session', roles: ['owner'], operationId: 'rotateKey', summary: 'Replace a key (same scopes); the old key stops at once' },
+    config: { tag: 'platform', auth: 'session', roles: ['owner'], operationId: 'rotateKey', summary: 'Replace a key (same scopes); the old key stops at once' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const issued = await rotateServiceKey(ds, request.params.id, { organizationId: s.organizationId, actor: s.teammateId });
@@ -51,7 +50,7 @@ export async function workspaceKeyRoutes(app: FastifyInstance, deps: AppDeps): P
 
   app.post<{ Params: { id: string } }>('/api/workspace/keys/:id/revoke', {
     schema: { params: idParams, response: { 200: dataOf(serviceKeySchema) } },
-    config: { auth: 'session', roles: ['owner'], operationId: 'revokeKey', summary: 'Revoke a key at once' },
+    config: { tag: 'platform', auth: 'session', roles: ['owner'], operationId: 'revokeKey', summary: 'Revoke a key at once' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await revokeServiceKey(ds, request.params.id, { organizationId: s.organizationId }) };

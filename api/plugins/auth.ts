@@ -1,12 +1,12 @@
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DataSource } from 'typeorm';
 import { TeammateRole } from '../../db/entities/teammate';
-import { findServiceKey, touchServiceKey } from '../../db/platform/key-authentication';
+import { lookupServiceKey, touchServiceKey } from '../../db/platform/key-authentication';
 import { WindowLeases, WindowUse } from '../../db/platform/rate-windows';
 import {
   SERVICE_KEY_PATTERN, ServiceKeyView, viewServiceKey,
 } from '../../db/platform/service-keys';
-import { SESSION_COOKIE, SESSION_TOKEN_PATTERN, SessionPrincipal, findSession } from '../../db/platform/sessions';
+import { SESSION_COOKIE, SESSION_TOKEN_PATTERN, SessionPrincipal, lookupSession } from '../../db/platform/sessions';
 import { safeEqual } from '../../db/rules/secrets';
 import { Config } from '../../runtime/config';
 import { principalIdOf } from '../../db/rules/room-rules';
@@ -38,7 +38,7 @@ declare module 'fastify' {
     /** What a service key hears on a workspace route: FORBIDDEN, or HUMAN_APPROVAL_REQUIRED for decisions. */
     keyRefusal?: 'FORBIDDEN' | 'HUMAN_APPROVAL_REQUIRED';
     /**
-     * Rooms (ROOMS.md §1): a valid end-user token on a key-only or session-only route is 403 FORBIDDEN
+     * Rooms (docs/rooms.md#credentials-and-refusals): a valid end-user token on a key-only or session-only route is 403 FORBIDDEN
      * rather than a bad credential; the token is still checked (and a write consumes its nonce) first.
      */
     identityRefusal?: boolean;
@@ -95,7 +95,7 @@ export async function enforceRate(reply: FastifyReply, subject: string, limit: n
   reply.header('x-ratelimit-reset', String(rate.reset));
   if (rate.limited) {
     const wait = Math.max(1, rate.reset - Math.floor(Date.now() / 1000));
-    throw new ServiceError('RATE_LIMITED', 429, `more than ${rate.limit} requests this minute`, null, { 'retry-after': String(wait) });
+    throw new ServiceError('RATE_LIMITED', `more than ${rate.limit} requests this minute`, null, { 'retry-after': String(wait) });
   }
 }
 
@@ -108,7 +108,7 @@ async function authenticateKey(
       : 'missing Authorization: Bearer svk_... header');
   }
   if (!SERVICE_KEY_PATTERN.test(secret)) throw invalidCredential('the service key is malformed');
-  const found = await findServiceKey(ds, secret);
+  const found = await lookupServiceKey(ds, secret);
   if (!found) throw invalidCredential('the service key is not recognised');
   const { key, productActive } = found;
   if (key.revokedAt) throw invalidCredential('the service key has been revoked');
@@ -116,15 +116,15 @@ async function authenticateKey(
   // A revoked or expired key's requests are not counted; a refusal after this point is.
   await enforceRate(reply, key.id, config.rateLimitPerMinute);
   if (key.environment !== config.environment) {
-    throw new ServiceError('ENVIRONMENT_SCOPE_MISMATCH', 403, `the key is for environment "${key.environment}"; this deployment serves "${config.environment}"`);
+    throw new ServiceError('ENVIRONMENT_SCOPE_MISMATCH', `the key is for environment "${key.environment}"; this deployment serves "${config.environment}"`);
   }
   const cfg = request.routeOptions.config;
   if (cfg.productRequired !== false) {
-    if (key.productId === null) throw new ServiceError('PRODUCT_SCOPE_REQUIRED', 403, 'this endpoint needs a key issued for a product');
-    if (productActive === false) throw new ServiceError('PRODUCT_SCOPE_UNAVAILABLE', 403, 'the key\'s product is inactive');
+    if (key.productId === null) throw new ServiceError('PRODUCT_SCOPE_REQUIRED', 'this endpoint needs a key issued for a product');
+    if (productActive === false) throw new ServiceError('PRODUCT_SCOPE_UNAVAILABLE', 'the key\'s product is inactive');
   }
   if (cfg.scope && !key.scopes.includes(cfg.scope)) {
-    throw new ServiceError('INSUFFICIENT_SCOPE', 403, `the key lacks the scope ${cfg.scope}`, { requiredScope: cfg.scope });
+    throw new ServiceError('INSUFFICIENT_SCOPE', `the key lacks the scope ${cfg.scope}`, { requiredScope: cfg.scope });
   }
   if (!key.lastUsedAt || Date.now() - key.lastUsedAt.getTime() > 60_000) await touchServiceKey(ds, key.id);
   return { kind: 'key', ...viewServiceKey(key) };
@@ -138,12 +138,12 @@ async function authenticateSession(ds: DataSource, request: FastifyRequest): Pro
     const message = code === 'HUMAN_APPROVAL_REQUIRED'
       ? 'only a person in the workspace may do this'
       : 'service keys are not accepted on workspace endpoints; sign in as a teammate';
-    throw new ServiceError(code, 403, message);
+    throw new ServiceError(code, message);
   }
   const token = cookie(request, SESSION_COOKIE);
   if (token === null) throw invalidCredential(`sign in: the ${SESSION_COOKIE} cookie is missing`);
   if (!SESSION_TOKEN_PATTERN.test(token)) throw invalidCredential('the workspace session is malformed');
-  const session = await findSession(ds, token);
+  const session = await lookupSession(ds, token);
   if (!session) throw invalidCredential('the workspace session has expired or was signed out');
   if (WRITE_METHODS.has(request.method)) {
     const csrf = request.headers['x-csrf-token'];
@@ -190,7 +190,7 @@ export function registerAuth(app: FastifyInstance, ds: DataSource, config: Confi
       request.principal = await authenticateKey(ds, config, request, reply, secret);
       return;
     }
-    if (isKey) throw new ServiceError('KEY_AUDIENCE_MISMATCH', 403, 'this endpoint takes a signed end-user token, not a service key');
+    if (isKey) throw new ServiceError('KEY_AUDIENCE_MISMATCH', 'this endpoint takes a signed end-user token, not a service key');
     if (secret === null) throw invalidCredential('missing Authorization: Bearer <end-user token> header');
     const identity = await verifyIdentityToken(ds, secret, {
       consumeNonce: WRITE_METHODS.has(request.method),

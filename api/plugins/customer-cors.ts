@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { CustomerOrigins, customerOriginAllowed, customerOrigins } from '../../db/collection/domains';
 import { Config } from '../../runtime/config';
 import { ServiceError } from '../../runtime/service-error';
-import { isCustomerPath } from './errors';
+import { isCustomerRequest } from './route-traits';
 
 /** What a customer page sends and reads across origins; never cookies (credentials stay off). */
 const ALLOWED_HEADERS = [
@@ -37,7 +37,7 @@ function cachedCustomerOrigins(ds: DataSource, ttlMs: number): () => Promise<Cus
 }
 
 /**
- * CORS for the customer routes only (`/api/proof/*`, COLLECTION.md §1), through @fastify/cors: the
+ * CORS for the customer routes only (`/api/proof/*`, docs/collection.md#endpoints-customers), through @fastify/cors: the
  * collection page's origin, verified domains and live flows' `allowedOrigins` get the headers; other
  * routes never send them. A preflight from any other origin is 403 FORBIDDEN, so a browser sends no
  * header-carrying request from there; a simple request from there goes on without CORS headers, and the
@@ -53,11 +53,11 @@ export async function registerCustomerCors(app: FastifyInstance, ds: DataSource,
   // A callback delegator: every other route is answered synchronously and pays nothing for CORS.
   const delegator = (request: FastifyRequest, done: (err: Error | null, options: FastifyCorsOptions) => void): void => {
     const origin = request.headers.origin;
-    if (!isCustomerPath(request.url) || typeof origin !== 'string') return done(null, { origin: false });
+    if (!isCustomerRequest(request) || typeof origin !== 'string') return done(null, { origin: false });
     if (origin === pageOrigin) return done(null, allowed(origin));
     origins().then((known) => {
       if (customerOriginAllowed(known, origin)) return done(null, allowed(origin));
-      if (request.method === 'OPTIONS') return done(new ServiceError('FORBIDDEN', 403, `the origin ${origin.slice(0, 200)} may not call this route`), { origin: false });
+      if (request.method === 'OPTIONS') return done(new ServiceError('FORBIDDEN', `the origin ${origin.slice(0, 200)} may not call this route`), { origin: false });
       done(null, { origin: false });
     }, (err: Error) => done(err, { origin: false }));
   };

@@ -2,6 +2,7 @@ import { ServiceError as TemporalServiceError } from '@temporalio/client';
 import { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { SealedSecretError } from '../../runtime/secret-box';
 import { ServiceError } from '../../runtime/service-error';
+import { isCustomerPath, isCustomerRequest } from './route-traits';
 
 export interface ErrorEnvelope {
   error: { code: string; message: string; requestId: string; details: unknown };
@@ -11,12 +12,7 @@ function envelope(request: FastifyRequest, error: ServiceError): ErrorEnvelope {
   return { error: { code: error.code, message: error.message, requestId: request.id, details: error.details } };
 }
 
-/** Customer routes (`/api/proof/*`, not `/api/public/proof`) answer the simple `{error, code}` body. */
-export function isCustomerPath(url: string): boolean {
-  return url === '/api/proof' || url.startsWith('/api/proof/') || url.startsWith('/api/proof?');
-}
-
-/** The codes of the customer routes (COLLECTION.md §1) for the codes the rest of the API uses. */
+/** The codes of the customer routes (docs/collection.md#customers) for the codes the rest of the API uses. */
 const CUSTOMER_CODES: Record<string, string> = {
   VALIDATION_FAILED: 'INVALID_INPUT',
   INVALID_API_KEY: 'UNAUTHORIZED',
@@ -45,7 +41,8 @@ function send(request: FastifyRequest, reply: FastifyReply, error: ServiceError)
   request.errorCode = error.code;
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   reply.code(error.status);
-  if (!isCustomerPath(request.url)) return reply.type('application/json').send(envelope(request, error));
+  // Customer routes answer the simple `{error, code}` body.
+  if (!isCustomerRequest(request)) return reply.type('application/json').send(envelope(request, error));
   const body = customerError(error);
   const html = request.routeOptions?.config?.htmlError;
   if (html) return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(html(body, error.status));
@@ -59,12 +56,12 @@ function fromFastify(error: FastifyError, customer = false): ServiceError | null
   let message = error.message;
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') message = 'content-type must be application/json';
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') message = 'the body is larger than this endpoint accepts';
-  // The customer routes name these two apart (COLLECTION.md §1); the key API keeps them as a 400.
-  if (customer && error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ServiceError('TOO_LARGE', 413, message);
+  // The customer routes name these two apart (docs/collection.md#customers); the key API keeps them as a 400.
+  if (customer && error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ServiceError('TOO_LARGE', message);
   if (customer && error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, 'this content-type is not accepted here');
+    return new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'this content-type is not accepted here');
   }
-  return new ServiceError('VALIDATION_FAILED', 400, message, [{ path: '', message }]);
+  return new ServiceError('VALIDATION_FAILED', message, [{ path: '', message }]);
 }
 
 /**
@@ -76,11 +73,11 @@ function fromDatabase(error: unknown): ServiceError | null {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return null;
   if (/^22[0-9A-Z]{3}$/.test(code)) {
-    return new ServiceError('VALIDATION_FAILED', 400, 'a value cannot be stored: out of range or invalid characters', [{ path: '', message: 'a value is out of range or has invalid characters' }]);
+    return new ServiceError('VALIDATION_FAILED', 'a value cannot be stored: out of range or invalid characters', [{ path: '', message: 'a value is out of range or has invalid characters' }]);
   }
-  if (code === '23503') return new ServiceError('VALIDATION_FAILED', 400, 'the request refers to something that does not exist', [{ path: '', message: 'unknown reference' }]);
-  if (code === '23505') return new ServiceError('CONFLICT', 409, 'this conflicts with something that already exists');
-  if (code === '40P01' || code === '40001') return new ServiceError('SERVICE_UNAVAILABLE', 503, 'a concurrent change got in the way; retry', null, { 'retry-after': '1' });
+  if (code === '23503') return new ServiceError('VALIDATION_FAILED', 'the request refers to something that does not exist', [{ path: '', message: 'unknown reference' }]);
+  if (code === '23505') return new ServiceError('CONFLICT', 'this conflicts with something that already exists');
+  if (code === '40P01' || code === '40001') return new ServiceError('SERVICE_UNAVAILABLE', 'a concurrent change got in the way; retry', null, { 'retry-after': '1' });
   return null;
 }
 
@@ -104,29 +101,29 @@ function isDependencyDown(error: unknown): boolean {
 
 /** Errors Fastify raises before routing (a malformed URL), in the same envelope and with the request id. */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const known = fromFastify(error, isCustomerPath(request.url)) ?? new ServiceError('VALIDATION_FAILED', 400, 'malformed request');
+  const known = fromFastify(error, isCustomerPath(request.url)) ?? new ServiceError('VALIDATION_FAILED', 'malformed request');
   send(request, reply.header('x-request-id', request.id), known);
 }
 
 /** One place turns every failure into the envelope; 5xx detail never leaves the process. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ServiceError, request: FastifyRequest, reply: FastifyReply) => {
-    let known = error instanceof ServiceError ? error : fromFastify(error as FastifyError, isCustomerPath(request.url)) ?? fromDatabase(error);
+    let known = error instanceof ServiceError ? error : fromFastify(error as FastifyError, isCustomerRequest(request)) ?? fromDatabase(error);
     if (!known && error instanceof SealedSecretError) {
       // The deployment's key ring is wrong, not the request: logged with the key id, answered as unavailable.
       request.log.error({ keyId: error.keyId }, error.message);
-      known = new ServiceError('SERVICE_UNAVAILABLE', 503, 'a stored secret cannot be opened with this deployment\'s keys; an operator must fix SV_SECRET_KEYS');
+      known = new ServiceError('SERVICE_UNAVAILABLE', 'a stored secret cannot be opened with this deployment\'s keys; an operator must fix SV_SECRET_KEYS');
     }
     if (!known) {
       request.log.error({ err: loggable(error) }, 'request failed');
       known = isDependencyDown(error)
-        ? new ServiceError('SERVICE_UNAVAILABLE', 503, 'a dependency is unavailable; try again shortly', null, { 'retry-after': '1' })
-        : new ServiceError('INTERNAL_ERROR', 500, 'internal error');
+        ? new ServiceError('SERVICE_UNAVAILABLE', 'a dependency is unavailable; try again shortly', null, { 'retry-after': '1' })
+        : new ServiceError('INTERNAL_ERROR', 'internal error');
     }
     return send(request, reply, known);
   });
   app.setNotFoundHandler((request, reply) => {
-    const error = new ServiceError('NOT_FOUND', 404, `no route ${request.method} ${request.url.split('?')[0]}`);
+    const error = new ServiceError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`);
     return send(request, reply, error);
   });
 }

@@ -70,10 +70,10 @@ export function registerIdempotency(app: FastifyInstance, ds: DataSource): void 
         return reply.code(claim.statusCode).header('idempotent-replayed', 'true')
           .type('application/json').send(claim.body);
       case 'in_progress':
-        throw new ServiceError('IDEMPOTENCY_IN_PROGRESS', 409, 'a request with this Idempotency-Key is still running; retry shortly', null, { 'retry-after': '1' });
+        throw new ServiceError('IDEMPOTENCY_IN_PROGRESS', 'a request with this Idempotency-Key is still running; retry shortly', null, { 'retry-after': '1' });
       case 'mismatch': {
         const code = request.routeOptions.config.idempotencyReuseCode ?? 'IDEMPOTENCY_KEY_REUSED';
-        throw new ServiceError(code, 409, 'this Idempotency-Key was used for a different request');
+        throw new ServiceError(code, 'this Idempotency-Key was used for a different request');
       }
     }
   });

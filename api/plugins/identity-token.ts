@@ -71,7 +71,7 @@ export async function verifyIdentityToken(ds: DataSource, token: string, opts: V
   } catch (err) {
     throw refusal(err);
   }
-  if (!product.active) throw new ServiceError('PRODUCT_SCOPE_UNAVAILABLE', 403, 'the product is inactive');
+  if (!product.active) throw new ServiceError('PRODUCT_SCOPE_UNAVAILABLE', 'the product is inactive');
 
   const now = Math.floor(nowDate.getTime() / 1000);
   const { sub, exp, iat, nonce } = claims as JWTPayload & { nonce?: unknown };

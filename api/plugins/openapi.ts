@@ -4,6 +4,7 @@ import { FastifyInstance, RouteOptions } from 'fastify';
 import { AnySchema } from 'yup';
 import { PUBLIC_PREFIX } from './public-rate-limit';
 import { errorEnvelope, proofErrorBody } from './responses';
+import type { Domain } from './route-traits';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -116,11 +117,6 @@ const STATUS_TEXT: Record<string, string> = {
   422: 'Unprocessable', 429: 'RATE_LIMITED', 503: 'SERVICE_UNAVAILABLE',
 };
 
-/** Routes under /api/proof/ (not /api/v1/proof) answer errors as `{error, code}` (COLLECTION.md §1). */
-function isProofPath(url: string): boolean {
-  return url.startsWith('/api/proof/');
-}
-
 function errorRef(proof: boolean): JsonSchema {
   return { $ref: `#/components/schemas/${proof ? 'ProofErrorBody' : 'ErrorEnvelope'}` };
 }
@@ -132,26 +128,20 @@ const SCHEMES: Record<string, string[]> = {
   'key-or-identity': ['serviceKey', 'endUserToken'],
 };
 
-/** Domains for tags, by path or (Rooms) by the `config.tag` their routes declare. */
-const DOMAINS: Array<{ name: string; description: string; paths?: RegExp }> = [
-  { name: 'platform', description: 'Health, key identity, end-user tokens, workspace sessions and service keys', paths: /^\/(healthz|api\/v1\/(auth|installation|identity)\/?|api\/workspace\/(keys|session))/ },
-  { name: 'customer-loop', description: 'Signals, threads, features and votes, releases, the in-app inbox', paths: /^\/api\/(v1|workspace)\/(signals|threads|features|releases|inbox)/ },
-  { name: 'proof', description: 'Proof submissions, items and versions, approval, consent, revocation, placements, render manifests, receipts, exports', paths: /^\/api\/(v1|workspace|public)\/proof\// },
-  { name: 'webhooks', description: 'Webhook endpoints and the delivery log', paths: /^\/api\/workspace\/webhooks\// },
+/** The tags: the domains routes declare in `config.tag` (api/plugins/route-traits.ts). */
+const DOMAINS: Array<{ name: Domain; description: string }> = [
+  { name: 'platform', description: 'Health, key identity, end-user tokens, workspace sessions and service keys, identity merge' },
+  { name: 'customer-loop', description: 'Signals, threads, features and votes, releases, the in-app inbox' },
+  { name: 'proof', description: 'Proof submissions, items and versions, approval, consent, revocation, placements, render manifests, receipts, exports' },
+  { name: 'collection', description: 'Collecting stories: the customer routes (`{error, code}` errors), flows, questions, consent templates, requests, interviews' },
+  { name: 'integrations', description: 'Value events, hooks, payment connectors, rewards, CRM deals, sources, the video host, automation templates' },
+  { name: 'ai', description: 'Proof AI operations: summaries, ask drafts, case studies' },
+  { name: 'webhooks', description: 'Webhook endpoints and the delivery log' },
   {
     name: 'rooms',
     description: 'Rooms API, its own contract version 1.5 (every answer carries `service-rooms-version: 1.5`): rooms, members, messages, the event log and catch-up, canvas, agent runs and approvals',
   },
 ];
-
-function tagOf(route: RouteOptions, config: Record<string, unknown>): string {
-  if (typeof config.tag === 'string') return config.tag;
-  const url = String(route.url);
-  const domain = DOMAINS.find((d) => d.paths?.test(url));
-  if (domain) return domain.name;
-  const parts = url.split('/').filter(Boolean);
-  return (parts[0] === 'api' ? parts[2] : parts[0]) ?? 'platform';
-}
 
 function describe(schema: unknown): Description | undefined {
   return schema ? ((schema as AnySchema).describe() as unknown as Description) : undefined;
@@ -179,7 +169,7 @@ function errorResponse(description: string, proof: boolean, headers?: string[]):
 /** The error statuses a route can answer by its auth, input and idempotency; a route adds its own in schema.response. */
 function impliedErrors(route: RouteOptions, config: Record<string, unknown>, schema: Record<string, unknown>): Record<string, JsonSchema> {
   const auth = (config.auth as string | undefined) ?? 'public';
-  const proof = isProofPath(String(route.url));
+  const proof = config.customer === true;
   const out: Record<string, JsonSchema> = {
     400: errorResponse('VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema', proof),
   };
@@ -242,7 +232,7 @@ function operation(route: RouteOptions, components: Components): JsonSchema {
   const auth = (config.auth as string | undefined) ?? 'public';
   const declared = Object.entries((schema.response ?? {}) as Record<string, unknown>);
   const responses: JsonSchema = impliedErrors(route, config, schema);
-  for (const [status, s] of declared) responses[status] = declaredResponse(status, describe(s), components, isProofPath(String(route.url)));
+  for (const [status, s] of declared) responses[status] = declaredResponse(status, describe(s), components, config.customer === true);
   if (config.htmlError) {
     // A form posted without JavaScript gets its errors as a page (api/plugins/errors.ts).
     for (const [status, response] of Object.entries(responses)) {
@@ -256,7 +246,8 @@ function operation(route: RouteOptions, components: Components): JsonSchema {
   const op: JsonSchema = {
     operationId: config.operationId,
     summary: config.summary,
-    tags: [tagOf(route, config)],
+    // A route that declares no domain has no tag, which the contract test refuses.
+    tags: config.tag ? [config.tag] : [],
     parameters: [...parameters('path', schema.params, components), ...parameters('query', schema.querystring, components)],
     responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b))),
   };
@@ -294,7 +285,6 @@ export function buildDocument(routes: RouteOptions[], version: string, serverUrl
   const used = new Set(Object.values(paths).flatMap((ops) => Object.values(ops).flatMap((op) => op.tags as string[])));
   const tags = [
     ...DOMAINS.filter((d) => used.has(d.name)).map(({ name, description }) => ({ name, description })),
-    ...[...used].filter((name) => !DOMAINS.some((d) => d.name === name)).sort().map((name) => ({ name, description: `The ${name} domain` })),
   ];
   return {
     openapi: '3.1.0',
@@ -361,7 +351,5 @@ export function registerOpenApi(app: FastifyInstance, version: string, serverUrl
 declare module 'fastify' {
   interface FastifyContextConfig {
     hidden?: boolean;
-    /** The tag (domain) of a route whose path is not in DOMAINS, or of a domain matched by no path (Rooms). */
-    tag?: string;
   }
 }

@@ -55,7 +55,7 @@ export async function registerPublicRateLimit(app: FastifyInstance, config: Conf
     // The window end goes out as unix seconds (windowEnd above), as on key routes, not as seconds left.
     addHeaders: { 'x-ratelimit-reset': false },
     addHeadersOnExceeding: { 'x-ratelimit-reset': false },
-    errorResponseBuilder: (_request, context) => new ServiceError('RATE_LIMITED', 429, `more than ${context.max} requests this minute from this address`, null, {
+    errorResponseBuilder: (_request, context) => new ServiceError('RATE_LIMITED', `more than ${context.max} requests this minute from this address`, null, {
       'retry-after': String(Math.max(1, Math.ceil(context.ttl / 1000))),
     }),
   });

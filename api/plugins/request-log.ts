@@ -22,7 +22,7 @@ function decoded(path: string): string {
 /**
  * The URL as the request log shows it: a secret path segment masked, and every query value too: the upload
  * preview's `t=` MAC, a customer secret sent in a query (refused, but logged as it arrives), and customer
- * text, which queries also carry (COLLECTION.md §1). Names stay, so the log still says what was asked.
+ * text, which queries also carry (docs/collection.md#endpoints-customers). Names stay, so the log still says what was asked.
  */
 export function loggableUrl(request: Pick<FastifyRequest, 'url' | 'params'> & { routeOptions?: { url?: string } }): string {
   const at = request.url.indexOf('?');

@@ -43,7 +43,7 @@ export const errorEnvelope = named('ErrorEnvelope', object({
   }).required(),
 }), { error: { code: 'NOT_FOUND', message: 'signal not found', requestId: 'req_5f0c2a9d1e7b3c4a8d6e2f10', details: null } });
 
-/** The error body of /api/proof (COLLECTION.md §1): `{ error, code }`, nothing else. */
+/** The error body of /api/proof (docs/collection.md#endpoints-customers): `{ error, code }`, nothing else. */
 export const proofErrorBody = named('ProofErrorBody', mixed().meta({
   jsonSchema: {
     type: 'object',
@@ -53,7 +53,7 @@ export const proofErrorBody = named('ProofErrorBody', mixed().meta({
   },
 }), { error: 'draft not found', code: 'NOT_FOUND' });
 
-/** The 429 of a route that stores a customer submission (submit, nojs, v1): COLLECTION.md §8. */
+/** The 429 of a route that stores a customer submission (submit, nojs, v1): docs/collection.md#endpoints-customers. */
 export const CEILING_OR_RATE = 'RATE_LIMITED, or INTAKE_SAFETY_CEILING: the workspace reached its daily safety ceiling '
   + '(PROOF_DAILY_SUBMISSION_CEILING); retry-after names the next UTC day';
 
@@ -74,3 +74,7 @@ export function noContent(description: string) {
 export function fileOf(contentType: string, description: string) {
   return string().meta({ contentType, format: 'binary', description });
 }
+
+/** Refusals routes of several domains document alike. */
+export const UNKNOWN_PRODUCT_ID = errorOf('NOT_FOUND: productId is not a product of this workspace');
+export const NO_SUCH_PRODUCT = errorOf('NOT_FOUND: no such product in the workspace');

@@ -11,6 +11,7 @@ import { dataOf, errorOf } from '../plugins/responses';
 import { assetSchema } from './schemas';
 import { idParams } from '../plugins/path-params';
 import { strictObject } from '../plugins/validation';
+import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
 const color = string().matches(/^#[0-9a-fA-F]{6}$/, 'must be a #rrggbb colour');
 const generateBody = strictObject({
@@ -33,6 +34,7 @@ export async function proofAssetRoutes(app: FastifyInstance, deps: AppDeps): Pro
       },
     },
     config: {
+      tag: 'proof', ...PROOF_API_ROUTE,
       operationId: 'generateQuoteCard',
       auth: 'key', scope: 'service:proof:write', idempotency: 'optional',
       summary: 'Deterministic SVG quote card saved as a draft asset; 422 NOT_ELIGIBLE with the evaluator\'s reasons',
@@ -45,7 +47,7 @@ export async function proofAssetRoutes(app: FastifyInstance, deps: AppDeps): Pro
 
   app.get<{ Params: { id: string } }>('/api/v1/proof/assets/:id', {
     schema: { params: idParams, response: { 200: dataOf(assetSchema), 409: errorOf('CONFLICT: the asset\'s source is no longer usable') } },
-    config: { auth: 'key', scope: 'service:proof:read', operationId: 'getAsset', summary: 'One asset with its lineage, approval state and file' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'getAsset', summary: 'One asset with its lineage, approval state and file' },
   }, async (request) => {
     return { data: await getAsset(deps.dataSource, productTenant(request), request.params.id) };
   });

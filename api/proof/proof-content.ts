@@ -31,6 +31,6 @@ export function closedList<T extends string>(name: string, raw: unknown, allowed
   for (const v of values) if (!allowed.includes(v as T)) fail(`"${v}" is not a known value`);
   if (opts.unique && new Set(values).size !== values.length) fail('a value is repeated');
   if (opts.max !== undefined && values.length > opts.max) fail(`at most ${opts.max} values`);
-  if (issues.length > 0) throw new ServiceError('VALIDATION_FAILED', 400, `the query parameter ${name} is not valid`, issues);
+  if (issues.length > 0) throw new ServiceError('VALIDATION_FAILED', `the query parameter ${name} is not valid`, issues);
   return [...new Set(values)] as T[];
 }

@@ -7,6 +7,7 @@ import type { AppDeps } from '../app-deps';
 import { pageOf } from '../plugins/responses';
 import { proofEventSchema } from './schemas';
 import { pageQuery, strictObject } from '../plugins/validation';
+import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
 const ledgerQuery = strictObject({
   ...pageQuery,
@@ -18,7 +19,7 @@ const ledgerQuery = strictObject({
 export async function proofEventRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   app.get<{ Querystring: PageRequest & LedgerFilter }>('/api/v1/proof/events', {
     schema: { querystring: ledgerQuery, response: { 200: pageOf(proofEventSchema) } },
-    config: { auth: 'key', scope: 'service:proof:read', operationId: 'listProofEvents', summary: 'The proof ledger, oldest first' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'listProofEvents', summary: 'The proof ledger, oldest first' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listProofEvents(deps.dataSource, productTenant(request).productId, filter, { limit, cursor });

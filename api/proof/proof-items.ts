@@ -19,6 +19,7 @@ import { dataOf, errorOf, pageOf } from '../plugins/responses';
 import {
   approvalRequestedSchema, consentSummarySchema, proofItemListEntrySchema, proofItemReadSchema, proofVersionSchema, revocationFiledSchema,
 } from './schemas';
+import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
 const MAX_EXPAND = 2;
 // The spec's own filter example; it names items live on an active placement, which the placement
@@ -59,7 +60,7 @@ function scopeOf(request: FastifyRequest) {
   return { ...productTenant(request), keyId: key.id, readPrivate: key.scopes.includes('service:proof:read_private') };
 }
 
-const humanOnly = () => new ServiceError('HUMAN_APPROVAL_REQUIRED', 403, 'only a person in the workspace may approve or reject proof');
+const humanOnly = () => new ServiceError('HUMAN_APPROVAL_REQUIRED', 'only a person in the workspace may approve or reject proof');
 
 type Filed = Awaited<ReturnType<typeof requestRevocation>>;
 
@@ -70,7 +71,7 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
 
   app.get<{ Querystring: PageRequest & { status?: unknown; type?: ProofType; expand?: unknown } }>('/api/v1/proof/items', {
     schema: { querystring: listQuery, response: { 200: pageOf(proofItemListEntrySchema) } },
-    config: { ...read, operationId: 'listProofItems', summary: 'Proof items, newest first; status comma-separated or repeated; optional expand' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listProofItems', summary: 'Proof items, newest first; status comma-separated or repeated; optional expand' },
   }, async (request) => {
     const s = scopeOf(request);
     const expand = expandOf(request.query.expand);
@@ -81,7 +82,7 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
 
   app.get<{ Params: { id: string }; Querystring: { expand?: unknown } }>('/api/v1/proof/items/:id', {
     schema: { params: idParams, querystring: readQuery, response: { 200: dataOf(proofItemReadSchema), 410: GONE } },
-    config: { ...read, operationId: 'getProofItem', summary: 'One item with its public version and per-channel eligibility' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'getProofItem', summary: 'One item with its public version and per-channel eligibility' },
   }, async (request) => {
     const s = scopeOf(request);
     return { data: await getItem(ds, s, request.params.id, expandOf(request.query.expand), s.readPrivate) };
@@ -89,7 +90,7 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
 
   app.get<{ Params: { id: string } }>('/api/v1/proof/items/:id/versions', {
     schema: { params: idParams, response: { 200: pageOf(proofVersionSchema), 410: GONE } },
-    config: { ...read, operationId: 'listProofVersions', summary: 'Versions, oldest first; unapproved ones only with proof:read_private' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listProofVersions', summary: 'Versions, oldest first; unapproved ones only with proof:read_private' },
   }, async (request) => {
     const s = scopeOf(request);
     return listVersions(ds, s, request.params.id, s.readPrivate);
@@ -97,7 +98,7 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
 
   app.post<{ Params: { id: string }; Body: NewVersion }>('/api/v1/proof/items/:id/versions', {
     schema: { params: idParams, body: versionBody, response: { 201: dataOf(proofVersionSchema), 409: errorOf('CONFLICT: the parent version is not of this item, or the item is revoked'), 410: GONE } },
-    config: { ...write, operationId: 'createProofVersion', summary: 'Create a draft derivative with a semantic diff against its parent' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...write, operationId: 'createProofVersion', summary: 'Create a draft derivative with a semantic diff against its parent' },
   }, async (request, reply) => {
     const s = scopeOf(request);
     const version = await createVersion(ds, s, request.params.id, request.body, { type: 'service_key', id: s.keyId }, answerWithWrite(request, 201));
@@ -106,7 +107,7 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
 
   app.post<{ Params: { id: string }; Body: { versionId: string } }>('/api/v1/proof/items/:id/request-approval', {
     schema: { params: idParams, body: requestApprovalBody, response: { 200: dataOf(approvalRequestedSchema), 409: errorOf('CONFLICT: the version cannot be queued (already decided, or the item is revoked)'), 410: GONE } },
-    config: { ...write, operationId: 'requestProofApproval', summary: 'Queue a version for a person; requesting is not approving' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...write, operationId: 'requestProofApproval', summary: 'Queue a version for a person; requesting is not approving' },
   }, async (request) => {
     const s = scopeOf(request);
     const answer = (r: Awaited<ReturnType<typeof requestApproval>>) => ({ item: r.item, version: r.version, approvalRequestId: r.approvalRequestId });
@@ -119,7 +120,7 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
   for (const action of ['approve', 'reject']) {
     app.post<{ Params: { id: string } }>(`/api/v1/proof/items/:id/${action}`, {
       schema: { params: idParams, response: { 403: errorOf('HUMAN_APPROVAL_REQUIRED, always') } },
-      config: { auth: 'key', operationId: `${action}ProofItemByKey`, summary: `Always 403 HUMAN_APPROVAL_REQUIRED: ${action} is a person's decision in the workspace` },
+      config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', operationId: `${action}ProofItemByKey`, summary: `Always 403 HUMAN_APPROVAL_REQUIRED: ${action} is a person's decision in the workspace` },
     }, async () => {
       throw humanOnly();
     });
@@ -131,21 +132,21 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
   };
   app.post<{ Params: { id: string } }>('/api/v1/proof/items/:id/consents', {
     schema: { params: idParams, response: { 403: errorOf('FORBIDDEN, always') } },
-    config: { auth: 'key', operationId: 'createConsentByKey', summary: 'Always 403 FORBIDDEN: consent is recorded by a person (POST /api/workspace/proof/items/{id}/consents)' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', operationId: 'createConsentByKey', summary: 'Always 403 FORBIDDEN: consent is recorded by a person (POST /api/workspace/proof/items/{id}/consents)' },
   }, consentByKey);
   app.patch<{ Params: { id: string } }>('/api/v1/proof/consents/:id', {
     schema: { params: idParams, response: { 403: errorOf('FORBIDDEN, always') } },
-    config: { auth: 'key', operationId: 'updateConsentByKey', summary: 'Always 403 FORBIDDEN: consent is changed by a person in the workspace' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', operationId: 'updateConsentByKey', summary: 'Always 403 FORBIDDEN: consent is changed by a person in the workspace' },
   }, consentByKey);
 
   app.get<{ Params: { id: string } }>('/api/v1/proof/items/:id/consent', {
     schema: { params: idParams, response: { 200: dataOf(consentSummarySchema), 410: GONE } },
-    config: { ...read, operationId: 'getProofConsent', summary: 'Consent status with grant summaries; evidence never leaves' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'getProofConsent', summary: 'Consent status with grant summaries; evidence never leaves' },
   }, async (request) => ({ data: await getConsent(ds, scopeOf(request), request.params.id) }));
 
   app.post<{ Params: { id: string }; Body: { requestText?: string } | null }>('/api/v1/proof/items/:id/revoke', {
     schema: { params: idParams, body: revokeBody, response: { 202: dataOf(revocationFiledSchema), 409: errorOf('CONFLICT: the item is already revoked'), 410: GONE } },
-    config: { ...write, operationId: 'revokeProofItem', summary: 'File a revocation request (202); new renders stop at once, a person completes it' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...write, operationId: 'revokeProofItem', summary: 'File a revocation request (202); new renders stop at once, a person completes it' },
   }, async (request, reply) => {
     const s = scopeOf(request);
     const filed = await requestRevocation(ds, s, { proofItemId: request.params.id }, {
@@ -156,7 +157,7 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
 
   app.post<{ Params: { id: string } }>('/api/v1/proof/consents/:id/revoke', {
     schema: { params: idParams, response: { 202: dataOf(revocationFiledSchema), 409: errorOf('CONFLICT: the item is already revoked'), 410: GONE } },
-    config: { ...write, operationId: 'revokeConsent', summary: 'File a revocation request for the grant\'s item (202)' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...write, operationId: 'revokeConsent', summary: 'File a revocation request for the grant\'s item (202)' },
   }, async (request, reply) => {
     const s = scopeOf(request);
     const filed = await requestRevocation(ds, s, { consentGrantId: request.params.id }, {

@@ -17,9 +17,8 @@ import { closedList } from './proof-content';
 import { idParams, pathParams } from '../plugins/path-params';
 import { pageQuery, strictObject } from '../plugins/validation';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
-import {
-  placementItemSchema, placementItemWithEngagementSchema, placementReadSchema, placementSchema, publishResultSchema, removedPlacementItemSchema,
-} from './schemas';
+import { PLACEMENT_ARCHIVED, placementItemSchema, placementItemWithEngagementSchema, placementReadSchema, placementSchema, publishResultSchema, removedPlacementItemSchema } from './schemas';
+import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
 const IDENTITY_FIELDS = ['name', 'company', 'title', 'photo', 'logo', 'location'];
 
@@ -83,7 +82,7 @@ export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.get<{ Querystring: PageRequest & { state?: PlacementState } }>('/api/v1/proof/placements', {
     schema: { querystring: listQuery, response: { 200: pageOf(placementSchema) } },
-    config: { ...read, operationId: 'listPlacements', summary: 'Placements of the key\'s product, newest first; optional state filter' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listPlacements', summary: 'Placements of the key\'s product, newest first; optional state filter' },
   }, async (request) => {
     const { limit, cursor, state } = request.query;
     return listPlacements(ds, scopeOf(request).scope.productId, state, { limit, cursor });
@@ -91,7 +90,7 @@ export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.post<{ Body: NewPlacement }>('/api/v1/proof/placements', {
     schema: { body: createBody, response: { 201: dataOf(placementSchema) } },
-    config: { ...publish, operationId: 'createPlacement', summary: 'Create a placement (state draft); the product comes from the key' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'createPlacement', summary: 'Create a placement (state draft); the product comes from the key' },
   }, async (request, reply) => {
     const { scope, actor } = scopeOf(request);
     return reply.code(201).send({ data: await createPlacement(ds, scope, request.body, actor, answerWithWrite(request, 201)) });
@@ -99,15 +98,15 @@ export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.get<{ Params: { id: string }; Querystring: { expand?: unknown } }>('/api/v1/proof/placements/:id', {
     schema: { params: idParams, querystring: readQuery, response: { 200: dataOf(placementReadSchema) } },
-    config: { ...read, operationId: 'getPlacement', summary: 'One placement; expand=items adds the first 50 placed items with their live decision' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'getPlacement', summary: 'One placement; expand=items adds the first 50 placed items with their live decision' },
   }, async (request) => {
     const expand = closedList('expand', request.query.expand, ['items'] as const, { max: 1, unique: true });
     return { data: await getPlacement(ds, scopeOf(request).scope, request.params.id, expand.length > 0) };
   });
 
   app.patch<{ Params: { id: string }; Body: PlacementPatch }>('/api/v1/proof/placements/:id', {
-    schema: { params: idParams, body: patchBody, response: { 200: dataOf(placementSchema), 409: errorOf('CONFLICT: the placement is archived') } },
-    config: { ...publish, operationId: 'updatePlacement', summary: 'Change name, state, renderConfig or eligibilityPolicy; renderCacheVersion increases' },
+    schema: { params: idParams, body: patchBody, response: { 200: dataOf(placementSchema), 409: PLACEMENT_ARCHIVED } },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'updatePlacement', summary: 'Change name, state, renderConfig or eligibilityPolicy; renderCacheVersion increases' },
   }, async (request) => {
     const { scope, actor } = scopeOf(request);
     return { data: await updatePlacement(ds, scope, request.params.id, request.body, actor, answerWithWrite(request, 200)) };
@@ -115,7 +114,7 @@ export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.delete<{ Params: { id: string } }>('/api/v1/proof/placements/:id', {
     schema: { params: idParams, response: { 200: dataOf(placementSchema) } },
-    config: { ...publish, operationId: 'archivePlacement', summary: 'Archive the placement; its history is kept' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'archivePlacement', summary: 'Archive the placement; its history is kept' },
   }, async (request) => {
     const { scope, actor } = scopeOf(request);
     return { data: await archivePlacement(ds, scope, request.params.id, actor, answerWithWrite(request, 200)) };
@@ -123,12 +122,12 @@ export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.get<{ Params: { id: string } }>('/api/v1/proof/placements/:id/items', {
     schema: { params: idParams, response: { 200: pageOf(placementItemWithEngagementSchema) } },
-    config: { ...read, operationId: 'listPlacementItems', summary: 'Placed items in position order, each with its live eligibility decision and engagement counts' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listPlacementItems', summary: 'Placed items in position order, each with its live eligibility decision and engagement counts' },
   }, async (request) => listPlacementItems(ds, scopeOf(request).scope, request.params.id));
 
   app.post<{ Params: { id: string }; Body: NewPlacementItem }>('/api/v1/proof/placements/:id/items', {
     schema: { params: idParams, body: itemBody, response: { 201: dataOf(placementItemSchema), 409: errorOf('CONFLICT: the item is already placed, or the placement is archived') } },
-    config: { ...publish, operationId: 'addPlacementItem', summary: 'Place an item; the answer carries the current eligibility decision' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'addPlacementItem', summary: 'Place an item; the answer carries the current eligibility decision' },
   }, async (request, reply) => {
     const { scope, actor } = scopeOf(request);
     return reply.code(201).send({ data: await addPlacementItem(ds, scope, request.params.id, request.body, actor, answerWithWrite(request, 201)) });
@@ -136,15 +135,15 @@ export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.delete<{ Params: { id: string; itemId: string } }>('/api/v1/proof/placements/:id/items/:itemId', {
     schema: { params: itemParams, response: { 200: dataOf(removedPlacementItemSchema) } },
-    config: { ...publish, operationId: 'removePlacementItem', summary: 'Remove a placed item (the row stays as history)' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'removePlacementItem', summary: 'Remove a placed item (the row stays as history)' },
   }, async (request) => {
     const { scope, actor } = scopeOf(request);
     return { data: await removePlacementItem(ds, scope, request.params.id, request.params.itemId, actor, answerWithWrite(request, 200)) };
   });
 
   app.post<{ Params: { id: string }; Querystring: { dryRun: boolean } }>('/api/v1/proof/placements/:id/publish', {
-    schema: { params: idParams, querystring: publishQuery, response: { 200: dataOf(publishResultSchema), 409: errorOf('CONFLICT: the placement is archived') } },
-    config: { ...publish, operationId: 'publishPlacement', summary: 'Publish (state active); ineligible items are excluded and counted; dryRun writes nothing' },
+    schema: { params: idParams, querystring: publishQuery, response: { 200: dataOf(publishResultSchema), 409: PLACEMENT_ARCHIVED } },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'publishPlacement', summary: 'Publish (state active); ineligible items are excluded and counted; dryRun writes nothing' },
   }, async (request) => {
     const { scope, actor } = scopeOf(request);
     return { data: await publishPlacement(ds, scope, request.params.id, request.query.dryRun, actor, answerWithWrite(request, 200)) };

@@ -11,6 +11,7 @@ import { CEILING_OR_RATE, dataOf, errorOf } from '../plugins/responses';
 import { submissionSchema } from './schemas';
 import { proofContentSchema } from './proof-content';
 import { isoDateTime, strictObject } from '../plugins/validation';
+import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
 export const DISPLAY_MODES = ['full_name', 'first_name', 'initials', 'anonymous'] as const;
 export const IDENTITY_FIELDS = ['name', 'company', 'title', 'photo', 'logo', 'location'] as const;
@@ -55,6 +56,7 @@ export async function proofSubmissionRoutes(app: FastifyInstance, deps: AppDeps)
       },
     },
     config: {
+      tag: 'proof', ...PROOF_API_ROUTE,
       operationId: 'submitProof',
       auth: 'key', scope: 'service:proof:submissions:write', idempotency: 'required', idempotencyReuseCode: 'CONFLICT',
       summary: 'Store a customer submission with its original version and consent grant',

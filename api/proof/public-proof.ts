@@ -41,7 +41,7 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
 
   app.get<{ Params: { id: string } }>('/api/public/proof/render/:id', {
     schema: { params: idParams, response: { 200: renderManifestSchema, 304: noContent('the manifest is unchanged (If-None-Match)') } },
-    config: { operationId: 'renderPlacement', summary: 'Signed render manifest (service-proof-render-v1) of the eligible items; strong ETag, 304 on If-None-Match' },
+    config: { tag: 'proof', operationId: 'renderPlacement', summary: 'Signed render manifest (service-proof-render-v1) of the eligible items; strong ETag, 304 on If-None-Match' },
   }, async (request, reply) => {
     const render = await currentRender(ds, request.params.id);
     if (!render) throw notFound('placement');
@@ -60,7 +60,7 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
         416: noContent('the range is outside the file'),
       },
     },
-    config: { operationId: 'getPlacementMedia', summary: 'A file of an item in the placement\'s current eligible manifest; byte ranges; anything else 404' },
+    config: { tag: 'proof', operationId: 'getPlacementMedia', summary: 'A file of an item in the placement\'s current eligible manifest; byte ranges; anything else 404' },
   }, async (request, reply) => {
     if (request.params.assetId.startsWith('med_')) {
       const media = await placedMedia(ds, request.params.placementId, request.params.assetId);
@@ -88,7 +88,7 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
   app.post<{ Body: unknown }>('/api/public/proof/events', {
     bodyLimit: BEACON_BODY_LIMIT,
     schema: { response: { 204: noContent('recorded'), 403: errorOf('FORBIDDEN: the event token is not one this service signed, or it has expired') } },
-    config: { operationId: 'recordProofEngagement', summary: 'Cookie-free engagement beacon (text/plain JSON {token, type}); needs the manifest\'s event token' },
+    config: { tag: 'proof', operationId: 'recordProofEngagement', summary: 'Cookie-free engagement beacon (text/plain JSON {token, type}); needs the manifest\'s event token' },
   }, async (request, reply) => {
     const expected = `send {"token": <eventToken>, "type": ${ENGAGEMENT_TYPES.join('|')}}`;
     // navigator.sendBeacon sends text/plain without a preflight; the text is JSON, read like any JSON body.
@@ -103,14 +103,14 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
     }
     const now = new Date();
     const claims = await readEventToken(ds, body.token, now);
-    if (!claims) throw new ServiceError('FORBIDDEN', 403, 'the event token is not one this service signed, or it has expired');
+    if (!claims) throw new ServiceError('FORBIDDEN', 'the event token is not one this service signed, or it has expired');
     await recordEngagement(ds, body.token, claims.placementId, claims.proofItemId, body.type, now);
     return publicHeaders(reply, 'no-store').code(204).send();
   });
 
   app.get('/api/public/proof/receipts/keys', {
     schema: { response: { 200: keySetSchema } },
-    config: { operationId: 'getReceiptKeys', summary: 'Public Ed25519 key set (JWKS) for offline verification; retired keys are kept' },
+    config: { tag: 'proof', operationId: 'getReceiptKeys', summary: 'Public Ed25519 key set (JWKS) for offline verification; retired keys are kept' },
   }, async (_request, reply) => {
     publicHeaders(reply, 'public, max-age=300');
     return publicKeySet(ds);
@@ -118,7 +118,7 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
 
   app.get<{ Params: { id: string } }>('/api/public/proof/receipts/:id', {
     schema: { params: idParams, response: { 200: dataOf(receiptSchema) } },
-    config: { operationId: 'getReceipt', summary: 'Portable signed receipt: what the customer approved and how it may be used' },
+    config: { tag: 'proof', operationId: 'getReceipt', summary: 'Portable signed receipt: what the customer approved and how it may be used' },
   }, async (request, reply) => {
     const receipt = await readReceipt(ds, request.params.id);
     if (!receipt) throw notFound('receipt');
@@ -128,7 +128,7 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
 
   app.post<{ Body: ReceiptClaim }>('/api/public/proof/receipts/verify', {
     schema: { body: verifyBody, response: { 200: dataOf(receiptVerificationSchema) } },
-    config: { operationId: 'verifyReceipt', summary: 'Verify a receipt: the signature first, then its live status; revocation always wins' },
+    config: { tag: 'proof', operationId: 'verifyReceipt', summary: 'Verify a receipt: the signature first, then its live status; revocation always wins' },
   }, async (request, reply) => {
     publicHeaders(reply, 'no-store');
     return { data: await verifyReceipt(ds, request.body) };

@@ -3,7 +3,7 @@ import { APPROVAL_STATES } from '../../db/entities/proof-version';
 import { HOST_CONTEXTS, PLACEMENT_STATES } from '../../db/entities/proof-placement';
 import { PROOF_ITEM_STATUSES, PROOF_TYPES } from '../../db/entities/proof-item';
 import { PLACEMENT_TYPES, PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
-import { anyJson, anyObject, named, timestamp } from '../plugins/responses';
+import { anyJson, anyObject, errorOf, named, timestamp } from '../plugins/responses';
 
 /** Response schemas of the proof routes. Free-form parts (content, diffs, render config) stay open objects. */
 
@@ -269,3 +269,6 @@ export const proofEventSchema = named('ProofLedgerEvent', object({
   timestamp: timestamp().required(),
   properties: anyObject().required(),
 }));
+
+/** Refusals several routes document alike. */
+export const PLACEMENT_ARCHIVED = errorOf('CONFLICT: the placement is archived');

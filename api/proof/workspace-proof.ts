@@ -10,11 +10,8 @@ import { ConsentTerms, grantConsent } from '../../db/proof/proof-consent';
 import { completeRevocation } from '../../db/proof/proof-revocations';
 import { HUMAN_DECISION, OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
-import { dataOf, errorOf, pageOf } from '../plugins/responses';
-import {
-  assetSchema, consentGrantSchema, deletedItemSchema, exportSchema, itemAndVersionSchema, publishResultSchema, reviewRequestSchema,
-  revocationFiledSchema,
-} from './schemas';
+import { dataOf, errorOf, NO_SUCH_PRODUCT, pageOf } from '../plugins/responses';
+import { assetSchema, consentGrantSchema, deletedItemSchema, exportSchema, itemAndVersionSchema, PLACEMENT_ARCHIVED, publishResultSchema, reviewRequestSchema, revocationFiledSchema } from './schemas';
 import { idParams } from '../plugins/path-params';
 import { consentTermsSchema } from './proof-submissions';
 import { pageQuery, strictObject } from '../plugins/validation';
@@ -38,12 +35,12 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.get<{ Querystring: PageRequest }>('/api/workspace/proof/review-queue', {
     schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(reviewRequestSchema) } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'listReviewQueue', summary: 'Versions awaiting a person, oldest request first' },
+    config: { tag: 'proof', ...OWNERS_AND_ADMINS, operationId: 'listReviewQueue', summary: 'Versions awaiting a person, oldest request first' },
   }, async (request) => reviewQueue(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post<{ Params: { id: string }; Body: { versionId: string } }>('/api/workspace/proof/items/:id/approve', {
     schema: { params: idParams, body: approveBody, response: { 200: dataOf(itemAndVersionSchema), 409: NOT_PENDING } },
-    config: { ...HUMAN_DECISION, operationId: 'approveProofItem', summary: 'Approve the queued version; it becomes the public version' },
+    config: { tag: 'proof', ...HUMAN_DECISION, operationId: 'approveProofItem', summary: 'Approve the queued version; it becomes the public version' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const decided = await decideApproval(ds, s.organizationId, request.params.id, { kind: 'approve', versionId: request.body.versionId }, s.teammateId);
@@ -52,7 +49,7 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.post<{ Params: { id: string }; Body: { reason: string; versionId?: string } }>('/api/workspace/proof/items/:id/reject', {
     schema: { params: idParams, body: rejectBody, response: { 200: dataOf(itemAndVersionSchema), 409: NOT_PENDING } },
-    config: { ...HUMAN_DECISION, operationId: 'rejectProofItem', summary: 'Reject the queued version with a reason' },
+    config: { tag: 'proof', ...HUMAN_DECISION, operationId: 'rejectProofItem', summary: 'Reject the queued version with a reason' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const decided = await decideApproval(ds, s.organizationId, request.params.id, { kind: 'reject', reason: request.body.reason, versionId: request.body.versionId }, s.teammateId);
@@ -60,8 +57,8 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
   });
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/placements/:id/publish', {
-    schema: { params: idParams, response: { 200: dataOf(publishResultSchema), 409: errorOf('CONFLICT: the placement is archived') } },
-    config: { ...HUMAN_DECISION, operationId: 'publishPlacementAsPerson', summary: 'Publish a placement as a person: the only way to make paid use live' },
+    schema: { params: idParams, response: { 200: dataOf(publishResultSchema), 409: PLACEMENT_ARCHIVED } },
+    config: { tag: 'proof', ...HUMAN_DECISION, operationId: 'publishPlacementAsPerson', summary: 'Publish a placement as a person: the only way to make paid use live' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const scope = await placementScope(ds, s.organizationId, request.params.id);
@@ -70,7 +67,7 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.post<{ Params: { id: string }; Body: { versionId: string; consent: ConsentTerms } }>('/api/workspace/proof/items/:id/consents', {
     schema: { params: idParams, body: consentBody, response: { 201: dataOf(consentGrantSchema), 409: errorOf('CONFLICT: the item is revoked'), 410: GONE } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'grantConsent', summary: 'Record the customer\'s consent for an exact version; it supersedes the item\'s active grants' },
+    config: { tag: 'proof', ...OWNERS_AND_ADMINS, operationId: 'grantConsent', summary: 'Record the customer\'s consent for an exact version; it supersedes the item\'s active grants' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     return reply.code(201).send({ data: await grantConsent(ds, s.organizationId, request.params.id, request.body, s.teammateId) });
@@ -78,7 +75,7 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/assets/:id/approve', {
     schema: { params: idParams, response: { 200: dataOf(assetSchema), 409: errorOf('CONFLICT: the asset is not a draft, or its source is no longer eligible') } },
-    config: { ...HUMAN_DECISION, operationId: 'approveAsset', summary: 'Approve a generated asset; only approved assets are served as public media' },
+    config: { tag: 'proof', ...HUMAN_DECISION, operationId: 'approveAsset', summary: 'Approve a generated asset; only approved assets are served as public media' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await approveAsset(ds, s.organizationId, request.params.id, { type: 'teammate', id: s.teammateId }) };
@@ -86,7 +83,7 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/revocations/:id/complete', {
     schema: { params: idParams, response: { 200: dataOf(revocationFiledSchema), 409: errorOf('CONFLICT: the revocation is already completed') } },
-    config: { ...HUMAN_DECISION, operationId: 'completeRevocation', summary: 'Complete a filed revocation; final for the item' },
+    config: { tag: 'proof', ...HUMAN_DECISION, operationId: 'completeRevocation', summary: 'Complete a filed revocation; final for the item' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const done = await completeRevocation(ds, s.organizationId, request.params.id, s.teammateId);
@@ -95,7 +92,7 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.delete<{ Params: { id: string } }>('/api/workspace/proof/items/:id', {
     schema: { params: idParams, response: { 200: dataOf(deletedItemSchema), 410: GONE } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'deleteProofItem', summary: 'Delete an item; it may be restored inside the recovery window' },
+    config: { tag: 'proof', ...OWNERS_AND_ADMINS, operationId: 'deleteProofItem', summary: 'Delete an item; it may be restored inside the recovery window' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await deleteItem(ds, s.organizationId, request.params.id, s.teammateId, deps.config.proofDeletionRecoveryMs) };
@@ -103,15 +100,15 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/items/:id/restore', {
     schema: { params: idParams, response: { 200: dataOf(deletedItemSchema), 409: errorOf('CONFLICT: the item is not deleted'), 410: errorOf('GONE: the recovery window has closed') } },
-    config: { ...OWNERS_AND_ADMINS, operationId: 'restoreProofItem', summary: 'Restore a deleted item inside its recovery window' },
+    config: { tag: 'proof', ...OWNERS_AND_ADMINS, operationId: 'restoreProofItem', summary: 'Restore a deleted item inside its recovery window' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await restoreItem(ds, s.organizationId, request.params.id, s.teammateId) };
   });
 
   app.post<{ Body: { productId: string } }>('/api/workspace/proof/exports/raw', {
-    schema: { body: rawExportBody, response: { 201: dataOf(exportSchema), 404: errorOf('NOT_FOUND: no such product in the workspace') } },
-    config: { auth: 'session', roles: ['owner'], operationId: 'exportRawProof', summary: 'Raw originals of a product (owner only), with a sha256 digest' },
+    schema: { body: rawExportBody, response: { 201: dataOf(exportSchema), 404: NO_SUCH_PRODUCT } },
+    config: { tag: 'proof', auth: 'session', roles: ['owner'], operationId: 'exportRawProof', summary: 'Raw originals of a product (owner only), with a sha256 digest' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     return reply.code(201).send({ data: await exportRaw(ds, s.organizationId, request.body.productId) });

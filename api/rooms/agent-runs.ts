@@ -15,8 +15,7 @@ import { idParams, pathParams } from '../plugins/path-params';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
 import { READ, ROOMS_ROUTE, WRITE, addRoomsVersionHeader, productCaller } from './room-caller';
-import { agentRunSchema, approvalSchema } from './schemas';
-
+import { agentRunSchema, approvalSchema, END_USER_NOT_JOINED, ROOM_ARCHIVED } from './schemas';
 
 const invokeParams = strictObject({ id: string().required().max(100), alias: string().required().max(100) });
 const invokeBody = strictObject({
@@ -38,7 +37,7 @@ const DECIDERS = {
   auth: 'session' as const, roles: ['owner' as const, 'admin' as const], keyRefusal: 'HUMAN_APPROVAL_REQUIRED' as const, identityRefusal: true,
 };
 
-/** Agent runs (`agent-run/<runId>`) and the approvals only a workspace owner or admin decides (ROOMS.md §6). */
+/** Agent runs (`agent-run/<runId>`) and the approvals only a workspace owner or admin decides (docs/rooms.md#agent-runs-and-approvals). */
 export async function agentRunRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   addRoomsVersionHeader(app);
@@ -50,7 +49,7 @@ export async function agentRunRoutes(app: FastifyInstance, deps: AppDeps): Promi
       response: {
         202: dataOf(agentRunSchema),
         403: errorOf('FORBIDDEN: an end user asked for `visibility: internal`, or has not joined the room'),
-        409: errorOf('CONFLICT: the room is archived'),
+        409: ROOM_ARCHIVED,
         503: errorOf('AI_UNAVAILABLE: no AI provider is configured (no run is made)'),
       },
     },
@@ -70,7 +69,7 @@ export async function agentRunRoutes(app: FastifyInstance, deps: AppDeps): Promi
     schema: {
       params: idParams,
       querystring: runsQuery,
-      response: { 200: pageOf(agentRunSchema), 403: errorOf('FORBIDDEN: the end user has not joined this room') },
+      response: { 200: pageOf(agentRunSchema), 403: END_USER_NOT_JOINED },
     },
     config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'listRoomAgentRuns', summary: 'Agent runs of the room, newest first (an end user: only its own)' },
   }, async (request) => {

@@ -7,10 +7,10 @@ const ROOMS_VERSION = '1.5';
 export const READ = 'service:rooms:read';
 export const WRITE = 'service:rooms:write';
 
-/** The paths of the Rooms contract (ROOMS.md §4); the tests check every route on them declares ROOMS_ROUTE. */
+/** The paths of the Rooms contract (docs/rooms.md#paths); the tests check every route on them declares ROOMS_ROUTE. */
 export const ROOMS_PATHS = /^\/api\/(v1\/(rooms|agent-runs|approvals)|workspace\/rooms)(\/|$)/;
 
-/** Route options every Rooms route spreads into its config: its OpenAPI tag, and end users rate-limited as keys are (ROOMS.md §1). */
+/** Route options every Rooms route spreads into its config: its OpenAPI tag, and end users rate-limited as keys are (docs/rooms.md#credentials-and-refusals). */
 export const ROOMS_ROUTE = { tag: 'rooms', endUserWindow: true } as const;
 
 /** The caller of a Rooms route in db/rooms terms: an end user (a customer), a key or a teammate. */
@@ -40,7 +40,7 @@ export function keyOnly(request: FastifyRequest) {
   return caller;
 }
 
-/** Every answer of the Rooms contract names its version (ROOMS.md, top). */
+/** Every answer of the Rooms contract names its version (docs/rooms.md). */
 export function addRoomsVersionHeader(app: FastifyInstance): void {
   app.addHook('onSend', async (_request, reply, payload) => {
     reply.header('service-rooms-version', ROOMS_VERSION);

@@ -12,8 +12,7 @@ import { idParams } from '../plugins/path-params';
 import { dataOf, errorOf, named, timestamp } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
 import { ROOMS_ROUTE, WRITE, addRoomsVersionHeader, keyOnly } from './room-caller';
-import { approvalSchema } from './schemas';
-
+import { approvalSchema, ROOM_ARCHIVED } from './schemas';
 
 const citation = object({ type: string().oneOf(['message', 'signal']).required(), id: string().required() });
 export const documentSchema = named('RoomDocument', object({
@@ -47,7 +46,7 @@ const promoteBody = strictObject({
   sourceMessageIds: array(string().required().max(100)).max(50),
 }).required();
 
-/** Compile (a cited PRD from customer-visible evidence) and promote (knowledge a person publishes), ROOMS.md §7. */
+/** Compile (a cited PRD from customer-visible evidence) and promote (knowledge a person publishes), docs/rooms.md#compile-and-promote. */
 export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const { config } = deps;
@@ -59,7 +58,7 @@ export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): P
       body: compileBody,
       response: {
         201: dataOf(documentSchema),
-        409: errorOf('CONFLICT: the room is archived'),
+        409: ROOM_ARCHIVED,
         422: errorOf('CITATION_VALIDATION_FAILED: no customer-visible evidence, or no statement kept a valid citation (details.rejected)'),
         503: errorOf('AI_UNAVAILABLE: no provider configured, or it kept failing; nothing is made up'),
       },
@@ -92,7 +91,7 @@ export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): P
       request.log.error({ err }, 'could not start the compile workflow');
     }
     if (!ended) {
-      throw new ServiceError('AI_UNAVAILABLE', 503, 'the compile is still running; the document records its outcome', { documentId, reason: 'still_running' }, { 'retry-after': '30' });
+      throw new ServiceError('AI_UNAVAILABLE', 'the compile is still running; the document records its outcome', { documentId, reason: 'still_running' }, { 'retry-after': '30' });
     }
     return reply.code(201).send({ data: await compiledDocument(ds, documentId) });
   });
@@ -103,7 +102,7 @@ export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): P
       body: promoteBody,
       response: {
         202: dataOf(object({ knowledge: knowledgeSchema.required(), approval: approvalSchema.required() })),
-        409: errorOf('CONFLICT: the room is archived'),
+        409: ROOM_ARCHIVED,
       },
     },
     config: {
@@ -122,4 +121,3 @@ export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): P
     return reply.code(202).send({ data: await promote(ds, keyOnly(request), request.params.id, request.body) });
   });
 }
-

@@ -10,13 +10,12 @@ import { idParams, idString, pathParams } from '../plugins/path-params';
 import { dataOf, errorOf } from '../plugins/responses';
 import { isoDateTime, issuesOf, openObject, strictObject } from '../plugins/validation';
 import { READ, ROOMS_ROUTE, WRITE, addRoomsVersionHeader, endUserOnly, keyOnly, productCaller } from './room-caller';
-import { handoffSchema, jobSchema, solveJoinSchema } from './schemas';
-
+import { handoffSchema, jobSchema, ROOM_ARCHIVED, solveJoinSchema } from './schemas';
 
 const DAY_MS = 86_400_000;
 const PROMISE_HORIZON_DAYS = 365;
 
-/** The params of each job type (ROOMS.md §8); checked before anything is stored. */
+/** The params of each job type (docs/rooms.md#jobs-promises-solve-sessions-and-handoff); checked before anything is stored. */
 const PARAMS: Record<JobType, AnySchema> = {
   send_release_receipts: strictObject({ releaseId: idString() }).required(),
   make_promise: strictObject({
@@ -32,7 +31,7 @@ const PARAMS: Record<JobType, AnySchema> = {
 
 const jobBody = strictObject({
   type: string().oneOf([...JOB_TYPES]).required(),
-  params: openObject().required().meta({ description: 'per type (ROOMS.md §8): releaseId; text, dueAt; promiseId; termsVersion, termsText; sessionId' }),
+  params: openObject().required().meta({ description: 'per type (docs/rooms.md#jobs-promises-solve-sessions-and-handoff): releaseId; text, dueAt; promiseId; termsVersion, termsText; sessionId' }),
 }).required();
 const jobParams = pathParams('id', 'jobId');
 const sessionParams = pathParams('id', 'sessionId');
@@ -55,7 +54,7 @@ function checkParams(type: JobType, params: unknown): JobParams {
   return { type, params } as JobParams;
 }
 
-/** Jobs, solve sessions and handoff (ROOMS.md §4, §8). */
+/** Jobs, solve sessions and handoff (docs/rooms.md#paths, docs/rooms.md#jobs-promises-solve-sessions-and-handoff). */
 export async function roomJobRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   addRoomsVersionHeader(app);
@@ -136,7 +135,7 @@ export async function roomJobRoutes(app: FastifyInstance, deps: AppDeps): Promis
       response: {
         200: dataOf(handoffSchema),
         403: errorOf('FORBIDDEN: an end user other than the one who asked for the handoff'),
-        409: errorOf('CONFLICT: the room is archived'),
+        409: ROOM_ARCHIVED,
       },
     },
     config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: WRITE, idempotency: 'optional', operationId: 'endRoomHandoff', summary: 'End the active handoff (404 when none is active)' },

@@ -15,7 +15,7 @@ import { bodyChunks, declaredLength, takeStreamedBodies } from '../plugins/strea
 import { dataOf, errorOf, fileOf, noContent } from '../plugins/responses';
 import { strictObject } from '../plugins/validation';
 import { ROOMS_ROUTE, addRoomsVersionHeader, endUserOnly } from './room-caller';
-import { appealSchema, attachmentSchema, moderationCaseSchema, pollSchema, reactionToggleSchema } from './schemas';
+import { appealSchema, attachmentSchema, CALLER_NOT_JOINED, moderationCaseSchema, pollSchema, reactionToggleSchema, ROOM_ARCHIVED } from './schemas';
 
 const reactionBody = strictObject({
   emoji: string().required().test('emoji', '1–32 characters, no whitespace', (v) => v === undefined || emojiValid(v)),
@@ -45,7 +45,7 @@ function declaredUpload(request: FastifyRequest, maxBytes: number) {
   return { contentType: declared.type, chunks: bodyChunks(request), length, filename };
 }
 
-/** Reactions, attachments, poll answers, reports and appeals of room messages (ROOMS.md §4). */
+/** Reactions, attachments, poll answers, reports and appeals of room messages (docs/rooms.md#reactions-attachments-polls-and-moderation). */
 export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const store = mediaStoreOf(deps.config);
@@ -57,7 +57,7 @@ export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps
       body: reactionBody,
       response: {
         200: dataOf(reactionToggleSchema),
-        403: errorOf('FORBIDDEN: the caller has not joined this room'),
+        403: CALLER_NOT_JOINED,
         409: errorOf('CONFLICT: the message was deleted, it already has 20 distinct emoji, or the room is archived'),
       },
     },
@@ -75,8 +75,8 @@ export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps
         params: idParams,
         response: {
           201: dataOf(attachmentSchema),
-          403: errorOf('FORBIDDEN: the caller has not joined this room'),
-          409: errorOf('CONFLICT: the room is archived'),
+          403: CALLER_NOT_JOINED,
+          409: ROOM_ARCHIVED,
         },
       },
       config: {
@@ -111,7 +111,7 @@ export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps
       body: pollResponseBody,
       response: {
         200: dataOf(pollSchema),
-        403: errorOf('FORBIDDEN: the caller has not joined this room'),
+        403: CALLER_NOT_JOINED,
         409: errorOf('CONFLICT: the poll\'s message was deleted, or the room is archived'),
       },
     },

@@ -17,9 +17,7 @@ import { pathParams, idParams } from '../plugins/path-params';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
 import { READ, ROOMS_ROUTE, WRITE, addRoomsVersionHeader, endUserOnly, keyOnly, productCaller, roomCaller } from './room-caller';
-import {
-  canvasSchema, catchUpSchema, eventsPageSchema, invitedSchema, memberSchema, messageSchema, roomSchema, searchHitSchema,
-} from './schemas';
+import { CALLER_NOT_JOINED, canvasSchema, catchUpSchema, END_USER_NOT_JOINED, eventsPageSchema, invitedSchema, memberSchema, messageSchema, ROOM_ARCHIVED, roomSchema, searchHitSchema } from './schemas';
 
 const ids = () => array(string().required().max(100)).max(20);
 const roomFields = {
@@ -68,8 +66,7 @@ interface MessageBody {
   visibility?: 'customer' | 'internal';
 }
 
-
-/** The Rooms routes of rooms, members, messages, the event log, catch-up and the canvas (ROOMS.md §4). */
+/** The Rooms routes of rooms, members, messages, the event log, catch-up and the canvas (docs/rooms.md#paths). */
 export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   addRoomsVersionHeader(app);
@@ -120,7 +117,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     schema: {
       params: idParams,
       querystring: eventsQuery,
-      response: { 200: dataOf(eventsPageSchema), 403: errorOf('FORBIDDEN: the caller has not joined this room') },
+      response: { 200: dataOf(eventsPageSchema), 403: CALLER_NOT_JOINED },
     },
     config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'listRoomEvents', summary: 'The room\'s events after a seq, or a snapshot when too far behind' },
   }, async (request) => ({
@@ -130,7 +127,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
   }));
 
   app.get<{ Params: { id: string } }>('/api/v1/rooms/:id/catch-up', {
-    schema: { params: idParams, response: { 200: dataOf(catchUpSchema), 403: errorOf('FORBIDDEN: the caller has not joined this room') } },
+    schema: { params: idParams, response: { 200: dataOf(catchUpSchema), 403: CALLER_NOT_JOINED } },
     config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'catchUpRoom', summary: 'What arrived since the caller\'s read marker' },
   }, async (request) => ({ data: await catchUp(ds, endUserOnly(request), request.params.id) }));
 
@@ -138,7 +135,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     schema: {
       params: idParams,
       response: {
-        200: dataOf(memberSchema), 403: errorOf('FORBIDDEN: the caller was removed from this room'), 409: errorOf('CONFLICT: the room is archived'),
+        200: dataOf(memberSchema), 403: errorOf('FORBIDDEN: the caller was removed from this room'), 409: ROOM_ARCHIVED,
       },
     },
     config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'joinRoom', summary: 'Join a product room, or a private room one was invited to' },
@@ -159,7 +156,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
       response: {
         201: dataOf(messageSchema),
         403: errorOf('FORBIDDEN: not joined, or `visibility: internal` (end users post customer messages only)'),
-        409: errorOf('CONFLICT: the room is archived'),
+        409: ROOM_ARCHIVED,
       },
     },
     config: {
@@ -188,7 +185,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
   app.delete<{ Params: { id: string; messageId: string } }>('/api/v1/rooms/:id/messages/:messageId', {
     schema: {
       params: messageParams,
-      response: { 200: dataOf(messageSchema), 403: errorOf('FORBIDDEN: not the author, or not joined'), 409: errorOf('CONFLICT: the room is archived') },
+      response: { 200: dataOf(messageSchema), 403: errorOf('FORBIDDEN: not the author, or not joined'), 409: ROOM_ARCHIVED },
     },
     config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'deleteRoomMessage', summary: 'Delete one\'s own message (a repeat answers the same)' },
   }, async (request) => ({ data: await deleteMessage(ds, endUserOnly(request), request.params.id, request.params.messageId) }));
@@ -197,7 +194,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     schema: {
       params: idParams,
       querystring: membersQuery,
-      response: { 200: pageOf(memberSchema), 403: errorOf('FORBIDDEN: the end user has not joined this room') },
+      response: { 200: pageOf(memberSchema), 403: END_USER_NOT_JOINED },
     },
     config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'listRoomMembers', summary: 'Members of the room (invited and joined unless `state` says)' },
   }, async (request) => {
@@ -234,7 +231,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     schema: {
       params: idParams,
       querystring: canvasQuery,
-      response: { 200: dataOf(canvasSchema), 403: errorOf('FORBIDDEN: the end user has not joined this room') },
+      response: { 200: dataOf(canvasSchema), 403: END_USER_NOT_JOINED },
     },
     config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'getRoomCanvas', summary: 'The canvas (or an earlier version); etag is the version' },
   }, async (request, reply) => {

@@ -7,7 +7,7 @@ import { ATTACHMENT_TYPES } from '../../db/rules/room-rules';
 import { RUN_STATUSES } from '../../db/entities/room-agent-run';
 import { MEMBER_STATES } from '../../db/entities/room-member';
 import { ROOM_KINDS, ROOM_STATUSES, ROOM_VISIBILITIES } from '../../db/entities/room';
-import { anyObject, named, timestamp } from '../plugins/responses';
+import { anyObject, errorOf, named, timestamp } from '../plugins/responses';
 
 const visibility = () => string().oneOf(['customer', 'internal']).required();
 const principal = object({ type: string().required(), principalId: string().required() });
@@ -272,3 +272,7 @@ export const invitedSchema = named('RoomInvitation', object({
   alreadyMembers: array(string().defined()).defined(),
 }));
 
+/** Refusals several routes document alike. */
+export const ROOM_ARCHIVED = errorOf('CONFLICT: the room is archived');
+export const CALLER_NOT_JOINED = errorOf('FORBIDDEN: the caller has not joined this room');
+export const END_USER_NOT_JOINED = errorOf('FORBIDDEN: the end user has not joined this room');

@@ -5,10 +5,10 @@ import { postMessage } from '../../db/rooms/room-messages';
 import { MESSAGE_BODY_MAX } from '../../db/rules/room-rules';
 import type { AppDeps } from '../app-deps';
 import { idParams } from '../plugins/path-params';
-import { dataOf, errorOf } from '../plugins/responses';
+import { dataOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
 import { ROOMS_ROUTE, addRoomsVersionHeader, roomCaller } from './room-caller';
-import { eventsPageSchema, messageSchema } from './schemas';
+import { eventsPageSchema, messageSchema, ROOM_ARCHIVED } from './schemas';
 
 const eventsQuery = strictObject({ after: number().integer().min(0), limit: pageQuery.limit });
 const messageBody = strictObject({
@@ -32,7 +32,7 @@ export async function workspaceRoomRoutes(app: FastifyInstance, deps: AppDeps): 
   }));
 
   app.post<{ Params: { id: string }; Body: { body: string; visibility: 'customer' | 'internal'; kind?: 'text' | 'decision' } }>('/api/workspace/rooms/:id/messages', {
-    schema: { params: idParams, body: messageBody, response: { 201: dataOf(messageSchema), 409: errorOf('CONFLICT: the room is archived') } },
+    schema: { params: idParams, body: messageBody, response: { 201: dataOf(messageSchema), 409: ROOM_ARCHIVED } },
     config: { ...ROOMS_ROUTE, auth: 'session', operationId: 'postWorkspaceRoomMessage', summary: 'Post as a teammate: a reply, an internal note, or a decision' },
   }, async (request, reply) => {
     const { body, visibility, kind } = request.body;

@@ -33,7 +33,7 @@ const deliveryQuery = strictObject({
   eventType: string().max(200),
 });
 
-const config = (operationId: string, summary: string) => ({ ...OWNERS_AND_ADMINS, operationId, summary });
+const config = (operationId: string, summary: string) => ({ tag: 'webhooks' as const, ...OWNERS_AND_ADMINS, operationId, summary });
 
 /** Webhook endpoints and the delivery log: workspace owners and admins only. */
 export async function workspaceWebhookRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {

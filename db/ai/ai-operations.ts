@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import { ServiceError, notFound } from '../../runtime/service-error';
+import { ErrorCode, ServiceError, notFound } from '../../runtime/service-error';
 import { ProofAiOperation, ProofAsset, ProofItem } from '../entities';
 import { AiOperationKind } from '../entities/proof-ai-operation';
 import { Actor, appendProofEvent } from '../proof/proof-ledger';
@@ -33,7 +33,7 @@ export function budgetMonth(now = new Date()) {
 }
 
 export const aiUnavailable = (operationId: string | null, reason: string, attempts: number) =>
-  new ServiceError('AI_UNAVAILABLE', 503, 'the AI provider could not produce an answer; nothing was generated in its place', { operationId, reason, attempts });
+  new ServiceError('AI_UNAVAILABLE', 'the AI provider could not produce an answer; nothing was generated in its place', { operationId, reason, attempts });
 
 /**
  * The operation id of an idempotent request: the same tenant, credential, Idempotency-Key and request
@@ -79,12 +79,12 @@ export async function startOperation(
       const [row]: Array<{ count: number }> = await em.query(
         `SELECT count FROM intake_counters WHERE organization_id = $1 AND period = $2`, [scope.organizationId, period]);
       const retryAfter = Math.max(1, Math.ceil((resetsAt.getTime() - now.getTime()) / 1000));
-      throw new ServiceError('AI_BUDGET_EXCEEDED', 429, 'the monthly AI allowance of this workspace is used up',
+      throw new ServiceError('AI_BUDGET_EXCEEDED', 'the monthly AI allowance of this workspace is used up',
         { allowance: limit.allowance, used: row?.count ?? 0, resetsAt: resetsAt.toISOString() }, { 'retry-after': String(retryAfter) });
     }
     const id = derivedId ?? newId('aiop');
     const record = {
-      status: 'running', model: null, subject, input, result: null, failure: null, budgetPeriod: period, createdBy, updatedAt: now, completedAt: null,
+      status: 'running', model: null, subject, input, result: null, failure: null, budgetPeriod: period, createdBy, updatedAt: dbNow, completedAt: null,
     } as const;
     if (previous) {
       await em.getRepository(ProofAiOperation).update(id, record);
@@ -99,7 +99,7 @@ export async function startOperation(
 }
 
 /** The provider gave no usable answer: the record fails and its budget unit is given back (once). */
-export async function failOperation(ds: DataSource, id: string, failure: { code: string; reason: string; attempts: number }): Promise<void> {
+export async function failOperation(ds: DataSource, id: string, failure: { code: ErrorCode; reason: string; attempts: number }): Promise<void> {
   await ds.transaction(async (em) => {
     // An UPDATE answers [rows, affected count] through TypeORM.
     const [rows]: [Array<{ organization_id: string; budget_period: string | null }>, number] = await em.query(
@@ -155,7 +155,7 @@ async function createCaseStudyAsset(
 }
 
 /**
- * Validates the provider's answer (AI.md §4, §6, §8) and records the outcome: succeeded with the
+ * Validates the provider's answer (docs/ai.md#the-validator, docs/ai.md#ask-draft, docs/ai.md#case-studies) and records the outcome: succeeded with the
  * answered data, or discarded when the policy or the citations leave nothing to show. Only a
  * running operation completes, so a retried activity changes nothing twice.
  */

@@ -7,7 +7,7 @@ import { decideEligibility } from '../rules/proof-eligibility';
 
 type Scope = { organizationId: string; productId: string };
 
-export const notEligible = (message: string, details: unknown) => new ServiceError('NOT_ELIGIBLE', 422, message, details);
+export const notEligible = (message: string, details: unknown) => new ServiceError('NOT_ELIGIBLE', message, details);
 
 /** The newest active grant that has not expired: what the customer allows now (none: nothing). */
 export function currentGrant(grants: ConsentGrant[], now = new Date()): ConsentFacts | null {
@@ -69,7 +69,7 @@ async function pendingRevocation(em: EntityManager, item: ProofItem): Promise<bo
 }
 
 /**
- * The source of a summary (AI.md §5): the latest version with proof:read_private, else the approved
+ * The source of a summary (docs/ai.md#summarize): the latest version with proof:read_private, else the approved
  * public one. Unknown 404, deleted 409 (410 past the window), revoked 409 REVOKED_FINAL, then 422.
  */
 export async function summarySource(em: EntityManager, scope: Scope, itemId: string, readPrivate: boolean): Promise<SourceFacts> {
@@ -97,13 +97,13 @@ export async function askSource(em: EntityManager, scope: Scope, itemId: string,
 }
 
 /**
- * Sources of a case study (AI.md §8): each item's approved public version, eligible for the
+ * Sources of a case study (docs/ai.md#case-studies): each item's approved public version, eligible for the
  * case_study channel as the evaluator decides; unknown ids 404 together, ineligible ones 422 together.
  */
 export async function caseStudySources(em: EntityManager, scope: Scope, itemIds: string[]): Promise<SourceFacts[]> {
   const items = await em.getRepository(ProofItem).findBy(itemIds.map((id) => ({ id, organizationId: scope.organizationId, productId: scope.productId })));
   const unknown = itemIds.filter((id) => !items.some((i) => i.id === id));
-  if (unknown.length > 0) throw new ServiceError('NOT_FOUND', 404, 'proof item not found', { proofItemIds: unknown });
+  if (unknown.length > 0) throw new ServiceError('NOT_FOUND', 'proof item not found', { proofItemIds: unknown });
   // One read each of versions, grants and revocations for all items, not three per item.
   const versionIds = items.map((i) => i.approvedPublicVersionId).filter((v): v is string => v !== null);
   const versions = versionIds.length ? await em.getRepository(ProofVersion).findBy({ id: In(versionIds) }) : [];

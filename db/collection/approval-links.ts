@@ -15,7 +15,7 @@ export async function approvalTarget(ds: DataSource, organizationId: string, ite
   if (versionId !== undefined) {
     const version = await ds.getRepository(ProofVersion).findOneBy({ id: versionId, proofItemId: itemId });
     if (!version) throw notFound('version');
-    if (version.isOriginal) throw new ServiceError('CONFLICT', 409, 'the original needs no approval; name a later version');
+    if (version.isOriginal) throw new ServiceError('CONFLICT', 'the original needs no approval; name a later version');
   }
   return item;
 }

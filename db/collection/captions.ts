@@ -81,7 +81,7 @@ export interface CaptionCorrection {
 /** Corrected captions: a new version on top of `baseVersion` (else 409 stale); earlier versions stay. */
 export async function correctCaptions(ds: DataSource, draftId: string, uploadId: string, body: CaptionCorrection): Promise<CaptionState> {
   const problem = cueProblem(body.cues);
-  if (problem) throw new ServiceError('INVALID_INPUT', 400, problem);
+  if (problem) throw new ServiceError('INVALID_INPUT', problem);
   return ds.transaction(async (em) => {
     await captionableUpload(em, draftId, uploadId, true);
     await em.query(

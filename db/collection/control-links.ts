@@ -92,7 +92,7 @@ export async function redeemInboxPersonLink(
   return ds.transaction(async (em) => {
     const item = await em.getRepository(InboxItem).findOneBy({ id: inboxItemId, productId: who.productId, endUserId: who.endUserId });
     if (!item || !item.controlPersonRef || !item.controlExpiresAt) throw notFound('inbox item with a control link');
-    if (item.controlExpiresAt.getTime() <= Date.now()) throw new ServiceError('EXPIRED', 410, 'this control link has expired; ask for a new one');
+    if (item.controlExpiresAt.getTime() <= Date.now()) throw new ServiceError('EXPIRED', 'this control link has expired; ask for a new one');
     const person = { organizationId: item.organizationId, productId: item.productId, personRef: item.controlPersonRef };
     return issuePersonLink(em, person, pageUrl, item.controlExpiresAt);
   });

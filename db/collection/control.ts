@@ -21,7 +21,7 @@ const CUSTOMER: Actor = { type: 'customer', id: null };
 export interface Person { organizationId: string; productId: string; personRef: string }
 
 /**
- * What a control link reaches (COLLECTION.md §3.5): a story link only the story of its own submission
+ * What a control link reaches (docs/collection.md#story-links-and-person-links): a story link only the story of its own submission
  * (`proofItemId`), a person link (`proofItemId` null) all of the person's stories in the product.
  */
 export interface ControlReach extends Person { proofItemId: string | null }
@@ -172,7 +172,7 @@ async function regrant(
   await em.getRepository(ConsentGrant).update({ proofItemId: item.id, state: 'active' }, { state: 'superseded' });
   const consentGrantId = await recordGrant(ds, em, {
     item, versionId: version.id, contentHash: version.contentHash, terms: termsOfGrant(active, over), actor: CUSTOMER,
-    evidence: { capturedVia: 'control_link', at: new Date().toISOString() },
+    evidence: { capturedVia: 'control_link', at: (await databaseNow(em)).toISOString() },
     ...(active.consentTemplateVersionId && active.wordingHash
       ? { wording: { consentTemplateVersionId: active.consentTemplateVersionId, wordingHash: active.wordingHash } } : {}),
   });
@@ -297,7 +297,7 @@ export async function passportAction(ds: DataSource, person: ControlReach, body:
     const active = (await grantsOf(em, item.id)).find((g) => g.state === 'active');
     if (!active) throw conflict('this story has no active consent to narrow');
     const wider = body.channels.filter((c) => !active.channels.includes(c));
-    if (wider.length) throw new ServiceError('INVALID_INPUT', 400, `channels may only narrow the consent: ${wider.join(', ')} not granted`);
+    if (wider.length) throw new ServiceError('INVALID_INPUT', `channels may only narrow the consent: ${wider.join(', ')} not granted`);
     const version = await em.getRepository(ProofVersion).findOneByOrFail({ id: active.approvedVersionId });
     return { status: 201, data: await regrant(ds, em, item, version, { channels: body.channels }) };
   });

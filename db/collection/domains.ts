@@ -155,7 +155,7 @@ export interface CustomerOrigins {
 }
 
 /**
- * The browser origins that may call the customer routes (COLLECTION.md §1): verified domains of flows
+ * The browser origins that may call the customer routes (docs/collection.md#customers): verified domains of flows
  * and `allowedOrigins` of live flows' live versions, all products at once (a customer route's origin
  * check does not depend on its product). The collection page's own origin is the caller's to add.
  */

@@ -9,7 +9,7 @@ export interface DraftSweepCounts {
 }
 
 /**
- * Erases drafts idle past their lifetime (COLLECTION.md §3.1): the draft becomes `expired` with its
+ * Erases drafts idle past their lifetime (docs/collection.md#customers): the draft becomes `expired` with its
  * fields emptied (its sessions then answer 410), its uploads end (`open` → `expired`, the others `cancelled`)
  * and every byte they left in the media store is erased. A draft with an upload being assembled waits for
  * the next round. Safe to repeat: an erased draft is no longer `open`.

@@ -7,7 +7,7 @@ import { enqueueEvent } from '../outbox';
 import { enqueueWorkflowCommand } from '../workflow-commands';
 import { sha256Hex } from '../rules/secrets';
 import { PinnedFlow, liveFlow, optedOut, pinnedFlow, publicFlow } from './pinned-flow';
-import { issueSecret, useSecret, findSecret } from './secrets';
+import { issueSecret, useSecret, lookupSecret } from './secrets';
 import { expired, invalidInput, uploadsOfDraft } from './uploads';
 import { databaseNow } from '../clock';
 
@@ -107,7 +107,7 @@ export async function startPublicDraft(ds: DataSource, publicId: string, ttlDays
 /** A known end user's or integration's draft (JWT or key session): verified, with the person prefilled. */
 export async function startKnownDraft(
   ds: DataSource, input: { publicId: string; productId: string; source: 'end_user' | 'key'; personRef: string | null; endUserId: string | null;
-    identity?: DraftFields['identity'] }, ttlDays: number,
+    identity?: DraftFields['identity']; }, ttlDays: number,
 ) {
   return ds.transaction(async (em) => {
     const flow = await liveFlow(em, input.publicId, input.productId);
@@ -144,7 +144,7 @@ const OPT_OUT_DAYS = 365;
 export async function startRequestDraft(ds: DataSource, token: string, ttlDays: number) {
   return ds.transaction(async (em) => {
     const request = await requestByToken(em, token);
-    if (!request) throw new ServiceError('UNAUTHORIZED', 401, 'this personal link is not recognised');
+    if (!request) throw new ServiceError('UNAUTHORIZED', 'this personal link is not recognised');
     const locked: RequestRow[] = await em.query(`SELECT * FROM proof_requests WHERE id = $1 FOR UPDATE`, [request.id]);
     const r = locked[0];
     const keys = recipientKeys(r.recipient);
@@ -166,7 +166,7 @@ export async function startRequestDraft(ds: DataSource, token: string, ttlDays: 
 export async function optOut(ds: DataSource, token: string) {
   return ds.transaction(async (em) => {
     const request = await requestByToken(em, token);
-    if (!request) throw new ServiceError('UNAUTHORIZED', 401, 'this personal link is not recognised');
+    if (!request) throw new ServiceError('UNAUTHORIZED', 'this personal link is not recognised');
     if (Date.now() - request.updated_at.getTime() > OPT_OUT_DAYS * DAY_MS && request.status !== 'sent' && request.status !== 'reminded') {
       throw expired('personal link');
     }
@@ -302,14 +302,14 @@ export async function issueContinuation(ds: DataSource, draftId: string, pageUrl
 /** Redeems a continuation link (once) for a fresh draft session on the same draft. */
 export async function redeemContinuation(ds: DataSource, token: string) {
   return ds.transaction(async (em) => {
-    const secret = await findSecret(em, 'continuation', token);
-    if (!secret || !secret.draftId) throw new ServiceError('UNAUTHORIZED', 401, 'this continuation link is not recognised');
-    if (secret.usedAt) throw new ServiceError('ALREADY_USED', 409, 'this continuation link was already used');
+    const secret = await lookupSecret(em, 'continuation', token);
+    if (!secret || !secret.draftId) throw new ServiceError('UNAUTHORIZED', 'this continuation link is not recognised');
+    if (secret.usedAt) throw new ServiceError('ALREADY_USED', 'this continuation link was already used');
     if (secret.expiresAt && secret.expiresAt.getTime() <= Date.now()) throw expired('continuation link');
     const draft = await findDraft(em, secret.draftId, true);
     if (effectiveDraftStatus(draft) === 'expired') throw expired('draft');
     if (draft.status !== 'open') throw conflict(`this draft is ${draft.status}`);
-    if (!(await useSecret(em, secret.digest))) throw new ServiceError('ALREADY_USED', 409, 'this continuation link was already used');
+    if (!(await useSecret(em, secret.digest))) throw new ServiceError('ALREADY_USED', 'this continuation link was already used');
     return withSession(em, draft, await pinnedFlow(em, draft.flowVersionId));
   });
 }

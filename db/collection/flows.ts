@@ -130,7 +130,7 @@ export async function getFlow(ds: DataSource, organizationId: string, id: string
 }
 
 const staleRevision = (current: number) =>
-  new ServiceError('CONFLICT', 409, `the draft changed since revision you read; it is now ${current}`, { draftRevision: current });
+  new ServiceError('CONFLICT', `the draft changed since revision you read; it is now ${current}`, { draftRevision: current });
 
 export interface FlowPatch {
   draftRevision: number;

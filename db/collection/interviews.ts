@@ -7,7 +7,7 @@ import { assertOwnProduct, Teammate } from './scope';
 import { issueSecret } from './secrets';
 import { chargeAddress, expired, invalidInput, mediaIdOf, mediaKey, sniffAs } from './uploads';
 
-/** An interview link lives 30 days (COLLECTION.md §2). */
+/** An interview link lives 30 days (docs/collection.md#customers). */
 export const INTERVIEW_TTL_DAYS = 30;
 const DAY_MS = 86_400_000;
 
@@ -115,7 +115,7 @@ export async function finishInterview(ds: DataSource, id: string) {
 export async function startInterviewUpload(
   ds: DataSource, id: string, body: { questionId: string; size: number; sha256: string }, quota: { clientAddress: string; addressDailyBytes: number },
 ) {
-  if (body.size > KIND_MAX_BYTES.video) throw new ServiceError('TOO_LARGE', 413, `a recorded answer may be at most ${KIND_MAX_BYTES.video} bytes`);
+  if (body.size > KIND_MAX_BYTES.video) throw new ServiceError('TOO_LARGE', `a recorded answer may be at most ${KIND_MAX_BYTES.video} bytes`);
   return ds.transaction(async (em) => {
     const i = await findInterview(em, id, true);
     assertOpen(i);
@@ -148,12 +148,12 @@ export async function putInterviewUpload(
   const [upload]: Array<{ status: string; size: string; sha256: string; question_id: string }> = await ds.query(
     `SELECT status, size, sha256, question_id FROM collection_interview_uploads WHERE id = $1 AND interview_id = $2`, [uploadId, interviewId]);
   if (!upload) throw notFound('upload');
-  if (upload.status === 'complete') throw new ServiceError('ALREADY_USED', 409, 'this answer was already uploaded');
+  if (upload.status === 'complete') throw new ServiceError('ALREADY_USED', 'this answer was already uploaded');
   const i = await findInterview(ds, interviewId);
   assertOpen(i);
   const opened = Number(upload.size);
   const wrongSize = (got: number) => (got > opened
-    ? new ServiceError('TOO_LARGE', 413, `the upload was opened for ${opened} bytes; got ${got}`)
+    ? new ServiceError('TOO_LARGE', `the upload was opened for ${opened} bytes; got ${got}`)
     : invalidInput(`the upload was opened for ${opened} bytes; got ${got}`));
   if (body.length !== opened) throw wrongSize(body.length);
   const mediaId = mediaIdOf(uploadId);
@@ -167,14 +167,14 @@ export async function putInterviewUpload(
     },
     end: (received) => {
       if (received.size !== opened) throw wrongSize(received.size);
-      if (received.sha256 !== upload.sha256) throw new ServiceError('CHECKSUM_MISMATCH', 422, 'the bytes do not match the sha256 given at start');
+      if (received.sha256 !== upload.sha256) throw new ServiceError('CHECKSUM_MISMATCH', 'the bytes do not match the sha256 given at start');
     },
   });
   return ds.transaction(async (em) => {
     const [locked]: Array<{ status: string }> = await em.query(
       `SELECT status FROM collection_interview_uploads WHERE id = $1 FOR UPDATE`, [uploadId]);
     // Another request wrote the same checked bytes under the same key first.
-    if (locked.status === 'complete') throw new ServiceError('ALREADY_USED', 409, 'this answer was already uploaded');
+    if (locked.status === 'complete') throw new ServiceError('ALREADY_USED', 'this answer was already uploaded');
     await em.query(
       `INSERT INTO collection_media (id, organization_id, product_id, upload_id, kind, content_type, size, sha256, storage_key)
        VALUES ($1, $2, $3, $4, 'video', $5, $6, $7, $8)`,

@@ -6,7 +6,7 @@ import { messagePolicyFailures } from '../rules/ai-ask-policy';
 import { lockProposedOpportunity, recordOpportunityDecision } from '../integrations/opportunities';
 import { insertDraftRequest, recipientIssue, recipientSuppressed } from './requests';
 
-/** `POST /api/v1/proof/requests` (AI.md §7): the spec's body, the tenant from the key. */
+/** `POST /api/v1/proof/requests` (docs/ai.md#requests-and-reply-capture): the spec's body, the tenant from the key. */
 export interface KeyRequestBody {
   channel: RequestChannel;
   recipientId?: string;
@@ -18,7 +18,7 @@ export interface KeyRequestBody {
 /** Channels that reach one named person, so they need to know who. */
 const NAMED_CHANNELS: readonly RequestChannel[] = ['email', 'in_app', 'room', 'support'];
 
-const missing = (path: string, what: string) => new ServiceError('NOT_FOUND', 404, `${what} not found`, [{ path, message: `no such ${what}` }]);
+const missing = (path: string, what: string) => new ServiceError('NOT_FOUND', `${what} not found`, [{ path, message: `no such ${what}` }]);
 
 /** The product's flow whose live version was published last. */
 async function latestLiveFlow(em: EntityManager, productId: string): Promise<string | null> {
@@ -82,12 +82,12 @@ export async function createKeyRequest(
     // The id may name the person as an end user or as a person reference: an opt-out under either refuses.
     const id = recipient.endUserId ?? recipient.personRef;
     if (await recipientSuppressed(em, tenant.productId, { ...recipient, ...(id ? { endUserId: id, personRef: id } : {}) })) {
-      throw new ServiceError('CONFLICT', 409, 'this recipient opted out of story requests', { reason: 'opted_out' });
+      throw new ServiceError('CONFLICT', 'this recipient opted out of story requests', { reason: 'opted_out' });
     }
 
     const failed = body.message ? messagePolicyFailures(body.message) : [];
     if (failed.length) {
-      throw new ServiceError('ASK_POLICY_FAILED', 422, 'the message gates reviews or conditions a reward on sentiment', { failed });
+      throw new ServiceError('ASK_POLICY_FAILED', 'the message gates reviews or conditions a reward on sentiment', { failed });
     }
 
     const request = await insertDraftRequest(em, {

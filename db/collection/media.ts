@@ -19,7 +19,7 @@ export async function placedMedia(ds: DataSource, placementId: string, mediaId: 
 
 /**
  * A welcome video, served only while it passed screening or a person cleared it, and the latest
- * version of a live flow references it (COLLECTION.md §5.3).
+ * version of a live flow references it (docs/collection.md#welcome-video).
  */
 export async function servedWelcomeVideo(ds: DataSource, videoId: string): Promise<CollectionMedia | null> {
   const rows: Array<{ media_id: string }> = await ds.query(

@@ -134,7 +134,7 @@ export function publicFlow(f: PinnedFlow) {
   };
 }
 
-/** Bands of each scale (COLLECTION.md §5.2); the flow version's routing names each band's follow-up. */
+/** Bands of each scale (docs/collection.md#routing-corrections-approval-links); the flow version's routing names each band's follow-up. */
 const BANDS = {
   nps: [['detractor', 0, 6, 'support_room'], ['passive', 7, 8, 'check_in'], ['promoter', 9, 10, 'story_invite']],
   five_star: [['negative', 1, 2, 'support_room'], ['neutral', 3, 3, 'check_in'], ['positive', 4, 5, 'story_invite']],
@@ -147,4 +147,4 @@ export function routeOf(f: PinnedFlow, score: number): { scale: string; band: st
   return { scale: f.rating.scale, band: band[0], followUp: f.routing[band[0]] ?? band[3] };
 }
 
-export const optedOut = () => new ServiceError('OPTED_OUT', 409, 'this recipient asked not to be asked again');
+export const optedOut = () => new ServiceError('OPTED_OUT', 'this recipient asked not to be asked again');

@@ -9,7 +9,7 @@ const RESPONDED_DAYS = 90;
 
 export interface PromptPerson { organizationId: string; productId: string; endUserId: string }
 
-/** May the prompt of a flow show to this end user now, and if not, why (COLLECTION.md §4). */
+/** May the prompt of a flow show to this end user now, and if not, why (docs/collection.md#endpoints-customers). */
 export async function promptState(ds: DataSource, who: PromptPerson, flowId: string) {
   const none = { channelPreference: null as string | null, nextEligibleAt: null as string | null };
   let flow;
@@ -76,4 +76,3 @@ export async function recordPromptChoice(ds: DataSource, who: PromptPerson, body
   });
   return promptState(ds, who, body.flowId);
 }
-

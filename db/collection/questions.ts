@@ -7,7 +7,6 @@ import { PageRequest } from '../pagination';
 import { Teammate, pageRows } from './scope';
 import { dbNow } from '../clock';
 
-
 export function viewQuestionVersion(v: CollectionQuestionVersion) {
   return {
     id: v.id,

@@ -18,7 +18,7 @@ export interface CapturedReply {
 const CLOCK_SKEW_MS = 5 * 60_000;
 
 /**
- * A customer's e-mail reply to a sent request, captured by a teammate (AI.md §7): a `submitted` item
+ * A customer's e-mail reply to a sent request, captured by a teammate (docs/ai.md#requests-and-reply-capture): a `submitted` item
  * whose original is the reply, with no consent grant, so it renders nowhere until the customer grants
  * one; the request becomes `responded`; `proof.reply.captured`. The request's workflow hears of it
  * through the outbox in the same transaction.

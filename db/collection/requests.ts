@@ -24,7 +24,7 @@ export interface NewRequest {
 
 export interface Creator { organizationId: string; createdBy: { type: string; id: string | null } }
 
-export const optedOut = () => new ServiceError('OPTED_OUT', 409, 'the recipient asked not to be contacted', { reason: 'opted_out' });
+export const optedOut = () => new ServiceError('OPTED_OUT', 'the recipient asked not to be contacted', { reason: 'opted_out' });
 
 export const linkUrlOf = (collectPageUrl: string, token: string) => `${collectPageUrl}/r#${token}`;
 
@@ -104,7 +104,7 @@ export async function createRequestIn(
   return { request, linkToken };
 }
 
-/** The draft request without a link secret: a key never receives one (AI.md §7); the person who sends it does. */
+/** The draft request without a link secret: a key never receives one (docs/ai.md#requests-and-reply-capture); the person who sends it does. */
 export async function insertDraftRequest(
   em: EntityManager, who: Creator, body: NewRequest, extra: { bulkId?: string; opportunityId?: string } = {},
 ): Promise<ProofRequest> {

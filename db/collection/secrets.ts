@@ -10,7 +10,7 @@ export const secretPattern = (prefix: string) => new RegExp(`^${prefix}_[A-Za-z0
 /** Any customer secret, wherever it appears (a query string must never carry one). */
 export const ANY_CUSTOMER_SECRET = /(^|[^A-Za-z0-9])(ds|pr|cl|ct|ut|iv)_[A-Za-z0-9_-]{43}/;
 
-/** What a control secret reaches (COLLECTION.md §3.5): its own submission's story, or one person's stories. */
+/** What a control secret reaches (docs/collection.md#story-links-and-person-links): its own submission's story, or one person's stories. */
 export type ControlScope = 'story' | 'person';
 
 export interface SecretRow {
@@ -67,7 +67,7 @@ const toRow = (r: Record<string, unknown>): SecretRow => ({
   usedAt: r.used_at as Date | null,
 });
 
-export async function findSecret(ds: DataSource | EntityManager, kind: SecretKind, secret: string): Promise<SecretRow | null> {
+export async function lookupSecret(ds: DataSource | EntityManager, kind: SecretKind, secret: string): Promise<SecretRow | null> {
   const rows: Array<Record<string, unknown>> = await ds.query(
     `SELECT * FROM collection_secrets WHERE digest = $1 AND kind = $2`, [sha256Hex(secret), kind]);
   return rows.length ? toRow(rows[0]) : null;

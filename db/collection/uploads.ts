@@ -14,11 +14,11 @@ import { enqueueWorkflowCommand } from '../workflow-commands';
 import { issueSecret } from './secrets';
 import { databaseNow, dbNow } from '../clock';
 
-export const invalidInput = (message: string) => new ServiceError('INVALID_INPUT', 400, message);
-export const expired = (what: string) => new ServiceError('EXPIRED', 410, `this ${what} has expired`);
-const tooLarge = (message: string) => new ServiceError('TOO_LARGE', 413, message);
-const unsupported = (message: string) => new ServiceError('UNSUPPORTED_MEDIA_TYPE', 415, message);
-const checksumMismatch = (message: string) => new ServiceError('CHECKSUM_MISMATCH', 422, message);
+export const invalidInput = (message: string) => new ServiceError('INVALID_INPUT', message);
+export const expired = (what: string) => new ServiceError('EXPIRED', `this ${what} has expired`);
+const tooLarge = (message: string) => new ServiceError('TOO_LARGE', message);
+const unsupported = (message: string) => new ServiceError('UNSUPPORTED_MEDIA_TYPE', message);
+const checksumMismatch = (message: string) => new ServiceError('CHECKSUM_MISMATCH', message);
 
 export interface UploadPart { number: number; size: number; sha256: string }
 
@@ -73,8 +73,7 @@ export interface UploadQuotas { draftBytes: number; flowDailyBytes: number; addr
 
 const utcDayStart = (now = new Date()) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
 
-const dailyQuotaReached = (what: string, limit: number) => new ServiceError('RATE_LIMITED', 429,
-  `${what} may open at most ${limit} bytes of uploads a UTC day; try again tomorrow`, null, { 'retry-after': String(secondsToNextUtcDay()) });
+const dailyQuotaReached = (what: string, limit: number) => new ServiceError('RATE_LIMITED', `${what} may open at most ${limit} bytes of uploads a UTC day; try again tomorrow`, null, { 'retry-after': String(secondsToNextUtcDay()) });
 
 /**
  * The client address's daily quota over every anonymous upload it opened today (draft uploads and
@@ -294,7 +293,7 @@ export async function assembleUpload(ds: DataSource, store: MediaStore, uploadId
     await em.getRepository(CollectionUpload).update(uploadId, {
       status: 'complete', contentType, assetId: mediaId, lastError: null, updatedAt: dbNow,
     });
-    // Screening (COLLECTION.md §5.3): no moderation provider is configured, so a welcome video is held
+    // Screening (docs/collection.md#welcome-video): no moderation provider is configured, so a welcome video is held
     // until a person clears or blocks it.
     await em.query(`UPDATE collection_welcome_videos SET media_id = $2 WHERE upload_session_id = $1`, [uploadId, mediaId]);
     await welcomeVideoState(em, uploadId, ['uploading', 'assembling', 'screening'], 'held');

@@ -46,7 +46,7 @@ export async function findWelcomeVideo(em: EntityManager, organizationId: string
 export async function startWelcomeUpload(
   ds: DataSource, who: Teammate, flowId: string, body: { size: number; sha256: string; partSize?: number }, opts: { ttlMs: number; taskQueue: string },
 ) {
-  if (body.size > KIND_MAX_BYTES.video) throw new ServiceError('TOO_LARGE', 413, `a video may be at most ${KIND_MAX_BYTES.video} bytes`);
+  if (body.size > KIND_MAX_BYTES.video) throw new ServiceError('TOO_LARGE', `a video may be at most ${KIND_MAX_BYTES.video} bytes`);
   const partSize = body.partSize ?? DEFAULT_PART_SIZE;
   if (partCountOf(body.size, partSize) > MAX_PARTS) throw invalidInput(`at most ${MAX_PARTS} parts: choose a larger partSize`);
   return ds.transaction(async (em) => {

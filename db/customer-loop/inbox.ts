@@ -140,7 +140,7 @@ export async function inboxItemsAfter(ds: DataSource, who: EndUserRef, eventId: 
     .orderBy('i.created_at', 'ASC').addOrderBy('i.id', 'ASC').take(limit).getMany();
 }
 
-export async function findInboxItem(ds: DataSource, who: EndUserRef, id: string): Promise<InboxItem | null> {
+export async function lookupInboxItem(ds: DataSource, who: EndUserRef, id: string): Promise<InboxItem | null> {
   return ds.getRepository(InboxItem).findOneBy({ id, productId: who.productId, endUserId: who.endUserId });
 }
 

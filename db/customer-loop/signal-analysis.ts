@@ -20,7 +20,7 @@ export interface AnalysisJob {
 export interface AnalysisResult {
   sentiment: (typeof SENTIMENTS)[number];
   urgency: (typeof URGENCIES)[number];
-  /** Null when the model's summary stated what the signal does not (AI.md §9). */
+  /** Null when the model's summary stated what the signal does not (docs/customer-loop.md#signal-analysis). */
   summary: string | null;
   candidateFeatureIds: string[];
 }

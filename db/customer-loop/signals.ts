@@ -71,7 +71,7 @@ export function viewSignal(s: Signal): SignalView {
 
 export const monthPeriod = (now: Date) => now.toISOString().slice(0, 7);
 
-async function findReceipt(ds: DataSource | EntityManager, productId: string, idempotencyKey: string): Promise<SignalReceipt | null> {
+async function lookupReceipt(ds: DataSource | EntityManager, productId: string, idempotencyKey: string): Promise<SignalReceipt | null> {
   const rows: Array<{ id: string; thread_id: string; state: string }> = await ds.query(
     `SELECT s.id, s.thread_id, t.state FROM signals s JOIN threads t ON t.id = s.thread_id
       WHERE s.product_id = $1 AND s.idempotency_key = $2`,
@@ -165,7 +165,7 @@ export async function createSignal(
   const day = `${tenant.organizationId} day:${iso.slice(0, 10)}`;
   const month = `${tenant.organizationId} month:${monthPeriod(now)}`;
   const dayUnit = await counters.day.use(day, limits.dailyCeiling);
-  if (dayUnit.limited) return (await findReceipt(ds, tenant.productId, input.idempotencyKey)) ?? ceilingReached(ds, tenant, limits, now);
+  if (dayUnit.limited) return (await lookupReceipt(ds, tenant.productId, input.idempotencyKey)) ?? ceilingReached(ds, tenant, limits, now);
   const monthUnit = await counters.month.use(month, limits.monthlyAllowance);
   let outcome: StoredOutcome | undefined;
   try {
@@ -179,7 +179,7 @@ export async function createSignal(
   if (outcome.stored === 1) return { id: outcome.signalId, threadId: outcome.threadId, state: 'open', replayed: false };
   // Nothing stored: the key was taken (a replay, or a concurrent duplicate that committed first), or
   // the day's count has passed a ceiling lowered since.
-  const earlier = await findReceipt(ds, tenant.productId, input.idempotencyKey);
+  const earlier = await lookupReceipt(ds, tenant.productId, input.idempotencyKey);
   if (earlier) return earlier;
   if (outcome.room === 0) return ceilingReached(ds, tenant, limits, now);
   throw new Error('signal intake stored nothing and found no earlier signal with its key');
@@ -242,7 +242,7 @@ async function storeSignal(
 async function ceilingReached(ds: DataSource, tenant: ProductTenant, limits: IntakeLimits, now: Date): Promise<never> {
   const ceiling = await dailyCeiling(ds, tenant.organizationId, limits);
   const wait = secondsToNextUtcDay(now);
-  throw new ServiceError('INTAKE_SAFETY_CEILING', 429, `the workspace reached its daily safety ceiling of ${ceiling} signals; intake reopens at the next UTC day`,
+  throw new ServiceError('INTAKE_SAFETY_CEILING', `the workspace reached its daily safety ceiling of ${ceiling} signals; intake reopens at the next UTC day`,
     { ceiling, retryAfterSeconds: wait }, { 'retry-after': String(wait) });
 }
 

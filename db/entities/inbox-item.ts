@@ -21,11 +21,11 @@ export class InboxItem {
   @Column({ name: 'release_id', type: 'text', nullable: true })
   releaseId!: string | null;
 
-  /** Set on a room's release receipt (ROOMS.md §8). */
+  /** Set on a room's release receipt (docs/rooms.md#jobs-promises-solve-sessions-and-handoff). */
   @Column({ name: 'room_id', type: 'text', nullable: true })
   roomId!: string | null;
 
-  /** Set on an item that delivers a person link (COLLECTION.md §3.5): the person whose stories it opens. */
+  /** Set on an item that delivers a person link (docs/collection.md#story-links-and-person-links): the person whose stories it opens. */
   @Column({ name: 'control_person_ref', type: 'text', nullable: true })
   controlPersonRef!: string | null;
 

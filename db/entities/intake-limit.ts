@@ -12,7 +12,7 @@ export class IntakeLimit {
   @Column({ name: 'daily_safety_ceiling', type: 'integer', nullable: true })
   dailySafetyCeiling!: number | null;
 
-  /** Proof AI operations per UTC month (AI.md §2). */
+  /** Proof AI operations per UTC month (docs/ai.md#walk-through). */
   @Column({ name: 'ai_monthly_allowance', type: 'integer', nullable: true })
   aiMonthlyAllowance!: number | null;
 }

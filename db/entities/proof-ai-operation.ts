@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
+import { ErrorCode } from '../../runtime/service-error';
 
 export const AI_OPERATIONS = ['summarize', 'ask_draft', 'case_study'] as const;
 export type AiOperationKind = (typeof AI_OPERATIONS)[number];
@@ -6,14 +7,14 @@ export type AiOperationStatus = 'running' | 'succeeded' | 'discarded' | 'failed'
 
 /** Why an operation produced nothing to show; `details` is what the refusal answered. */
 export interface AiOperationFailure {
-  code: string;
+  code: ErrorCode;
   reason: string;
   attempts?: number;
   details?: object;
 }
 
 /**
- * One proof AI operation (AI.md §1): what it was asked, by whom, and its validated outcome. `input`
+ * One proof AI operation (docs/ai.md#operation-records): what it was asked, by whom, and its validated outcome. `input`
  * is what the provider is sent and what the validator checks against; it never leaves the service.
  */
 @Entity('proof_ai_operations')

@@ -3,7 +3,7 @@ import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
 export const OPPORTUNITY_STATES = ['proposed', 'accepted', 'dismissed', 'expired'] as const;
 export type OpportunityState = (typeof OPPORTUNITY_STATES)[number];
 
-/** An outcome-based ask candidate (INTEGRATIONS.md §1); a person accepts it into a draft request or dismisses it. */
+/** An outcome-based ask candidate (docs/integrations.md#rules-as-built); a person accepts it into a draft request or dismisses it. */
 @Entity('proof_opportunities')
 export class ProofOpportunity {
   @PrimaryColumn({ type: 'text' }) id!: string;

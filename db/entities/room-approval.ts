@@ -4,7 +4,7 @@ export const APPROVAL_KINDS = ['agent_action', 'promise', 'knowledge', 'appeal']
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'cancelled', 'expired'] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 
-/** A decision only a workspace owner or admin may take (ROOMS.md §6). */
+/** A decision only a workspace owner or admin may take (docs/rooms.md#agent-runs-and-approvals). */
 @Entity('room_approvals')
 export class RoomApproval {
   @PrimaryColumn({ type: 'text' })

@@ -5,7 +5,7 @@ export type JobType = (typeof JOB_TYPES)[number];
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-/** A key's asynchronous room job (`room-job/<jobId>`, ROOMS.md §8); its effect is written once. */
+/** A key's asynchronous room job (`room-job/<jobId>`, docs/rooms.md#jobs-promises-solve-sessions-and-handoff); its effect is written once. */
 @Entity('room_jobs')
 export class RoomJob {
   @PrimaryColumn({ type: 'text' })

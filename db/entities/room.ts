@@ -8,7 +8,7 @@ export type RoomStatus = (typeof ROOM_STATUSES)[number];
 /** bigint columns (seq, markers) as numbers: a room never reaches 2^53 events. */
 export const bigintNumber = { to: (v: number | null) => v, from: (v: string | null) => (v === null ? null : Number(v)) };
 
-/** A shared conversation space of one product (ROOMS.md §3). */
+/** A shared conversation space of one product (docs/rooms.md#room-states). */
 @Entity('rooms')
 export class Room {
   @PrimaryColumn({ type: 'text' })

@@ -87,7 +87,7 @@ export async function importMention(ds: DataSource, organizationId: string, id: 
   return ds.transaction(async (em) => {
     const mention = await em.getRepository(ProofBrandMention).findOne({ where: { id, organizationId }, lock: { mode: 'pessimistic_write' } });
     if (!mention) throw notFound('brand mention');
-    if (mention.reuse === 'blocked') throw new ServiceError('SOURCE_POLICY_BLOCKED', 422, 'this source may not be reused', { reasons: ['platform_terms'] });
+    if (mention.reuse === 'blocked') throw new ServiceError('SOURCE_POLICY_BLOCKED', 'this source may not be reused', { reasons: ['platform_terms'] });
     if (mention.importedItemId) throw conflict('the mention was already imported');
     const itemId = newId('prf');
     const versionId = newId('pver');

@@ -4,6 +4,7 @@ import { DealFormat, DealStatus, normaliseDeals } from '../rules/crm-deals';
 import type { ProductTenant } from '../platform/product-tenant';
 import { validationFailed } from '../../runtime/service-error';
 import { recordSource } from './sources';
+import { databaseNow } from '../clock';
 
 type DealOutcome = 'created' | 'updated' | 'unchanged' | 'stale';
 
@@ -86,7 +87,7 @@ export async function pushDeals(ds: DataSource, tenant: ProductTenant, format: D
       if (outcome === 'created' || outcome === 'updated') {
         await recordSource(em, {
           organizationId: tenant.organizationId, productId: tenant.productId, system: 'crm', externalId: `${format}:${deal.externalId}`,
-          kind: 'deal', capturedAt: deal.updatedAt ?? new Date(), title: deal.name, links: { dealId }, reuse: 'internal_only',
+          kind: 'deal', capturedAt: deal.updatedAt ?? await databaseNow(em), title: deal.name, links: { dealId }, reuse: 'internal_only',
           reasons: ['no_consent'], actor: { type: 'service_key', id: keyId }, ref: dealId,
         });
       }

@@ -9,8 +9,8 @@ import { conflict, notFound, validationFailed } from '../../runtime/service-erro
 import { dbNow } from '../clock';
 
 /**
- * Ask candidates (INTEGRATIONS.md §1): the one place that proposes, reads and decides them. The
- * key routes read them, and people decide at `/api/proof/collect/requests/outcome` (COLLECTION.md).
+ * Ask candidates (docs/integrations.md#rules-as-built): the one place that proposes, reads and decides them. The
+ * key routes read them, and people decide at `/api/proof/collect/requests/outcome` (docs/collection.md).
  */
 
 /** Proposed past its expiry reads as expired; nothing has to sweep it. */
@@ -115,7 +115,7 @@ export type OpportunityDecision =
 
 /**
  * The decision rules every path shares (the outcome route here, and a key's draft request naming the
- * candidate, AI.md §7): the candidate locked for the transaction, unknown → 404, anything but a live
+ * candidate, docs/ai.md#requests-and-reply-capture): the candidate locked for the transaction, unknown → 404, anything but a live
  * proposal (decided, or expired on the clock) → 409.
  */
 export async function lockProposedOpportunity(

@@ -5,6 +5,7 @@ import type { Actor } from '../proof/proof-ledger';
 import { newId } from '../rules/ids';
 import { sha256Hex } from '../rules/secrets';
 import { notFound } from '../../runtime/service-error';
+import { databaseNow } from '../clock';
 
 export const SOURCE_SYSTEMS = ['proof_submission', 'proof_import', 'signal', 'value_event', 'payment', 'crm', 'brand_mention'] as const;
 export const SOURCE_KINDS = ['testimonial', 'review', 'survey_answer', 'signal', 'ticket', 'mention', 'payment', 'deal'] as const;
@@ -37,8 +38,9 @@ export interface NewSource {
   ref?: string | null;
 }
 
-function step(name: string, actor: Actor, ref: string | null, text: string | null | undefined) {
-  return { step: name, at: new Date().toISOString(), actor, ref, contentHash: text ? `sha256:${sha256Hex(text)}` : null };
+/** `at` is the writing transaction's database clock (databaseNow). */
+function step(at: Date, name: string, actor: Actor, ref: string | null, text: string | null | undefined) {
+  return { step: name, at: at.toISOString(), actor, ref, contentHash: text ? `sha256:${sha256Hex(text)}` : null };
 }
 
 const LINK_KEYS = ['proofItemId', 'versionId', 'signalId', 'valueEventId', 'dealId', 'brandMentionId'] as const;
@@ -49,7 +51,8 @@ const LINK_KEYS = ['proofItemId', 'versionId', 'signalId', 'valueEventId', 'deal
  */
 export async function recordSource(em: EntityManager, s: NewSource, stepName: 'captured' | 'imported' = 'captured'): Promise<string> {
   const links = Object.fromEntries(LINK_KEYS.map((k) => [k, s.links[k] ?? null]));
-  const first = [step(stepName, s.actor, s.ref ?? null, s.capturedText), step('stored', s.actor, s.ref ?? null, s.capturedText)];
+  const at = await databaseNow(em);
+  const first = [step(at, stepName, s.actor, s.ref ?? null, s.capturedText), step(at, 'stored', s.actor, s.ref ?? null, s.capturedText)];
   const [row] = await em.query(
     `INSERT INTO proof_sources (id, organization_id, product_id, system, external_id, url, kind, captured_at, captured_text, title,
        attribution, links, provenance, reuse, reasons, proof_item_id)
@@ -58,7 +61,7 @@ export async function recordSource(em: EntityManager, s: NewSource, stepName: 'c
      RETURNING id`,
     [newId('src'), s.organizationId, s.productId, s.system, s.externalId, s.url ?? null, s.kind, s.capturedAt, s.capturedText ?? null,
       s.title ?? null, s.attribution ? JSON.stringify(s.attribution) : null, JSON.stringify(links), JSON.stringify(first), s.reuse,
-      s.reasons ?? [], s.links.proofItemId ?? null, JSON.stringify([step(stepName, s.actor, s.ref ?? null, s.capturedText)])],
+      s.reasons ?? [], s.links.proofItemId ?? null, JSON.stringify([step(at, stepName, s.actor, s.ref ?? null, s.capturedText)])],
   );
   return row.id;
 }
@@ -67,7 +70,7 @@ export async function linkSourceToItem(em: EntityManager, sourceId: string, proo
   await em.query(
     `UPDATE proof_sources SET proof_item_id = $2, links = links || jsonb_build_object('proofItemId', $2::text, 'versionId', $3::text),
        provenance = provenance || $4::jsonb WHERE id = $1`,
-    [sourceId, proofItemId, versionId, JSON.stringify([step('imported', actor, proofItemId, null)])],
+    [sourceId, proofItemId, versionId, JSON.stringify([step(await databaseNow(em), 'imported', actor, proofItemId, null)])],
   );
 }
 
@@ -78,7 +81,7 @@ const GONE_STATES = ['revoked', 'deleted'];
 
 /**
  * A source of a revoked or deleted item answers without the customer's words: no text, title or
- * attribution (INTEGRATIONS.md §7: "revoked or erased → null, policy blocked"); ids, provenance (content
+ * attribution (docs/integrations.md#rules-as-built: "revoked or erased → null, policy blocked"); ids, provenance (content
  * hashes) and the policy stay, so what happened to it can still be read.
  */
 function viewSource(row: SourceRow, canReadPrivate: boolean) {

@@ -5,7 +5,7 @@ import { safeEqual } from '../rules/secrets';
 import { recordFinding } from './health';
 
 /**
- * Copies of approved customer videos at the video host (INTEGRATIONS.md §9). The host fetches the
+ * Copies of approved customer videos at the video host (docs/integrations.md#rules-as-built). The host fetches the
  * original once through a short-lived source link, then reports readiness on the webhook; the table
  * `proof_stream_copies` keeps the host's uid and state (copying → playable or failed) per media asset.
  */

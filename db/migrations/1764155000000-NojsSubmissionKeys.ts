@@ -6,7 +6,7 @@ export class NojsSubmissionKeys1764155000000 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     // The no-JavaScript form's submissionKey, claimed by one INSERT … ON CONFLICT: two identical posts at
     // once made two stories while the repeat check was a SELECT before the insert. A claim older than
-    // 24 hours may be taken again (COLLECTION.md §3.4); the maintenance round deletes those.
+    // 24 hours may be taken again (docs/collection.md#endpoints-customers); the maintenance round deletes those.
     await q.query(`
       CREATE TABLE collection_nojs_submissions (
         flow_id text NOT NULL REFERENCES collection_flows(id) ON DELETE CASCADE,

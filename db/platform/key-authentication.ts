@@ -9,7 +9,7 @@ export interface KeyCheck {
 }
 
 /** Finds the key a bearer secret names, with whether its product is active: one indexed read. */
-export async function findServiceKey(ds: DataSource, secret: string): Promise<KeyCheck | null> {
+export async function lookupServiceKey(ds: DataSource, secret: string): Promise<KeyCheck | null> {
   return keyCheckOf((await queryPrepared<Record<string, any>>(ds, 'service-key-by-digest',
     // Named columns: a prepared `k.*` would fail once a migration adds one.
     `SELECT k.id, k.organization_id, k.product_id, k.environment, k.digest, k.prefix, k.scopes, k.created_by, k.expires_at,

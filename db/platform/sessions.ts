@@ -37,7 +37,7 @@ export interface SessionPrincipal {
 }
 
 /** The live session a cookie token names, or null when unknown, expired or revoked. */
-export async function findSession(ds: DataSource, token: string): Promise<SessionPrincipal | null> {
+export async function lookupSession(ds: DataSource, token: string): Promise<SessionPrincipal | null> {
   const rows: Array<Record<string, string>> = await ds.query(
     `SELECT s.id, s.csrf_token, t.id AS teammate_id, t.organization_id, t.role, t.email
        FROM teammate_sessions s JOIN teammates t ON t.id = s.teammate_id

@@ -38,7 +38,7 @@ export function viewAsset(a: ProofAsset) {
 }
 
 const notEligible = (channel: string, reasons: string[]) =>
-  new ServiceError('NOT_ELIGIBLE', 422, `this proof may not be used for a quote card on ${channel}`, { channel, reasons });
+  new ServiceError('NOT_ELIGIBLE', `this proof may not be used for a quote card on ${channel}`, { channel, reasons });
 
 /**
  * A quote card of the item's approved wording (or a verbatim excerpt of it), only where the evaluator
@@ -122,7 +122,7 @@ export async function approveAsset(ds: DataSource, organizationId: string, id: s
     const repo = em.getRepository(ProofAsset);
     const asset = await repo.findOne({ where: { id, organizationId }, lock: { mode: 'pessimistic_write' } });
     if (!asset) throw notFound('asset');
-    // A case study quotes its customers: each must approve their words first (COLLECTION.md §3).
+    // A case study quotes its customers: each must approve their words first (docs/collection.md#setup-teammates).
     const approvals = (asset.content as { customerApprovals?: Array<{ state: string }> }).customerApprovals ?? [];
     if (approvals.some((a) => a.state === 'pending' || a.state === 'declined')) {
       throw conflict('every quoted customer must approve this asset first');

@@ -7,6 +7,7 @@ import { consentStatus } from '../rules/proof-status';
 import { assertChangeable, findItem, grantsOf, viewGrant } from './proof-items';
 import { Actor, appendProofEvent } from './proof-ledger';
 import { issueReceipt } from './proof-receipts';
+import { databaseNow } from '../clock';
 
 /** The terms a customer consents to for one exact version. */
 export interface ConsentTerms {
@@ -82,7 +83,7 @@ export async function grantConsent(
     const grantId = await recordGrant(ds, em, {
       item, versionId: version.id, contentHash: version.contentHash, terms: input.consent,
       actor: { type: 'teammate', id: teammateId },
-      evidence: { capturedVia: 'workspace', teammateId, at: new Date().toISOString() },
+      evidence: { capturedVia: 'workspace', teammateId, at: (await databaseNow(em)).toISOString() },
     });
     return viewGrant(await em.getRepository(ConsentGrant).findOneByOrFail({ id: grantId }));
   });

@@ -14,10 +14,9 @@ const VERSIONS_CAP = 10;
 const CONSENT_CAP = 20;
 
 export const revokedFinal = () =>
-  new ServiceError('REVOKED_FINAL', 409, 'this item was revoked; revocation is final and wins over any approval');
+  new ServiceError('REVOKED_FINAL', 'this item was revoked; revocation is final and wins over any approval');
 export const recoveryWindowClosed = () =>
-  new ServiceError('RECOVERY_WINDOW_CLOSED', 410, 'this item was deleted and its recovery window has closed');
-
+  new ServiceError('RECOVERY_WINDOW_CLOSED', 'this item was deleted and its recovery window has closed');
 
 /** Refuses any change to an item that is revoked (final), deleted (restore first) or purged (410). */
 export function assertChangeable(item: ProofItem): void {
@@ -82,7 +81,6 @@ export function viewGrant(g: ConsentGrant) {
     revokedAt: g.revokedAt?.toISOString() ?? null,
   };
 }
-
 
 export function contentHash(content: ProofContent): string {
   return `sha256:${sha256OfCanonical(content)}`;

@@ -120,7 +120,7 @@ function guardPaidUse(before: ProofPlacement, patch: Partial<ProofPlacement>, ac
   const after = { ...before, ...patch };
   const liveBefore = before.state === 'active' && isPaidUse(before);
   if (actor.type === 'service_key' && after.state === 'active' && isPaidUse(after) && !liveBefore) {
-    throw new ServiceError('HUMAN_APPROVAL_REQUIRED', 403, 'only a person in the workspace may publish paid use: POST /api/workspace/proof/placements/{id}/publish');
+    throw new ServiceError('HUMAN_APPROVAL_REQUIRED', 'only a person in the workspace may publish paid use: POST /api/workspace/proof/placements/{id}/publish');
   }
 }
 

@@ -22,14 +22,14 @@ export interface SubmissionBody {
 
 /**
  * The daily safety ceiling over every customer submission of the workspace (submit, nojs, v1): past
- * it, 429 with retry-after at the next UTC day. The only refusal of a submission (COLLECTION.md §8).
+ * it, 429 with retry-after at the next UTC day. The only refusal of a submission (docs/collection.md#endpoints-customers).
  */
 export async function checkDailyCeiling(em: EntityManager, organizationId: string, ceiling: number, kept = 'your draft is kept'): Promise<void> {
   const [{ n }] = await em.query(
     `SELECT count(*)::int AS n FROM proof_items
       WHERE organization_id = $1 AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'`, [organizationId]);
   if (n < ceiling) return;
-  throw new ServiceError('INTAKE_SAFETY_CEILING', 429, `the workspace reached its daily safety ceiling of ${ceiling} submissions; ${kept}`,
+  throw new ServiceError('INTAKE_SAFETY_CEILING', `the workspace reached its daily safety ceiling of ${ceiling} submissions; ${kept}`,
     null, { 'retry-after': String(secondsToNextUtcDay()) });
 }
 

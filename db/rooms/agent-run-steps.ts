@@ -7,6 +7,7 @@ import { insertMessage } from './room-access';
 import { approvalEvent, lockApproval, requestApproval } from './approvals';
 import { closeStep, lockRun, openStep, runEvent, saveRun } from './agent-runs';
 import { writeCanvas } from './canvas';
+import { databaseNow } from '../clock';
 
 // The steps of `agent-run/<runId>`, each one transaction, safe to repeat.
 
@@ -16,10 +17,11 @@ export async function beginRun(ds: DataSource, runId: string): Promise<boolean> 
     const run = (await lockRun(em, runId))!;
     if (run.status === 'running' && run.steps.length > 0) return true;
     if (run.status !== 'queued') return false;
+    const now = await databaseNow(em);
     run.status = 'running';
-    run.startedAt = new Date();
-    openStep(run, 'model_call');
-    await saveRun(em, run);
+    run.startedAt = now;
+    openStep(run, now, 'model_call');
+    await saveRun(em, run, now);
     await runEvent(em, run, SYSTEM);
     return true;
   });
@@ -54,11 +56,12 @@ export async function failRun(ds: DataSource, runId: string, code: string, messa
   await ds.transaction(async (em) => {
     const run = (await lockRun(em, runId))!;
     if (TERMINAL_RUN_STATUSES.includes(run.status)) return;
-    closeStep(run, 'model_call', 'failed');
+    const now = await databaseNow(em);
+    closeStep(run, now, 'model_call', 'failed');
     run.status = 'failed';
-    run.failedAt = new Date();
+    run.failedAt = now;
     run.lastError = { code, message };
-    await saveRun(em, run);
+    await saveRun(em, run, now);
     await runEvent(em, run, SYSTEM);
   });
 }
@@ -74,12 +77,13 @@ export async function proposeEffect(ds: DataSource, runId: string, output: strin
     // A repeat after the answer was kept: the approval (if any) was decided, or none was needed.
     if (run.output !== null) return 'execute';
     const { action, needsApproval } = sideEffectOf(run.alias, run.visibility);
-    closeStep(run, 'model_call', 'completed');
+    const now = await databaseNow(em);
+    closeStep(run, now, 'model_call', 'completed');
     run.output = output;
     run.baseCanvasVersion = baseCanvasVersion;
     run.sideEffect = { action, approvalId: null, executedAt: null, resultId: null };
     if (!needsApproval) {
-      await saveRun(em, run);
+      await saveRun(em, run, now);
       return 'execute';
     }
     const approvalId = await requestApproval(em, { id: run.roomId, organizationId: run.organizationId, productId: run.productId }, {
@@ -88,8 +92,8 @@ export async function proposeEffect(ds: DataSource, runId: string, output: strin
     }, SYSTEM);
     run.sideEffect = { ...run.sideEffect, approvalId };
     run.status = 'awaiting_approval';
-    openStep(run, 'approval', { approvalId });
-    await saveRun(em, run);
+    openStep(run, now, 'approval', { approvalId });
+    await saveRun(em, run, now);
     await runEvent(em, run, SYSTEM);
     return 'await_approval';
   });
@@ -106,21 +110,22 @@ export async function executeEffect(ds: DataSource, runId: string, expire: boole
     const run = (await lockRun(em, runId))!;
     const effect = run.sideEffect;
     const approval = effect?.approvalId ? await lockApproval(em, effect.approvalId) : null;
+    const now = await databaseNow(em);
     if (run.status === 'awaiting_approval' && expire && approval?.status === 'pending') {
       approval.status = 'expired';
       await em.getRepository(RoomApproval).save(approval);
       await approvalEvent(em, approval, 'approval.decided', SYSTEM);
-      closeStep(run, 'approval', 'failed', { approvalId: approval.id });
-      Object.assign(run, { status: 'failed', failedAt: new Date(), lastError: { code: 'APPROVAL_EXPIRED', message: 'nobody decided in time' } });
-      await saveRun(em, run);
+      closeStep(run, now, 'approval', 'failed', { approvalId: approval.id });
+      Object.assign(run, { status: 'failed', failedAt: now, lastError: { code: 'APPROVAL_EXPIRED', message: 'nobody decided in time' } });
+      await saveRun(em, run, now);
       await runEvent(em, run, SYSTEM);
       return run.status;
     }
     const allowed = run.status === 'running' && effect !== null && effect.executedAt === null && (approval === null || approval.status === 'approved');
     if (!allowed) {
       if (effect && effect.executedAt === null && run.status === 'cancelled' && !run.steps.some((s) => s.type === 'side_effect')) {
-        closeStep(run, 'side_effect', 'skipped');
-        await saveRun(em, run);
+        closeStep(run, now, 'side_effect', 'skipped');
+        await saveRun(em, run, now);
       }
       return run.status;
     }
@@ -131,19 +136,18 @@ export async function executeEffect(ds: DataSource, runId: string, expire: boole
       resultId = await insertMessage(em, room, { type: 'agent', principalId: agent.id }, agent, { body: run.output!, kind: 'text', visibility: run.visibility });
     } else {
       if (room.canvasVersion !== run.baseCanvasVersion) {
-        closeStep(run, 'side_effect', 'failed');
-        Object.assign(run, { status: 'failed', failedAt: new Date(), lastError: { code: 'CANVAS_CONFLICT', message: 'the canvas changed since the model read it' } });
-        await saveRun(em, run);
+        closeStep(run, now, 'side_effect', 'failed');
+        Object.assign(run, { status: 'failed', failedAt: now, lastError: { code: 'CANVAS_CONFLICT', message: 'the canvas changed since the model read it' } });
+        await saveRun(em, run, now);
         await runEvent(em, run, SYSTEM);
         return run.status;
       }
       resultId = String(await writeCanvas(em, room, run.output!, agent));
     }
-    const executedAt = new Date().toISOString();
-    run.sideEffect = { ...effect, executedAt, resultId };
-    closeStep(run, 'side_effect', 'completed', { resultId });
-    Object.assign(run, { status: 'succeeded', completedAt: new Date() });
-    await saveRun(em, run);
+    run.sideEffect = { ...effect, executedAt: now.toISOString(), resultId };
+    closeStep(run, now, 'side_effect', 'completed', { resultId });
+    Object.assign(run, { status: 'succeeded', completedAt: now });
+    await saveRun(em, run, now);
     await appendRoomEvent(em, room, {
       type: 'room.agent.action_executed', visibility: 'internal', audience: run.starterPrincipalId, actor: agent,
       data: { runId: run.id, alias: run.alias, action: effect.action, resultId },

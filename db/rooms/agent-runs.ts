@@ -4,6 +4,7 @@ import { RoomAgentRun, RoomApproval } from '../entities';
 import { RunStatus, RunStep, TERMINAL_RUN_STATUSES } from '../entities/room-agent-run';
 import { PageRequest, pageOf } from '../pagination';
 import { newId } from '../rules/ids';
+import { databaseNow } from '../clock';
 import { enqueueWorkflowCommand } from '../workflow-commands';
 import { agentRunWorkflowId } from '../../workflows/workflow-ids';
 import { Actor, appendRoomEvent } from './room-log';
@@ -41,20 +42,21 @@ export async function runEvent(em: EntityManager, run: RoomAgentRun, actor: Acto
   });
 }
 
-export async function saveRun(em: EntityManager, run: RoomAgentRun): Promise<void> {
-  run.updatedAt = new Date();
+/** `now` is the transaction's database clock (databaseNow), which stamps the run and its steps. */
+export async function saveRun(em: EntityManager, run: RoomAgentRun, now: Date): Promise<void> {
+  run.updatedAt = now;
   await em.getRepository(RoomAgentRun).save(run);
 }
 
-export function closeStep(run: RoomAgentRun, type: RunStep['type'], status: RunStep['status'], extra: Partial<RunStep> = {}): void {
-  const now = new Date().toISOString();
+export function closeStep(run: RoomAgentRun, now: Date, type: RunStep['type'], status: RunStep['status'], extra: Partial<RunStep> = {}): void {
+  const at = now.toISOString();
   const open = [...run.steps].reverse().find((s) => s.type === type && s.status === 'in_progress');
-  if (open) Object.assign(open, { status, completedAt: now, ...extra });
-  else run.steps = [...run.steps, { type, status, startedAt: now, completedAt: now, ...extra }];
+  if (open) Object.assign(open, { status, completedAt: at, ...extra });
+  else run.steps = [...run.steps, { type, status, startedAt: at, completedAt: at, ...extra }];
 }
 
-export function openStep(run: RoomAgentRun, type: RunStep['type'], extra: Partial<RunStep> = {}): void {
-  run.steps = [...run.steps, { type, status: 'in_progress', ...extra, startedAt: new Date().toISOString(), completedAt: null }];
+export function openStep(run: RoomAgentRun, now: Date, type: RunStep['type'], extra: Partial<RunStep> = {}): void {
+  run.steps = [...run.steps, { type, status: 'in_progress', ...extra, startedAt: now.toISOString(), completedAt: null }];
 }
 
 export function lockRun(em: EntityManager, runId: string) {
@@ -124,12 +126,13 @@ export async function listRuns(ds: DataSource, caller: RoomCaller & { productId:
 async function cancelLockedRun(em: EntityManager, run: RoomAgentRun, actor: Actor): Promise<void> {
   const approvalId = run.sideEffect?.approvalId;
   const approval = approvalId ? await lockApproval(em, approvalId) : null;
+  const now = await databaseNow(em);
   run.status = 'cancelled';
-  run.cancelledAt = new Date();
+  run.cancelledAt = now;
   for (const step of run.steps) {
-    if (step.status === 'in_progress') Object.assign(step, { status: 'cancelled', completedAt: new Date().toISOString() });
+    if (step.status === 'in_progress') Object.assign(step, { status: 'cancelled', completedAt: now.toISOString() });
   }
-  await saveRun(em, run);
+  await saveRun(em, run, now);
   await runEvent(em, run, actor);
   if (approval?.status === 'pending') {
     approval.status = 'cancelled';
@@ -164,15 +167,16 @@ export async function decideRunApproval(
   em: EntityManager, run: RoomAgentRun, approvalId: string, decision: 'approved' | 'rejected', actor: Actor,
 ): Promise<void> {
   if (run.status !== 'awaiting_approval') return;
-  closeStep(run, 'approval', decision === 'approved' ? 'completed' : 'failed', { approvalId });
+  const now = await databaseNow(em);
+  closeStep(run, now, 'approval', decision === 'approved' ? 'completed' : 'failed', { approvalId });
   if (decision === 'approved') {
     run.status = 'running';
   } else {
     run.status = 'failed';
-    run.failedAt = new Date();
+    run.failedAt = now;
     run.lastError = { code: 'APPROVAL_REJECTED', message: 'a teammate rejected the action' };
   }
-  await saveRun(em, run);
+  await saveRun(em, run, now);
   await runEvent(em, run, actor);
   await enqueueWorkflowCommand(em, { type: 'room.agent_run.wake', runId: run.id });
 }

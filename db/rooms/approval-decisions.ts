@@ -6,6 +6,7 @@ import { approvalEvent, lockApproval, viewApproval } from './approvals';
 import { decideRunApproval, lockRun } from './agent-runs';
 import { decidePromiseApproval } from './promises';
 import { decideAppeal } from './moderation';
+import { databaseNow } from '../clock';
 
 // Deciding an approval reaches into the domain that asked for it, so it lives above them all.
 
@@ -23,7 +24,7 @@ export async function decideApproval(
     const room = await em.getRepository(Room).findOneByOrFail({ id: approval.roomId });
     if (room.status === 'archived') throw conflict('the room is archived');
     const actor: Actor = { type: 'teammate', id: teammate.teammateId };
-    Object.assign(approval, { status: decision, decidedByTeammateId: teammate.teammateId, decidedAt: new Date(), note });
+    Object.assign(approval, { status: decision, decidedByTeammateId: teammate.teammateId, decidedAt: await databaseNow(em), note });
     await em.getRepository(RoomApproval).save(approval);
     await approvalEvent(em, approval, 'approval.decided', actor);
     if (run) await decideRunApproval(em, run, approvalId, decision, actor);

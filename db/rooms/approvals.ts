@@ -26,7 +26,6 @@ export function viewApproval(a: RoomApproval) {
   };
 }
 
-
 /** What a pending approval asks a person to decide. */
 interface ApprovalRequest {
   kind: RoomApproval['kind'];
@@ -68,7 +67,6 @@ export async function approvalEvent(em: EntityManager, a: ApprovalEntry, type: '
 export function lockApproval(em: EntityManager, approvalId: string) {
   return em.getRepository(RoomApproval).createQueryBuilder('a').setLock('pessimistic_write').where('a.id = :approvalId', { approvalId }).getOne();
 }
-
 
 /**
  * Archiving, first: locks every approval of the room still pending that no run holds (knowledge,

@@ -41,7 +41,7 @@ export async function patchCanvas(ds: DataSource, caller: RoomCaller, roomId: st
     const { room } = await reachRoom(em, caller, roomId, true);
     assertWritable(room);
     if (baseVersion !== room.canvasVersion) {
-      throw new ServiceError('CONFLICT', 409, `the canvas is at version ${room.canvasVersion}, not ${baseVersion}`, { currentVersion: room.canvasVersion });
+      throw new ServiceError('CONFLICT', `the canvas is at version ${room.canvasVersion}, not ${baseVersion}`, { currentVersion: room.canvasVersion });
     }
     const version = await writeCanvas(em, room, content, actorOf(caller));
     const row = await em.getRepository(RoomCanvasVersion).findOneByOrFail({ roomId, version });

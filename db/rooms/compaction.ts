@@ -6,7 +6,7 @@ const ROOMS_PER_BATCH = 100;
 const MAX_BATCHES = 50;
 
 /**
- * Removes room events older than the retention (ROOMS.md §5) and raises each room's `compacted_through`
+ * Removes room events older than the retention (docs/rooms.md#the-event-log-snapshot-and-catch-up) and raises each room's `compacted_through`
  * to the highest seq removed; a reader whose `after` is behind it gets a snapshot. Only a prefix of a
  * room's log goes: seq order and commit time can differ by a moment (concurrent writers wait on the room
  * row), so an old event after a younger one stays until that one ages too. The room row is updated, so

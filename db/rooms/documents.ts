@@ -40,10 +40,10 @@ export function viewKnowledge(k: RoomKnowledge) {
 }
 
 const citationFailed = (details: Record<string, unknown>) =>
-  new ServiceError('CITATION_VALIDATION_FAILED', 422, 'no statement kept a citation of the room\'s customer-visible evidence', details);
+  new ServiceError('CITATION_VALIDATION_FAILED', 'no statement kept a citation of the room\'s customer-visible evidence', details);
 
 /**
- * The evidence of a compile (ROOMS.md §7): the room's customer-visible, undeleted, unhidden messages and
+ * The evidence of a compile (docs/rooms.md#compile-and-promote): the room's customer-visible, undeleted, unhidden messages and
  * the signals of its threads and of its features' evidence, newest 200 of each. None: 422 at once.
  */
 export async function startCompile(
@@ -127,7 +127,7 @@ export async function compiledDocument(ds: DataSource, documentId: string) {
   const d = await ds.getRepository(RoomDocument).findOneByOrFail({ id: documentId });
   if (d.status === 'compiled') return viewDocument(d);
   if (d.status === 'discarded') throw citationFailed({ documentId, rejected: d.rejected, removedCitations: d.removedCitations });
-  throw new ServiceError('AI_UNAVAILABLE', 503, 'the AI provider failed; nothing was made up in its place', { documentId }, { 'retry-after': '30' });
+  throw new ServiceError('AI_UNAVAILABLE', 'the AI provider failed; nothing was made up in its place', { documentId }, { 'retry-after': '30' });
 }
 
 export interface PromoteInput {
@@ -183,4 +183,3 @@ export async function promote(ds: DataSource, caller: RoomCaller & { kind: 'key'
     };
   });
 }
-

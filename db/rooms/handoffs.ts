@@ -5,6 +5,7 @@ import { newId } from '../rules/ids';
 import { appendRoomEvent } from './room-log';
 import type { RoomCaller } from './room-access';
 import { actorOf, assertWritable, ensureTeammateMember, reachAsMember, reachRoom } from './room-access';
+import { databaseNow } from '../clock';
 
 type ProductCaller = RoomCaller & { productId: string };
 
@@ -85,7 +86,7 @@ export async function endHandoff(ds: DataSource, caller: ProductCaller, roomId: 
       throw forbidden('only a key or the end user who asked for the handoff may end it');
     }
     assertWritable(room);
-    Object.assign(handoff, { state: 'ended', endedAt: new Date(), endedBy: requester });
+    Object.assign(handoff, { state: 'ended', endedAt: await databaseNow(em), endedBy: requester });
     await em.getRepository(RoomHandoff).save(handoff);
     const actor = actorOf(caller);
     await appendRoomEvent(em, room, { type: 'handoff.ended', visibility: 'customer', actor, data: { handoffId: handoff.id } });

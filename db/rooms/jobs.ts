@@ -11,11 +11,11 @@ import { Actor, SYSTEM, appendRoomEvent } from './room-log';
 import type { RoomCaller } from './room-access';
 import { actorOf, assertWritable, reachRoom } from './room-access';
 import { endSolveSession, openSolveSession } from './solve-sessions';
-
+import { databaseNow } from '../clock';
 
 type KeyCaller = Extract<RoomCaller, { kind: 'key' }>;
 
-/** The params of each job type once the route checked their shape (ROOMS.md §8). */
+/** The params of each job type once the route checked their shape (docs/rooms.md#jobs-promises-solve-sessions-and-handoff). */
 export type JobParams =
   | { type: 'send_release_receipts'; params: { releaseId: string } }
   | { type: 'make_promise'; params: { text: string; dueAt: string } }
@@ -96,7 +96,7 @@ export async function beginJob(ds: DataSource, jobId: string): Promise<JobStatus
     const job = (await lockJob(em, jobId))!;
     if (job.status !== 'queued') return job.status;
     job.status = 'running';
-    job.startedAt = new Date();
+    job.startedAt = await databaseNow(em);
     await em.getRepository(RoomJob).save(job);
     await jobEvent(em, job, SYSTEM);
     return job.status;
@@ -168,7 +168,7 @@ export async function runJob(ds: DataSource, jobId: string): Promise<JobStatus> 
     const outcome = room.status === 'archived' ? stale('the room is archived') : await effectOf(em, room, job);
     if ('result' in outcome) Object.assign(job, { status: 'succeeded', result: outcome.result });
     else Object.assign(job, { status: 'failed', error: outcome.error });
-    job.completedAt = new Date();
+    job.completedAt = await databaseNow(em);
     await em.getRepository(RoomJob).save(job);
     await jobEvent(em, job, SYSTEM);
     return job.status;

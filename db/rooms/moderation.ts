@@ -7,6 +7,7 @@ import { reportsHide } from '../rules/room-rules';
 import { requestApproval } from './approvals';
 import { Actor, SYSTEM, appendRoomEvent } from './room-log';
 import { EndUserCaller, actorOf, assertWritable, reachAsMember, reachRoom, visibleMessage } from './room-access';
+import { databaseNow } from '../clock';
 
 function viewCase(c: RoomModerationCase) {
   return {
@@ -37,7 +38,7 @@ export interface ReportInput {
 /**
  * A member reports another's message: one case per message, each reporter counted once (a repeat
  * answers the case, `created: false`). When distinct reporters reach the threshold an `open` case is
- * `actioned` and the message hidden, in the same transaction (ROOMS.md §8).
+ * `actioned` and the message hidden, in the same transaction (docs/rooms.md#reactions-attachments-polls-and-moderation).
  */
 export async function reportMessage(ds: DataSource, caller: EndUserCaller, roomId: string, input: ReportInput, threshold: number) {
   return ds.transaction(async (em) => {
@@ -72,7 +73,7 @@ export async function reportMessage(ds: DataSource, caller: EndUserCaller, roomI
       // The case id stays out of this entry: only the author and internal readers are told it.
       await appendRoomEvent(em, room, { type: 'message.hidden', visibility: message.visibility, actor: SYSTEM, data: { messageId: message.id } });
     }
-    kase.updatedAt = new Date();
+    kase.updatedAt = await databaseNow(em);
     await em.getRepository(RoomModerationCase).save(kase);
     return { created: true, moderationCase: viewCase(kase) };
   });
@@ -111,7 +112,7 @@ export async function appealCase(ds: DataSource, caller: EndUserCaller, roomId: 
 
 /**
  * The effect of a person's decision on an `appeal` approval, inside the decision's transaction
- * (ROOMS.md §6): approved un-hides the message (`message.restored`) and the case is `reversed`;
+ * (docs/rooms.md#reactions-attachments-polls-and-moderation): approved un-hides the message (`message.restored`) and the case is `reversed`;
  * rejected leaves it hidden and the case `upheld`.
  */
 export async function decideAppeal(em: EntityManager, approval: RoomApproval, decision: 'approved' | 'rejected', actor: Actor) {
@@ -120,7 +121,7 @@ export async function decideAppeal(em: EntityManager, approval: RoomApproval, de
   const kase = (await lockCase(em, { id: appeal.caseId }))!;
   if (kase.state !== 'appealed') return;
   kase.state = decision === 'approved' ? 'reversed' : 'upheld';
-  kase.updatedAt = new Date();
+  kase.updatedAt = await databaseNow(em);
   await em.getRepository(RoomModerationCase).save(kase);
   if (decision === 'approved') {
     const message = await em.getRepository(RoomMessage).findOneByOrFail({ id: kase.messageId });

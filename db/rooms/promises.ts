@@ -2,7 +2,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { RoomApproval, RoomPromise } from '../entities';
 import { enqueueWorkflowCommand } from '../workflow-commands';
 import { Actor, SYSTEM, appendRoomEvent } from './room-log';
-
+import { databaseNow } from '../clock';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -27,7 +27,7 @@ function lockPromise(em: EntityManager, promiseId: string) {
 const tenantOf = (p: RoomPromise) => ({ id: p.roomId, organizationId: p.organizationId, productId: p.productId });
 
 /**
- * A person's decision on a `promise` approval (ROOMS.md §6), inside the decision's transaction, after
+ * A person's decision on a `promise` approval (docs/rooms.md#agent-runs-and-approvals), inside the decision's transaction, after
  * the approval is locked: approved → `active`, `room.promise.approved`, and `room-promise/<id>` asked for
  * through the outbox to watch the due date; rejected → `rejected`.
  */
@@ -45,7 +45,7 @@ export async function decidePromiseApproval(
     return;
   }
   promise.state = 'active';
-  promise.approvedAt = new Date();
+  promise.approvedAt = await databaseNow(em);
   await em.getRepository(RoomPromise).save(promise);
   const dueAt = promise.dueAt.toISOString();
   await appendRoomEvent(em, tenantOf(promise), {
@@ -61,7 +61,7 @@ export async function completePromise(em: EntityManager, promiseId: string, acto
   const promise = await lockPromise(em, promiseId);
   if (!promise || promise.state !== 'active') return false;
   promise.state = 'completed';
-  promise.completedAt = new Date();
+  promise.completedAt = await databaseNow(em);
   await em.getRepository(RoomPromise).save(promise);
   await appendRoomEvent(em, tenantOf(promise), { type: 'room.promise.completed', visibility: 'customer', actor, data: { promiseId } });
   // The watch ends now rather than at the due date; were the signal lost, it would still find the promise completed.
@@ -78,7 +78,7 @@ export async function missPromise(ds: DataSource, promiseId: string): Promise<Ro
     const promise = (await lockPromise(em, promiseId))!;
     if (promise.state !== 'active') return promise.state;
     promise.state = 'missed';
-    promise.missedAt = new Date();
+    promise.missedAt = await databaseNow(em);
     await em.getRepository(RoomPromise).save(promise);
     await appendRoomEvent(em, tenantOf(promise), {
       type: 'room.promise.missed', visibility: 'customer', actor: SYSTEM,

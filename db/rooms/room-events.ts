@@ -25,7 +25,7 @@ interface EventsSettings {
 }
 
 /**
- * GET /events (ROOMS.md §5): the visible entries after `after`, or a snapshot of the whole current state
+ * GET /events (docs/rooms.md#the-event-log-snapshot-and-catch-up): the visible entries after `after`, or a snapshot of the whole current state
  * when the reader is too far behind (Matrix /sync's `limited` timeline).
  */
 export async function roomEvents(ds: DataSource, caller: RoomCaller, roomId: string, query: { after?: number; limit: number }, settings: EventsSettings) {

@@ -30,7 +30,7 @@ const KEYED_PRINCIPAL_ROWS: Array<[string, string[], string, string]> = [
 /**
  * Carries an anonymous end user's rooms onto the signed end user (identity merge): memberships, messages,
  * runs, approvals and what it may read in the logs now belong to the signed user's principal, which is
- * the same in every room (ROOMS.md §2). Where both were members of one room, one record remains, the
+ * the same in every room (docs/rooms.md#visibility). Where both were members of one room, one record remains, the
  * signed user's, with the stronger standing: owner if either owned the room (then joined); else removed
  * if either was removed (a removal is about the person); else the further of joined, invited, left; the
  * earlier invitation and join, the further read marker. Past log entries keep the actor and data they

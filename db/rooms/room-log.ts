@@ -4,7 +4,7 @@ import { enqueueEvent } from '../outbox';
 import { ANONYMOUS_ID } from '../rules/ids';
 import { RoomReader, eventVisibleTo } from '../rules/room-rules';
 
-/** The 13 room events that also leave as webhooks (ROOMS.md §9); every other entry stays in the log. */
+/** The 13 room events that also leave as webhooks (docs/rooms.md#room-webhooks); every other entry stays in the log. */
 export const ROOM_WEBHOOK_TYPES = new Set([
   'room.created', 'room.status_changed', 'room.updated', 'room.message.created', 'room.decision.recorded',
   'room.promise.approved', 'room.promise.completed', 'room.promise.missed', 'room.knowledge.published',

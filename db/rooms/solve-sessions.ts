@@ -87,7 +87,7 @@ export async function joinSolveSession(ds: DataSource, caller: EndUserCaller, ro
     if (session.state !== 'open') throw conflict('the solve session has ended');
     if (room.status === 'archived') throw conflict('the room is archived');
     if (consent.termsVersion !== session.termsVersion || consent.termsSha256.toLowerCase() !== session.termsSha256) {
-      throw new ServiceError('CONSENT_INVALID', 409, 'the consent does not name this session\'s recording terms (version and SHA-256 of the text)', {
+      throw new ServiceError('CONSENT_INVALID', 'the consent does not name this session\'s recording terms (version and SHA-256 of the text)', {
         termsVersion: session.termsVersion, termsSha256: session.termsSha256,
       });
     }

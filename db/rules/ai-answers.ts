@@ -2,7 +2,7 @@ import { SENTIMENT_VALUES, SummaryAnswer } from './ai-summary-validator';
 import { CaseStudyAnswer } from './ai-case-study-validator';
 
 /**
- * The provider's side of AI.md §1 and §3: the programs, the answer schemas a model must return,
+ * The provider's side of docs/ai.md#connecting-a-provider, docs/ai.md#the-validator: the programs, the answer schemas a model must return,
  * and the model evaluation baseline. Pure.
  */
 

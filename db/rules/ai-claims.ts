@@ -1,5 +1,5 @@
 /**
- * The text primitives of the AI validator (AI.md §4): normalisation, tokens, lexicon phrases with
+ * The text primitives of the AI validator (docs/ai.md#the-validator): normalisation, tokens, lexicon phrases with
  * negation, and number claims in every notation, each reduced to one exact canonical decimal.
  * Pure: no database, no network.
  */

@@ -1,13 +1,13 @@
 import { Analysed, PhraseMatch, analyse, claimsOf, findPhrases, poolOf, supported } from './ai-claims';
 
 /**
- * The validator of AI.md §4: the lexicons, the facts and the checks every model answer passes before anyone
+ * The validator of docs/ai.md#the-validator: the lexicons, the facts and the checks every model answer passes before anyone
  * sees it; summaries (ai-summary-validator), ask drafts (ai-ask-policy) and case studies
  * (ai-case-study-validator) apply them. Pure: the caller gathers the facts (source versions, incentive,
  * verification, the consent grant).
  */
 
-// ---- lexicons (AI.md §4.2) -------------------------------------------------------------------
+// ---- lexicons (docs/ai.md#the-validator) -------------------------------------------------------------------
 
 export const plural = (...words: string[]) => words.flatMap((w) => [w, `${w}s`]);
 

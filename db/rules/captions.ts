@@ -1,4 +1,4 @@
-/** Captions as WebVTT (COLLECTION.md §3): corrected cues become a track; an automatic track is checked. Pure. */
+/** Captions as WebVTT (docs/collection.md#customers): corrected cues become a track; an automatic track is checked. Pure. */
 
 export interface CaptionCue {
   startMs: number;

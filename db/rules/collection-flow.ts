@@ -34,7 +34,7 @@ export type Incentive =
   | { offered: false }
   | { offered: true; kind: string; description: string; unlockKey: string | null; appliesTo: string };
 
-/** Bands of each scale, lowest first, with the score range and default follow-up (COLLECTION.md §5.2). */
+/** Bands of each scale, lowest first, with the score range and default follow-up (docs/collection.md#routing-corrections-approval-links). */
 export const BANDS: Record<RatingScale, Array<{ band: string; min: number; max: number; followUp: FollowUp }>> = {
   nps: [
     { band: 'detractor', min: 0, max: 6, followUp: 'support_room' },

@@ -1,4 +1,4 @@
-/** Custom collection domains (COLLECTION.md §5): what their DNS answers must show. Pure. */
+/** Custom collection domains (docs/collection.md#domains-and-qr): what their DNS answers must show. Pure. */
 
 export const VERIFY_LABEL = '_proof-verify';
 export const verifyName = (hostname: string) => `${VERIFY_LABEL}.${hostname}`;

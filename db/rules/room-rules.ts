@@ -15,7 +15,7 @@ export function principalIdOf(productId: string, type: 'end_user' | 'teammate' |
 
 export type RoomStatusValue = 'open' | 'waiting' | 'resolved' | 'archived';
 
-/** ROOMS.md §3: open ⇄ waiting; open/waiting → resolved → open; any → archived (final). */
+/** docs/rooms.md#room-states: open ⇄ waiting; open/waiting → resolved → open; any → archived (final). */
 export function roomStatusMoveAllowed(from: RoomStatusValue, to: RoomStatusValue): boolean {
   if (from === to) return true;
   if (from === 'archived') return false;
@@ -26,7 +26,7 @@ export function roomStatusMoveAllowed(from: RoomStatusValue, to: RoomStatusValue
 }
 
 /**
- * The snapshot rule of GET /events (ROOMS.md §5, after Matrix /sync's `limited` timeline): no `after`,
+ * The snapshot rule of GET /events (docs/rooms.md#the-event-log-snapshot-and-catch-up, after Matrix /sync's `limited` timeline): no `after`,
  * too far behind, or behind what compaction removed.
  */
 export function needsSnapshot(after: number | undefined, headSeq: number, threshold: number, compactedThrough: number): boolean {
@@ -48,7 +48,7 @@ export function eventVisibleTo(
   return reader.principalId !== null && event.audiencePrincipalId === reader.principalId;
 }
 
-/** The agent aliases of every room (ROOMS.md §6) and what their answer becomes. */
+/** The agent aliases of every room (docs/rooms.md#agent-runs-and-approvals) and what their answer becomes. */
 export const AGENT_ALIASES = ['assistant', 'editor'] as const;
 export type AgentAlias = (typeof AGENT_ALIASES)[number];
 export const MESSAGE_BODY_MAX = 4000;
@@ -75,7 +75,7 @@ export interface CompiledStatement {
 export type RemovedReason = 'unknown' | 'internal' | 'not_evidence';
 
 /**
- * Keeps only citations of the evidence the model was shown (ROOMS.md §7); each removed one says why
+ * Keeps only citations of the evidence the model was shown (docs/rooms.md#compile-and-promote); each removed one says why
  * (an internal message, another existing id, or nothing known); a statement left uncited is rejected.
  */
 export function checkCitations(
@@ -130,7 +130,7 @@ export const POLL_OPTIONS_MIN = 2;
 export const POLL_OPTIONS_MAX = 10;
 export const POLL_OPTION_MAX = 100;
 export const MESSAGE_ATTACHMENTS_MAX = 10;
-/** An upload no message took within this long is erased by the maintenance sweep (ROOMS.md §10). */
+/** An upload no message took within this long is erased by the maintenance sweep (docs/configuration.md). */
 export const UNATTACHED_ATTACHMENT_TTL_MS = 24 * 3_600_000;
 const ATTACHMENT_FILENAME_MAX = 200;
 export const ATTACHMENT_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf', 'text/plain'] as const;
@@ -196,7 +196,7 @@ export function attachmentDisposition(filename: string | null): string {
   return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
 }
 
-/** A case still `open` whose distinct reporters reached the threshold hides its message (ROOMS.md §8). */
+/** A case still `open` whose distinct reporters reached the threshold hides its message (docs/rooms.md#reactions-attachments-polls-and-moderation). */
 export function reportsHide(state: string, reportCount: number, threshold: number): boolean {
   return state === 'open' && reportCount >= threshold;
 }

@@ -1,4 +1,4 @@
-/** Upload sessions (COLLECTION.md §3.3): sizes, parts and the types each kind accepts. Pure. */
+/** Upload sessions (docs/collection.md#uploads-and-the-media-store): sizes, parts and the types each kind accepts. Pure. */
 
 export const UPLOAD_KINDS = ['video', 'audio', 'image'] as const;
 export type UploadKindName = (typeof UPLOAD_KINDS)[number];

@@ -9,7 +9,7 @@ import { aiOperationWorkflowId } from '../../workflows/workflow-ids';
 const draft = (key: string, payload: object) => call(withKey(key, { method: 'POST', url: '/api/v1/proof/requests/draft', payload }));
 const caseStudy = (key: string, payload: object) => call(withKey(key, { method: 'POST', url: '/api/v1/proof/case-studies', payload }));
 
-describe('ai: ask drafts (AI.md §6)', () => {
+describe('ai: ask drafts (docs/ai.md#ask-draft)', () => {
   let tenant: ProofTenant;
 
   before(async () => {
@@ -97,7 +97,7 @@ describe('ai: ask drafts (AI.md §6)', () => {
   });
 });
 
-describe('ai: case studies (AI.md §8)', () => {
+describe('ai: case studies (docs/ai.md#case-studies)', () => {
   let tenant: ProofTenant;
   let m: string;
   let s: { proofItemId: string; originalVersionId: string };

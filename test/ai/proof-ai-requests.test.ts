@@ -7,16 +7,17 @@ import { ALL_PROOF_SCOPES, submissionBody, submit } from '../support/proof-fixtu
 import { ctx } from '../support/root-hooks';
 import { bodyOf } from '../support/smtp-sink';
 import { proofRequestWorkflowId } from '../../workflows/workflow-ids';
+import { route } from '../support/routes';
 
 const address = (tag: string) => `${tag}-${newId('x').slice(2, 12)}@customer.example`;
 
-describe('ai: story requests from a draft, sent by a person, replies captured (AI.md §7)', () => {
+describe('ai: story requests from a draft, sent by a person, replies captured (docs/ai.md#requests-and-reply-capture)', () => {
   let t: Tenant;
   let flowId: string;
 
   const create = (payload: object, key = t.key) => call(withKey(key, { method: 'POST', url: '/api/v1/proof/requests', payload }));
-  const send = (id: string, s = t.owner) => as(s, { method: 'POST', url: `/api/proof/collect/requests/${id}`, payload: { action: 'send' } });
-  const replyTo = (id: string, payload: object, s = t.owner) => as(s, { method: 'POST', url: `/api/workspace/proof/requests/${id}/replies`, payload });
+  const send = (id: string, s = t.owner) => as(s, { method: 'POST', url: route('/api/proof/collect/requests/{id}', { id }), payload: { action: 'send' } });
+  const replyTo = (id: string, payload: object, s = t.owner) => as(s, { method: 'POST', url: route('/api/workspace/proof/requests/{id}/replies', { id }), payload });
   const endUser = async (id: string, email: string | null, name: string | null = null) => ctx.dataSource.query(
     `INSERT INTO end_users (product_id, end_user_id, organization_id, email, name, updated_at) VALUES ($1, $2, $3, $4, $5, now())`,
     [t.product.id, id, t.organizationId, email, name]);

@@ -18,7 +18,7 @@ const summarize = (key: string, itemId: string, app: FastifyInstance = ctx.app, 
 const operationCount = async (organizationId: string) =>
   ctx.dataSource.getRepository(ProofAiOperation).countBy({ organizationId });
 
-describe('ai: proof summaries through Temporal and the fake provider (AI.md §1, §5)', () => {
+describe('ai: proof summaries through Temporal and the fake provider (docs/ai.md#operation-records, docs/ai.md#summarize)', () => {
   let tenant: ProofTenant;
   let m: string;
   let itemId: string;
@@ -235,7 +235,7 @@ describe('ai: proof summaries through Temporal and the fake provider (AI.md §1,
   });
 });
 
-describe('ai: provider outages, no provider, budget (AI.md §1, §2)', () => {
+describe('ai: provider outages, no provider, budget (docs/ai.md#operation-records, docs/ai.md#walk-through)', () => {
   let tenant: ProofTenant;
   let m: string;
   let itemId: string;
@@ -305,7 +305,7 @@ describe('ai: provider outages, no provider, budget (AI.md §1, §2)', () => {
       assert.equal(errorCode(res), 'AI_UNAVAILABLE');
       assert.deepEqual(res.json().error.details, { operationId: null, reason: 'not_configured', attempts: 0 });
     }
-    // AI.md §2's order: the resource checks come before the configuration's 503.
+    // docs/ai.md#walk-through's order: the resource checks come before the configuration's 503.
     const unknown = await summarize(tenant.key, 'pi_unknown0000000000000000', app);
     assert.deepEqual([unknown.statusCode, errorCode(unknown)], [404, 'NOT_FOUND'], unknown.body);
     assert.equal(await operationCount(tenant.organizationId), ops);

@@ -16,7 +16,7 @@ const address = (tag: string) => `${tag}-${newId('x').slice(2, 12)}@customer.exa
 interface Story { proofItemId: string; originalVersionId: string; controlToken: string }
 
 /**
- * COLLECTION.md §3.5: the control link answered to a submission is a story link (its own story only);
+ * docs/collection.md#story-links-and-person-links: the control link answered to a submission is a story link (its own story only);
  * a person link (all of one person's stories in one product) only ever reaches the person, by e-mail
  * to an address of a story they told or in their signed end user's inbox.
  */

@@ -5,6 +5,7 @@ import { ctx } from '../support/root-hooks';
 import {
   CollectionTenant, asDraft, createCollectionTenant, customerCall, fillDraft, startDraft, submitDraft,
 } from '../support/collection';
+import { route } from '../support/routes';
 
 describe('collection: drafts, submit and the control link', () => {
   let t: CollectionTenant;
@@ -155,7 +156,7 @@ describe('collection: drafts, submit and the control link', () => {
     assert.equal((await requestApproval(t, s.proofItemId, s.originalVersionId)).statusCode, 200);
     assert.equal((await approve(t, s.proofItemId, s.originalVersionId)).statusCode, 200);
     const placementId = await publishedPlacement(t, [s.proofItemId]);
-    const render = async () => (await call({ method: 'GET', url: `/api/public/proof/render/${placementId}` })).json().manifest.items.map((i: { proofItemId: string }) => i.proofItemId);
+    const render = async () => (await call({ method: 'GET', url: route('/api/public/proof/render/{id}', { id: placementId }) })).json().manifest.items.map((i: { proofItemId: string }) => i.proofItemId);
     assert.deepEqual(await render(), [s.proofItemId]);
     const passport = await control({ method: 'GET', url: `/api/proof/collect/control/passport?proofItemId=${s.proofItemId}` });
     assert.equal(passport.statusCode, 200, passport.body);

@@ -5,6 +5,7 @@ import { servedFlow } from '../../db/collection/flows';
 import { Tenant, createTenant, sessionFor, withKey } from '../support/fixtures';
 import { Session, as, liveFlow, newQuestion, publishTemplate } from '../support/collection-setup';
 import { ctx } from '../support/root-hooks';
+import { route } from '../support/routes';
 
 describe('collection setup: flows, questions, consent templates', () => {
   let t: Tenant;
@@ -133,14 +134,13 @@ describe('collection setup: flows, questions, consent templates', () => {
     assert.equal(badChoice.statusCode, 400);
   });
 
-
   it('questions: PATCH is a partial change; what it leaves out carries over into the new version', async () => {
     const created = await as(t.owner, {
       method: 'POST', url: '/api/proof/collect/questions',
       payload: { text: 'Which plan are you on?', kind: 'choice', helpText: 'Pick one', options: ['Free', 'Team'] },
     });
     const id = created.json().data.questionId;
-    const patch = (payload: object) => as(t.owner, { method: 'PATCH', url: `/api/proof/collect/questions/${id}`, payload });
+    const patch = (payload: object) => as(t.owner, { method: 'PATCH', url: route('/api/proof/collect/questions/{id}', { id }), payload });
     const textOnly = await patch({ text: 'Which plan do you use?' });
     assert.equal(textOnly.statusCode, 201, textOnly.body);
     assert.deepEqual(

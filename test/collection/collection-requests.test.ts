@@ -11,6 +11,7 @@ import { ALL_PROOF_SCOPES, submissionBody, submit } from '../support/proof-fixtu
 import { ctx } from '../support/root-hooks';
 import { bodyOf } from '../support/smtp-sink';
 import { approvalLinkWorkflowId, proofRequestWorkflowId } from '../../workflows/workflow-ids';
+import { route } from '../support/routes';
 
 const TOKEN = /pr_[A-Za-z0-9_-]{43}/;
 const address = (tag: string) => `${tag}-${newId('x').slice(2, 12)}@customer.example`;
@@ -23,7 +24,7 @@ describe('collection setup: personal requests, candidates, routing, corrections,
   let app: FastifyInstance;
 
   const create = (payload: object, s: Session = t.owner) => as(s, { method: 'POST', url: '/api/proof/collect/requests', payload }, app);
-  const act = (id: string, payload: object, s: Session = t.owner) => as(s, { method: 'POST', url: `/api/proof/collect/requests/${id}`, payload }, app);
+  const act = (id: string, payload: object, s: Session = t.owner) => as(s, { method: 'POST', url: route('/api/proof/collect/requests/{id}', { id }), payload }, app);
 
   before(async () => {
     t = await createTenant(ALL_PROOF_SCOPES);
@@ -214,7 +215,7 @@ describe('collection setup: personal requests, candidates, routing, corrections,
     const url = `/api/proof/collect/items/${s.proofItemId}/approval-link`;
     const plain = await as(t.owner, { method: 'POST', url, payload: { deliver: 'none' } }, app);
     assert.equal(plain.statusCode, 201, plain.body);
-    assert.deepEqual(plain.json().data, { delivered: 'none', expiresAt: null }, 'COLLECTION.md §5: never controlToken or controlUrl');
+    assert.deepEqual(plain.json().data, { delivered: 'none', expiresAt: null }, 'docs/collection.md#setup-teammates: never controlToken or controlUrl');
     const noMail = await ctx.buildApp({ smtpUrl: undefined });
     assert.equal((await as(t.owner, { method: 'POST', url, payload: { deliver: 'email' } }, noMail)).statusCode, 503);
     const mailed = await as(t.owner, { method: 'POST', url, payload: { deliver: 'email' } }, app);

@@ -11,6 +11,7 @@ import {
 } from '../support/collection';
 import { FAKE_VTT } from '../support/fake-ai';
 import { withinOneMinuteWindow } from '../support/fixtures';
+import { route } from '../support/routes';
 
 const PART = 64 * 1024;
 
@@ -413,7 +414,7 @@ describe('collection: welcome video serving rules', () => {
     await ctx.dataSource.query(
       `INSERT INTO collection_welcome_videos (id, organization_id, product_id, flow_id, media_id, state, size, sha256)
        VALUES ($1, $2, $3, $4, $5, 'held', $6, $7)`, [videoId, t.organizationId, t.product.id, t.flowId, mediaId, bytes.length, sha256(bytes)]);
-    const get = (headers: Record<string, string> = {}) => customerCall({ method: 'GET', url: `/api/proof/collect/welcome/${videoId}`, headers });
+    const get = (headers: Record<string, string> = {}) => customerCall({ method: 'GET', url: route('/api/proof/collect/welcome/{videoId}', { videoId }), headers });
     assert.equal((await get()).statusCode, 404, 'held');
     await ctx.dataSource.query(`UPDATE collection_welcome_videos SET state = 'cleared' WHERE id = $1`, [videoId]);
     assert.equal((await get()).statusCode, 404, 'not referenced by the live version');

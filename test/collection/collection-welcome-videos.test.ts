@@ -34,7 +34,7 @@ describe('collection setup: welcome videos (upload/<sessionId>, held until a per
   };
   const assemble = (videoId: string) => as(t.owner, { method: 'POST', url: videoUrl(videoId), payload: {} });
   const review = (videoId: string, decision: string) => as(t.owner, { method: 'POST', url: base(), payload: { action: 'review', videoId, decision } });
-  const served = (videoId: string, headers: Record<string, string> = {}) => customerCall({ method: 'GET', url: `/api/proof/collect/welcome/${videoId}`, headers });
+  const served = (videoId: string, headers: Record<string, string> = {}) => customerCall({ method: 'GET', url: route('/api/proof/collect/welcome/{videoId}', { videoId }), headers });
   const publish = async () => {
     const flow = (await as(t.owner, { method: 'GET', url: `/api/proof/collect/forms/${flowId}` })).json().data;
     return as(t.owner, { method: 'POST', url: `/api/proof/collect/forms/${flowId}`, payload: { draftRevision: flow.draftRevision } });

@@ -7,6 +7,7 @@ import { INBOX_CHANNEL, InboxNotice } from '../../db/customer-loop/inbox';
 import { LOOP_SCOPES, keyFor, outboxEvents, postSignal, teammate } from '../support/customer-loop';
 import { Tenant, call, createTenant, endUserToken, errorCode, eventually, sessionFor, withKey } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
+import { route } from '../support/routes';
 
 const SCOPES = [...LOOP_SCOPES.slice(0, 4), 'service:features:read'];
 const WRITE = ['service:features:write', 'service:features:read'];
@@ -134,7 +135,7 @@ describe('customer loop: features, votes and releases', () => {
     const high = await createFeature(t, { state: 'planned' });
     const key = await keyFor(t, WRITE);
     await voteAs(key, high.id, { endUserId: 'u' });
-    const ids = async (q: string) => (await call(withKey(t.key, { method: 'GET', url: `/api/v1/features${q}` }))).json().data.map((x: { id: string }) => x.id);
+    const ids = async (q: string) => (await call(withKey(t.key, { method: 'GET', url: route('/api/v1/features', {}, q) }))).json().data.map((x: { id: string }) => x.id);
     assert.deepEqual(await ids(''), [high.id, low.id]);
     assert.deepEqual(await ids('?state=planned'), [high.id]);
     assert.deepEqual(await ids('?publicBoard=true'), [low.id]);

@@ -4,6 +4,7 @@ import { LOOP_SCOPES, outboxEvents, postSignal, teammate } from '../support/cust
 import { Tenant, call, createTenant, errorCode, sessionFor, settledHandle, withKey } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
 import { threadSlaWorkflowId } from '../../workflows/workflow-ids';
+import { route } from '../support/routes';
 
 describe('customer loop: threads', () => {
   let tenant: Tenant;
@@ -80,7 +81,7 @@ describe('customer loop: threads', () => {
     const a = await postSignal(t, { endUserId: 'a' });
     const b = await postSignal(t, { endUserId: 'b' });
     await patch(a.threadId, { state: 'resolved', ownerId: t.owner.id }, t);
-    const ids = async (query: string) => (await get(`/api/v1/threads${query}`, t)).json().data.map((x: { id: string }) => x.id);
+    const ids = async (query: string) => (await get(route('/api/v1/threads', {}, query), t)).json().data.map((x: { id: string }) => x.id);
     assert.deepEqual(await ids(''), [b.threadId, a.threadId]);
     assert.deepEqual(await ids('?state=resolved'), [a.threadId]);
     assert.deepEqual(await ids(`?owner=${t.owner.id}`), [a.threadId]);

@@ -2,13 +2,14 @@ import assert from 'node:assert/strict';
 import { approvedItem } from '../support/proof-fixtures';
 import { call, createTenant, errorCode, withKey } from '../support/fixtures';
 import { IntegrationTenant, asOwner, createIntegrationTenant, uniqueId } from '../support/integrations';
+import { route } from '../support/routes';
 
 describe('integrations: CRM deals and influence', () => {
   let tenant: IntegrationTenant;
   let itemA: string;
   let itemB: string;
   const push = (body: object, key = tenant.key) => call(withKey(key, { method: 'POST', url: '/api/v1/proof/crm/deals', payload: body }));
-  const influence = (query = '', key = tenant.readKey) => call(withKey(key, { method: 'GET', url: `/api/v1/proof/crm/influence${query}` }));
+  const influence = (query = '', key = tenant.readKey) => call(withKey(key, { method: 'GET', url: route('/api/v1/proof/crm/influence', {}, query) }));
 
   before(async () => {
     tenant = await createIntegrationTenant();

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { call, createTenant, errorCode, withKey } from '../support/fixtures';
 import { IntegrationTenant, asOwner, createIntegrationTenant, ledgerOfProduct, outboxOf } from '../support/integrations';
+import { route } from '../support/routes';
 
 describe('integrations: rewards and automation templates', () => {
   let tenant: IntegrationTenant;
@@ -9,7 +10,7 @@ describe('integrations: rewards and automation templates', () => {
     assert.equal(res.statusCode, 201, res.body);
     return res.json().data;
   };
-  const confirm = (id: string, key = tenant.key) => call(withKey(key, { method: 'POST', url: `/api/v1/proof/rewards/${id}/confirm` }));
+  const confirm = (id: string, key = tenant.key) => call(withKey(key, { method: 'POST', url: route('/api/v1/proof/rewards/{id}/confirm', { id }) }));
 
   before(async () => {
     tenant = await createIntegrationTenant();

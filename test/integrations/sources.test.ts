@@ -3,10 +3,11 @@ import { approvedItem, submissionBody, submit } from '../support/proof-fixtures'
 import { call, createTenant, errorCode, eventually, withKey } from '../support/fixtures';
 import { IntegrationTenant, asOwner, createIntegrationTenant, outboxOf, postValueEvent, uniqueId, valueEvent } from '../support/integrations';
 import { ctx } from '../support/root-hooks';
+import { route } from '../support/routes';
 
 describe('integrations: sources and brand mentions', () => {
   let tenant: IntegrationTenant;
-  const sources = (query: string, key = tenant.key) => call(withKey(key, { method: 'GET', url: `/api/v1/sources${query}` }));
+  const sources = (query: string, key = tenant.key) => call(withKey(key, { method: 'GET', url: route('/api/v1/sources', {}, query) }));
   const mention = (body: object = {}) => asOwner(tenant, 'POST', '/api/workspace/proof/brand-mentions', {
     productId: tenant.product.id, platform: 'g2', url: `https://www.g2.com/reviews/${uniqueId('r')}`, author: 'Grace Hopper',
     text: 'The export finally takes seconds instead of minutes.', rating: 5, publishedAt: '2026-01-05T10:00:00Z', ...body,

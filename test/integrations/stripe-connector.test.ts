@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import Stripe from 'stripe';
-import { sealPlaintextSigningSecrets } from '../../db/migrations/1763713400000-IntegrationsFinish';
+import { sealPlaintextSigningSecrets } from '../../db/migrations/1763713400000-StreamCopiesContactPreferencesSealedPaymentSecrets';
 import { monthlyAmount } from '../../db/rules/stripe-events';
 import { isSealed, openSecret } from '../../runtime/secret-box';
 import { call, createTenant, errorCode, withKey } from '../support/fixtures';

@@ -7,6 +7,7 @@ import { number, string } from 'yup';
 import { strictObject } from '../../api/plugins/validation';
 import { Tenant, call, createTenant, errorCode, withKey } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
+import { PROOF_API_ROUTE } from '../../api/plugins/route-traits';
 
 describe('API conventions', () => {
   let tenant: Tenant;
@@ -18,7 +19,7 @@ describe('API conventions', () => {
     tenant = await createTenant(['service:proof:write']);
     const body = strictObject({ text: string().required(), count: number().integer(), nested: strictObject({ a: string() }) }).required();
     app = await ctx.buildApp({}, (a) => {
-      a.post('/api/v1/proof/echo', { schema: { body }, config: { auth: 'key', scope: 'service:proof:write' } }, async (req) => ({ data: req.body }));
+      a.post('/api/v1/proof/echo', { schema: { body }, config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:write' } }, async (req) => ({ data: req.body }));
       a.post('/api/v1/other/echo', { config: { auth: 'key' } }, async (req) => ({ data: req.body }));
       a.get('/api/v1/proof/boom', { config: { auth: 'key' } }, async () => {
         throw new Error('secret detail: password=hunter2');

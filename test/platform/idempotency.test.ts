@@ -28,7 +28,7 @@ describe('Idempotency-Key on proof writes', () => {
         if (gate) await gate;
         if (failNext) {
           failNext = false;
-          throw new ServiceError('CONFLICT', 409, 'simulated failure');
+          throw new ServiceError('CONFLICT', 'simulated failure');
         }
         return reply.code(201).send({ data: { execution: executions } });
       };

@@ -4,6 +4,7 @@ import { asTeammate, call, errorCode, withKey } from '../support/fixtures';
 import {
   PlacementTenant, approvedItem, createPlacementTenant, publishedPlacement, submissionBody, submit,
 } from '../support/proof-fixtures';
+import { route } from '../support/routes';
 
 const card = { format: 'square' as const, quote: 'Setup took <script>alert(1)</script> & 2 minutes.', attribution: 'Ada', disclosure: null,
   theme: { background: '#ffffff', foreground: '#000000', accent: '#ff0000' } };
@@ -71,7 +72,7 @@ describe('quote card assets and public media', () => {
     const s = await approvedItem(tenant, submissionBody({ content: { text: 'Quote <b>bold</b> & true.', attribution: { name: 'Ada Lovelace' } } }));
     const asset = (await generate({ proofItemId: s.proofItemId, channel: 'website' })).json().data;
     const id = await publishedPlacement(tenant, [s.proofItemId]);
-    const renderItem = async () => (await call({ method: 'GET', url: `/api/public/proof/render/${id}` })).json().manifest.items[0];
+    const renderItem = async () => (await call({ method: 'GET', url: route('/api/public/proof/render/{id}', { id }) })).json().manifest.items[0];
     assert.deepEqual((await renderItem()).media, [], 'a draft asset is never served');
     assert.equal((await media(`/api/public/proof/media/${id}/${asset.id}`)).statusCode, 404);
     const approveUrl = `/api/workspace/proof/assets/${asset.id}/approve`;

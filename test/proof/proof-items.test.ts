@@ -5,6 +5,7 @@ import {
   ProofTenant, approvedItem, countingDataSource, createProofTenant, getItem, rawQuery, requestApproval, submissionBody, submit,
 } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
+import { route } from '../support/routes';
 
 const newVersion = (tenant: ProofTenant, itemId: string, payload: object) =>
   call(withKey(tenant.key, { method: 'POST', url: `/api/v1/proof/items/${itemId}/versions`, payload }));
@@ -164,7 +165,7 @@ describe('proof items and versions', () => {
 
 describe('proof item list and expand', () => {
   let tenant: ProofTenant;
-  const list = (query: string, key = tenant.key) => call(withKey(key, { method: 'GET', url: `/api/v1/proof/items${query}` }));
+  const list = (query: string, key = tenant.key) => call(withKey(key, { method: 'GET', url: route('/api/v1/proof/items', {}, query) }));
   let approvedId: string;
   let submittedIds: string[];
 

@@ -8,6 +8,7 @@ import {
 } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
 import { deletionWorkflowId } from '../../workflows/workflow-ids';
+import { route } from '../support/routes';
 
 /** An off-the-shelf RFC 8785 canonicaliser, as a recipient would use it. */
 const canonical = (value: unknown): string => canonicalize(value)!;
@@ -22,7 +23,7 @@ describe('proof ledger', () => {
   it('lists oldest first, filters by item, type and event id, and pages with the cursor', async () => {
     const a = await approvedItem(tenant);
     await submit(tenant);
-    const list = (q: string) => call(withKey(tenant.readKey, { method: 'GET', url: `/api/v1/proof/events${q}` }));
+    const list = (q: string) => call(withKey(tenant.readKey, { method: 'GET', url: route('/api/v1/proof/events', {}, q) }));
     const own = (await list(`?proofItemId=${a.proofItemId}`)).json().data;
     assert.deepEqual(own.map((e: { eventType: string }) => e.eventType),
       ['proof.response.submitted', 'proof.consent.granted', 'proof.item.review_requested', 'proof.item.approved']);
@@ -122,8 +123,8 @@ describe('proof export', () => {
 describe('proof deletion and recovery (real Temporal)', () => {
   let tenant: ProofTenant;
   let app: FastifyInstance;
-  const del = (id: string, on = app) => call(asTeammate(tenant.owner, { method: 'DELETE', url: `/api/workspace/proof/items/${id}` }), on);
-  const restore = (id: string, on = app) => call(asTeammate(tenant.owner, { method: 'POST', url: `/api/workspace/proof/items/${id}/restore` }), on);
+  const del = (id: string, on = app) => call(asTeammate(tenant.owner, { method: 'DELETE', url: route('/api/workspace/proof/items/{id}', { id }) }), on);
+  const restore = (id: string, on = app) => call(asTeammate(tenant.owner, { method: 'POST', url: route('/api/workspace/proof/items/{id}/restore', { id }) }), on);
 
   before(async () => {
     tenant = await createProofTenant();

@@ -10,6 +10,7 @@ import { ctx } from '../support/root-hooks';
 import {
   CollectionTenant, OpenDraft, asDraft, createCollectionTenant, customerCall, fillDraft, mp4Bytes, pngBytes, sha256, startDraft, submitDraft, wavBytes,
 } from '../support/collection';
+import { route } from '../support/routes';
 
 /**
  * Every table of the schema, said once: whether it can hold a customer's words or contact details
@@ -207,7 +208,7 @@ describe('proof: the purge erases every copy of a deleted item\'s words', functi
       capturedAt: new Date(), capturedText: words, title: `Faster onboarding ${m}`, attribution: { name: `Ada ${m}` },
       links: { proofItemId: itemId, versionId }, reuse: 'allowed_with_consent', actor: { type: 'system', id: null },
     });
-    const sources = () => call(withKey(sourcesKey, { method: 'GET', url: `/api/v1/sources?proofItemId=${itemId}` }));
+    const sources = () => call(withKey(sourcesKey, { method: 'GET', url: route('/api/v1/sources', {}, `?proofItemId=${itemId}`) }));
     assert.ok((await sources()).body.includes(m), 'the source serves the words while the item lives');
     const reached = await tablesHolding(m);
     assert.deepEqual(reached, [

@@ -10,6 +10,7 @@ import {
   PlacementTenant, approvedItem, countingDataSource, createPlacement, createPlacementTenant, place, publishedPlacement, submissionBody, submit,
 } from '../support/proof-fixtures';
 import { ctx } from '../support/root-hooks';
+import { route } from '../support/routes';
 
 // An off-the-shelf RFC 8785 implementation, as a verifier would use it, so the check does not lean on the service's code.
 const canon = (v: unknown): string => canonicalize(v)!;
@@ -22,7 +23,7 @@ async function verifiesAgainstJwks(payload: unknown, signature: { alg: string; k
   return verify(null, Buffer.from(canon(payload), 'utf8'), key, Buffer.from(signature.value, 'base64url'));
 }
 
-const render = (id: string, headers: Record<string, string> = {}) => call({ method: 'GET', url: `/api/public/proof/render/${id}`, headers });
+const render = (id: string, headers: Record<string, string> = {}) => call({ method: 'GET', url: route('/api/public/proof/render/{id}', { id }), headers });
 const beacon = (payload: string) => call({ method: 'POST', url: '/api/public/proof/events', payload, headers: { 'content-type': 'text/plain' } });
 
 describe('public proof delivery', () => {

@@ -4,6 +4,7 @@ import { outboxEvents } from '../support/customer-loop';
 import { Tenant, asTeammate, call, endUserToken, errorCode, eventually, sessionFor, settledHandle, withKey } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
 import { asKey, asUser, openRoom, roomsTenant, say } from '../support/rooms';
+import { route } from '../support/routes';
 
 type Json = Record<string, any>;
 
@@ -21,7 +22,7 @@ describe('rooms: agent runs, approvals and cancellation', function () {
     ctx.fakeAi.when(marker, { content: `  ${reply}  ` });
     return marker;
   };
-  const run = async (runId: string) => (await asKey(tenant, { method: 'GET', url: `/api/v1/agent-runs/${runId}` })).json().data;
+  const run = async (runId: string) => (await asKey(tenant, { method: 'GET', url: route('/api/v1/agent-runs/{runId}', { runId }) })).json().data;
   const until = (runId: string, status: string) => eventually(async () => {
     const r = await run(runId);
     return r.status === status ? r : null;
@@ -32,7 +33,7 @@ describe('rooms: agent runs, approvals and cancellation', function () {
   };
   const decide = (approvalId: string, how: 'approve' | 'reject', session = tenant.owner) =>
     call(asTeammate(session, { method: 'POST', url: `/api/v1/approvals/${approvalId}/${how}`, payload: {} }));
-  const agentMessages = async (roomId: string) => (await call(asTeammate(tenant.owner, { method: 'GET', url: `/api/workspace/rooms/${roomId}/events?after=0` })))
+  const agentMessages = async (roomId: string) => (await call(asTeammate(tenant.owner, { method: 'GET', url: route('/api/workspace/rooms/{id}/events', { id: roomId }, '?after=0') })))
     .json().data.events.filter((e: Json) => e.type === 'room.message.created' && e.data.authorType === 'agent');
 
   it('a customer\'s assistant run waits for a person, then posts as the agent; only its starter sees it', async () => {

@@ -4,6 +4,7 @@ import { outboxEvents } from '../support/customer-loop';
 import { Tenant, asTeammate, call, errorCode, withKey } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
 import { asKey, asUser, openRoom, roomsTenant, say } from '../support/rooms';
+import { route } from '../support/routes';
 
 type Json = Record<string, any>;
 
@@ -15,7 +16,7 @@ describe('rooms: compile and promote', function () {
     tenant = await roomsTenant();
   });
 
-  const compile = (roomId: string, payload: Json) => asKey(tenant, { method: 'POST', url: `/api/v1/rooms/${roomId}/compile`, payload });
+  const compile = (roomId: string, payload: Json) => asKey(tenant, { method: 'POST', url: route('/api/v1/rooms/{id}/compile', { id: roomId }), payload });
 
   it('compiles a PRD citing only customer-visible evidence; citations outside it are removed with the reason', async () => {
     const title = `PRD ${randomBytes(4).toString('hex')}`;
@@ -61,7 +62,7 @@ describe('rooms: compile and promote', function () {
     assert.deepEqual(knowledge.sourceIds.sort(), [first.id, second.id].sort());
     const log = (await call(asTeammate(tenant.owner, { method: 'GET', url: `/api/workspace/rooms/${room.id}/events?after=0` }))).json().data.events;
     assert.ok(log.some((e: Json) => e.type === 'approval.requested' && e.data.approvalId === approval.id && e.data.kind === 'knowledge'),
-      'a knowledge approval is requested in the log like every other kind (ROOMS.md §9)');
+      'a knowledge approval is requested in the log like every other kind (docs/rooms.md#room-webhooks)');
     assert.equal(errorCode(await asKey(tenant, { method: 'POST', url: `/api/v1/approvals/${approval.id}/approve`, payload: {} })), 'HUMAN_APPROVAL_REQUIRED');
     assert.deepEqual((await outboxEvents(tenant.organizationId, 'room.knowledge.published')).filter((e) => e.payload.roomId === room.id), [], 'nothing published yet');
     const approved = await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/v1/approvals/${approval.id}/approve`, payload: { note: 'ok' } }));
@@ -115,7 +116,7 @@ describe('rooms: compile and promote', function () {
   it('promote from given text: sources must be this room\'s messages; a rejection never publishes', async () => {
     const room = await openRoom(tenant, 'teacher');
     const message = await say(tenant, 'teacher', room.id, 'Use the bulk export button');
-    const promote = (payload: Json) => asKey(tenant, { method: 'POST', url: `/api/v1/rooms/${room.id}/promote`, payload });
+    const promote = (payload: Json) => asKey(tenant, { method: 'POST', url: route('/api/v1/rooms/{id}/promote', { id: room.id }), payload });
     assert.equal(errorCode(await promote({ title: 'Only a title' })), 'VALIDATION_FAILED');
     assert.equal(errorCode(await promote({ documentId: 'doc_unknown00000000' })), 'VALIDATION_FAILED');
     const bad = await promote({ title: 'Bulk export', body: 'How to', sourceMessageIds: ['msg_other000000000'] });

@@ -159,7 +159,7 @@ describe('rooms: jobs, promises, solve sessions and handoff', function () {
     assert.equal((await ctx.dataSource.query('SELECT head_seq FROM rooms WHERE id = $1', [room.id]))[0].head_seq, headBefore);
   });
 
-  it('a job whose subject changed since it was accepted fails with its error, once (ROOMS.md §3 Job error, §8)', async () => {
+  it('a job whose subject changed since it was accepted fails with its error, once (docs/rooms.md#room-states, docs/rooms.md#jobs-promises-solve-sessions-and-handoff)', async () => {
     const room = await openRoom(tenant, 'changer');
     const made = await job(room.id, 'make_promise', { text: 'Fixed by Friday', dueAt: inSeconds(3600) });
     assert.equal((await decide(made.result.approvalId, 'approve')).statusCode, 200);

@@ -7,6 +7,7 @@ import { outboxEvents } from '../support/customer-loop';
 import { Tenant, asTeammate, call, endUserToken, errorCode, eventually, withKey } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
 import { asKey, asUser, openRoom, roomsTenant, say } from '../support/rooms';
+import { route } from '../support/routes';
 
 type Json = Record<string, any>;
 
@@ -24,8 +25,8 @@ describe('rooms: reactions, attachments, polls and moderation of messages', func
     stranger = await roomsTenant();
   });
 
-  const join = (sub: string, roomId: string) => asUser(tenant, sub, { method: 'POST', url: `/api/v1/rooms/${roomId}/join` });
-  const post = (sub: string, roomId: string, payload: Json) => asUser(tenant, sub, { method: 'POST', url: `/api/v1/rooms/${roomId}/messages`, payload });
+  const join = (sub: string, roomId: string) => asUser(tenant, sub, { method: 'POST', url: route('/api/v1/rooms/{id}/join', { id: roomId }) });
+  const post = (sub: string, roomId: string, payload: Json) => asUser(tenant, sub, { method: 'POST', url: route('/api/v1/rooms/{id}/messages', { id: roomId }), payload });
   const react = (sub: string, roomId: string, messageId: string, emoji: unknown, who = tenant) =>
     asUser(who, sub, { method: 'POST', url: `/api/v1/rooms/${roomId}/messages/${messageId}/reactions`, payload: { emoji } });
   const upload = (sub: string, roomId: string, bytes: Buffer, type: string | undefined, headers: Record<string, string> = {}, who = tenant) =>

@@ -8,10 +8,11 @@ import { Tenant, asTeammate, call, eventually, settledHandle } from '../support/
 import { Receiver } from '../support/receiver';
 import { ctx } from '../support/root-hooks';
 import { asKey, asUser, openRoom, roomsTenant, say } from '../support/rooms';
+import { route } from '../support/routes';
 
 type Json = Record<string, any>;
 
-/** ROOMS.md §9: every room event that leaves as a webhook. */
+/** docs/rooms.md#room-webhooks: every room event that leaves as a webhook. */
 const WEBHOOK_TYPES = [
   'room.created', 'room.status_changed', 'room.updated', 'room.message.created', 'room.decision.recorded',
   'room.promise.approved', 'room.promise.completed', 'room.promise.missed', 'room.knowledge.published',
@@ -97,7 +98,7 @@ describe('rooms: every room.* webhook reaches a subscribed endpoint', function (
     const invoked = await asUser(tenant, ownerSub, { method: 'POST', url: `/api/v1/rooms/${room.id}/agents/assistant/invoke`, payload: { input: `Summarise ${marker}` } });
     assert.equal(invoked.statusCode, 202, invoked.body);
     const runId = invoked.json().data.id;
-    const runNow = async () => (await asKey(tenant, { method: 'GET', url: `/api/v1/agent-runs/${runId}` })).json().data;
+    const runNow = async () => (await asKey(tenant, { method: 'GET', url: route('/api/v1/agent-runs/{runId}', { runId }) })).json().data;
     const waiting = await eventually(async () => {
       const r = await runNow();
       return r.status === 'awaiting_approval' ? r : null;

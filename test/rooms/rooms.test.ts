@@ -5,6 +5,7 @@ import { Tenant, asTeammate, call, createTenant, endUserToken, errorCode, sessio
 import { Receiver } from '../support/receiver';
 import { ctx } from '../support/root-hooks';
 import { asKey, asUser, openRoom, roomsTenant, say } from '../support/rooms';
+import { route } from '../support/routes';
 
 type Json = Record<string, any>;
 
@@ -243,12 +244,12 @@ describe('rooms: rooms, members, messages, events and catch-up', function () {
     await say(tenant, 'lurker', room.id, 'my own');
     await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/workspace/rooms/${room.id}/messages`, payload: { body: 'internal', visibility: 'internal' } }));
     const second = await say(tenant, 'talker', room.id, 'second');
-    const catchUp = async () => (await asUser(tenant, 'lurker', { method: 'GET', url: `/api/v1/rooms/${room.id}/catch-up` })).json().data;
+    const catchUp = async () => (await asUser(tenant, 'lurker', { method: 'GET', url: route('/api/v1/rooms/{id}/catch-up', { id: room.id }) })).json().data;
     const first = await catchUp();
     assert.deepEqual([first.readMarker, first.seq, first.unreadCount, first.limited], [2, 6, 2, false]);
     assert.deepEqual(first.messages.map((m: Json) => m.body), ['first', 'second']);
     assert.deepEqual(await catchUp(), first, 'reading does not move the marker');
-    const patch = (readMarker: number) => asUser(tenant, 'lurker', { method: 'PATCH', url: `/api/v1/rooms/${room.id}`, payload: { readMarker } });
+    const patch = (readMarker: number) => asUser(tenant, 'lurker', { method: 'PATCH', url: route('/api/v1/rooms/{id}', { id: room.id }), payload: { readMarker } });
     assert.equal(errorCode(await patch(7)), 'VALIDATION_FAILED', 'beyond headSeq');
     const moved = await patch(second.seq - 1);
     assert.equal(moved.statusCode, 200, moved.body);
@@ -266,7 +267,7 @@ describe('rooms: rooms, members, messages, events and catch-up', function () {
   it('room changes: the owner edits and moves the status as allowed; others may not; an archived room takes no writes', async () => {
     const room = await openRoom(tenant, 'boss', { visibility: 'product' });
     await asUser(tenant, 'peer', { method: 'POST', url: `/api/v1/rooms/${room.id}/join` });
-    const patch = (sub: string, payload: Json) => asUser(tenant, sub, { method: 'PATCH', url: `/api/v1/rooms/${room.id}`, payload });
+    const patch = (sub: string, payload: Json) => asUser(tenant, sub, { method: 'PATCH', url: route('/api/v1/rooms/{id}', { id: room.id }), payload });
     assert.equal(errorCode(await patch('peer', { title: 'Mine' })), 'FORBIDDEN');
     assert.equal(errorCode(await patch('boss', {})), 'VALIDATION_FAILED');
     const retitled = await patch('boss', { title: 'Streaming exports', purpose: null });
@@ -308,7 +309,7 @@ describe('rooms: rooms, members, messages, events and catch-up', function () {
     assert.equal((await asUser(tenant, 'outsider', { method: 'GET', url: '/api/v1/rooms/search' })).statusCode, 400);
   });
 
-  it('search: a room names at most five matched messages, its newest (ROOMS.md §4)', async () => {
+  it('search: a room names at most five matched messages, its newest (docs/rooms.md#paths)', async () => {
     const word = `yak${Date.now()}`;
     const room = await openRoom(tenant, 'chatty');
     const ids: string[] = [];

@@ -5,7 +5,7 @@ import { consentCaveat, validateSummary } from '../../db/rules/ai-summary-valida
 import { askPolicyChecks, messagePolicyFailures } from '../../db/rules/ai-ask-policy';
 import { CaseStudyAnswer, validateCaseStudy } from '../../db/rules/ai-case-study-validator';
 
-/** Source S of AI.md §10. */
+/** The adversarial corpus's source story S (docs/ai.md#tests). */
 export const S: SourceFacts = {
   itemType: 'text',
   version: {
@@ -73,7 +73,7 @@ const SENTENCE_CORPUS: Array<{ text: string; code: string; details: string[]; so
   { text: 'Consented to be used forever.', code: 'use_outside_consent', details: ['forever'] },
 ];
 
-describe('rules: AI validator (AI.md §4)', () => {
+describe('rules: AI validator (docs/ai.md#the-validator)', () => {
   describe('number claims', () => {
     const cases: Array<[string, string[]]> = [
       ['We cut onboarding from 9 days to 2', ['9', '2']],

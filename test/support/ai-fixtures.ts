@@ -6,7 +6,7 @@ import { ctx } from './root-hooks';
 /** A marker of letters only: it adds no number to the story's pool. */
 export const marker = () => `zq${[...randomBytes(8)].map((b) => String.fromCharCode(97 + (b % 26))).join('')}`;
 
-/** Source S of AI.md §10, tagged with a marker the fake provider answers to. */
+/** The adversarial corpus's source story S (docs/ai.md#tests), tagged with a marker the fake provider answers to. */
 export function storyS(m: string, consent: Record<string, unknown> = {}) {
   return submissionBody({
     content: {
@@ -46,4 +46,3 @@ export async function budgetUsed(organizationId: string): Promise<number> {
     `SELECT count FROM intake_counters WHERE organization_id = $1 AND period = $2`, [organizationId, `ai:${new Date().toISOString().slice(0, 7)}`]);
   return rows[0]?.count ?? 0;
 }
-

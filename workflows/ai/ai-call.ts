@@ -22,7 +22,7 @@ export function aiCallOptions(ai: AiCallSettings, slackMs = 5_000): ActivityOpti
 }
 
 /**
- * Why a provider activity failed for good (AI.md §1): its failure type (`refused`, `malformed_output`, …),
+ * Why a provider activity failed for good (docs/ai.md#connecting-a-provider): its failure type (`refused`, `malformed_output`, …),
  * `timeout`, else `provider_error`; its message; and the attempts it reported (else all of them).
  */
 export function aiFailureOf(err: unknown, maxAttempts: number): { reason: string; message: string; attempts: number } {

@@ -12,7 +12,7 @@ export interface AiOperationOutcome {
 }
 
 /**
- * One proof AI operation (AI.md §1): the provider activity with a timeout and bounded retries, then
+ * One proof AI operation (docs/ai.md#operation-records): the provider activity with a timeout and bounded retries, then
  * validation and the record. When the provider keeps failing, the record fails (its budget unit
  * returns) and the workflow fails with AI_UNAVAILABLE; no text is made up in its place.
  */

@@ -8,7 +8,7 @@ export interface TranscriptionInput {
 }
 
 /**
- * Automatic captions of one recording (COLLECTION.md §7): the provider's audio transcription with a
+ * Automatic captions of one recording (docs/collection.md#uploads-and-the-media-store): the provider's audio transcription with a
  * timeout and bounded retries, then the track's next version. When the provider keeps failing, the
  * track is `failed`; no text is made up in its place.
  */

@@ -15,7 +15,7 @@ export interface ApprovalLinkInput {
 }
 
 /**
- * Delivers a person link to the customer of a story (COLLECTION.md §3.5), by e-mail to that story's
+ * Delivers a person link to the customer of a story (docs/collection.md#story-links-and-person-links), by e-mail to that story's
  * address or to their in-app inbox, retrying until the mail server takes it: for a teammate's approval
  * request, or because the customer asked for it with a link they hold.
  */

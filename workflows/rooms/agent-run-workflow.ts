@@ -18,7 +18,7 @@ const { beginAgentRun, failAgentRun, proposeAgentEffect, executeAgentEffect } = 
 });
 
 /**
- * One agent run (ROOMS.md §6): queued → running, the model call (bounded retries), then the side
+ * One agent run (docs/rooms.md#agent-runs-and-approvals): queued → running, the model call (bounded retries), then the side
  * effect, after a person's approval when it needs one. The database holds the state; this only
  * sequences it: a cancel or decision commits first and then wakes the run, and the side-effect
  * step re-checks the run under its lock, so a cancelled run never acts later.

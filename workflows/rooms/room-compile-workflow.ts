@@ -14,7 +14,7 @@ const { finishRoomCompile, failRoomCompile } = proxyActivities<ReturnType<typeof
 });
 
 /**
- * A room's compile (ROOMS.md §7): the model call with bounded retries, then the citation check and the
+ * A room's compile (docs/rooms.md#compile-and-promote): the model call with bounded retries, then the citation check and the
  * record. A provider that keeps failing, or answers no usable JSON, fails the record; nothing is made up.
  */
 export async function roomCompileWorkflow(input: RoomCompileInput): Promise<string> {

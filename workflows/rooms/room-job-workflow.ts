@@ -12,7 +12,7 @@ const { beginRoomJob, runRoomJob } = proxyActivities<ReturnType<typeof createRoo
 });
 
 /**
- * One room job (ROOMS.md §8): queued → running, then the effect and the outcome in one transaction.
+ * One room job (docs/rooms.md#jobs-promises-solve-sessions-and-handoff): queued → running, then the effect and the outcome in one transaction.
  * Both steps re-read the job under its lock, so a retried step never writes the effect twice.
  */
 export async function roomJobWorkflow(input: RoomJobInput): Promise<string> {

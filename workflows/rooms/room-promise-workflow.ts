@@ -17,7 +17,7 @@ const { missRoomPromise } = proxyActivities<ReturnType<typeof createRoomActiviti
 });
 
 /**
- * Watches an approved promise (ROOMS.md §6): completion ends the wait; the due date passing first marks
+ * Watches an approved promise (docs/rooms.md#agent-runs-and-approvals): completion ends the wait; the due date passing first marks
  * it `missed`, under its lock and only if still active, so a completion that committed first wins.
  */
 export async function roomPromiseWorkflow(input: RoomPromiseInput): Promise<string> {

@@ -26830,7 +26830,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     type: "send_release_receipts" | "make_promise" | "complete_promise" | "open_solve_session" | "end_solve_session";
-                    /** @description per type (ROOMS.md §8): releaseId; text, dueAt; promiseId; termsVersion, termsText; sessionId */
+                    /** @description per type (docs/rooms.md#jobs-promises-solve-sessions-and-handoff): releaseId; text, dueAt; promiseId; termsVersion, termsText; sessionId */
                     params: {
                         [key: string]: unknown;
                     };
