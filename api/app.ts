@@ -46,6 +46,7 @@ import { workspaceFeatureRoutes } from './customer-loop/workspace-features';
 import { workspaceKeyRoutes } from './platform/workspace-keys';
 import { workspaceProofRoutes } from './proof/workspace-proof';
 import { workspaceSessionRoutes } from './platform/workspace-session';
+import { workspaceSignInRoutes } from './platform/workspace-sign-in';
 import { workspaceWebhookRoutes } from './webhooks/workspace-webhooks';
 import { workspaceThreadRoutes } from './customer-loop/workspace-threads';
 import { valueEventRoutes } from './integrations/value-events';
@@ -119,6 +120,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(whoamiRoutes, deps);
   await app.register(installationRoutes, deps);
   await app.register(workspaceSessionRoutes, deps);
+  await app.register(workspaceSignInRoutes, deps);
   await app.register(workspaceKeyRoutes, deps);
   await app.register(workspaceWebhookRoutes, deps);
   await app.register(proofSubmissionRoutes, deps);

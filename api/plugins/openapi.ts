@@ -134,7 +134,7 @@ const SCHEMES: Record<string, string[]> = {
 
 /** Domains for tags, by path or (Rooms) by the `config.tag` their routes declare. */
 const DOMAINS: Array<{ name: string; description: string; paths?: RegExp }> = [
-  { name: 'platform', description: 'Health, key identity, end-user tokens, workspace sessions and service keys', paths: /^\/(healthz|api\/v1\/(auth|installation|identity)\/?|api\/workspace\/(keys|session))/ },
+  { name: 'platform', description: 'Health, key identity, end-user tokens, workspace sessions and service keys', paths: /^\/(healthz|api\/v1\/(auth|installation|identity)\/?|api\/workspace\/(keys|session|sign-in|sign-out))/ },
   { name: 'customer-loop', description: 'Signals, threads, features and votes, releases, the in-app inbox', paths: /^\/api\/(v1|workspace)\/(signals|threads|features|releases|inbox)/ },
   { name: 'proof', description: 'Proof submissions, items and versions, approval, consent, revocation, placements, render manifests, receipts, exports', paths: /^\/api\/(v1|workspace|public)\/proof\// },
   { name: 'webhooks', description: 'Webhook endpoints and the delivery log', paths: /^\/api\/workspace\/webhooks\// },

@@ -25,6 +25,7 @@ import { UploadQuotas1764122000000 } from './1764122000000-UploadQuotas';
 import { InboxStreamLeases1764133000000 } from './1764133000000-InboxStreamLeases';
 import { DomainClaims1764144000000 } from './1764144000000-DomainClaims';
 import { NojsSubmissionKeys1764155000000 } from './1764155000000-NojsSubmissionKeys';
+import { ConsoleSignIn1764203000000 } from './1764203000000-ConsoleSignIn';
 
 export const MIGRATIONS = [
   Foundation1763712000000, CustomerLoop1763712100000, Webhooks1763712200000, ProofCore1763712300000,
@@ -35,5 +36,5 @@ export const MIGRATIONS = [
   IntegrationsFinish1763713400000, Rooms1763713500000, RoomMessageExtras1763713600000,
   RoomJobsPromises1763713700000, RoomOperations1763713800000, RoomAttachmentSweep1763714200000,
   ControlLinkScopes1764111000000, UploadQuotas1764122000000, InboxStreamLeases1764133000000,
-  DomainClaims1764144000000, NojsSubmissionKeys1764155000000,
+  DomainClaims1764144000000, NojsSubmissionKeys1764155000000, ConsoleSignIn1764203000000,
 ];
