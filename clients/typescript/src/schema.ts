@@ -1116,6 +1116,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspace/proof/revocations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Revocations awaiting completion, oldest first, with their SLA deadline and the placements that still list the item
+         * @description Workspace roles: owner, admin.
+         */
+        get: operations["listOpenRevocations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspace/proof/revocations/{id}/complete": {
         parameters: {
             query?: never;
@@ -3903,6 +3923,29 @@ export interface components {
             /** @description the key itself (svk_...): shown in this answer only */
             secret: string;
         };
+        OpenRevocation: {
+            id: string;
+            proofItemId: string;
+            productId: string;
+            requestText: string | null;
+            /** @enum {string} */
+            resolutionState: "pending" | "escalated";
+            immediatePolicyAction: string;
+            /** Format: date-time */
+            slaDeadlineAt: string;
+            requestedBy: {
+                type: string;
+                id: string | null;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** @description placements (not archived) that still list the item until the revocation is completed */
+            listedIn: {
+                placementId: string;
+                name: string;
+                state: string;
+            }[];
+        };
         Placement: {
             id: string;
             productId: string;
@@ -4219,6 +4262,9 @@ export interface components {
             remindersSent: number;
             item: components["schemas"]["ProofItem"];
             version: components["schemas"]["ProofVersion"];
+            /** @description the item's original version, beside a derivative; null when the queued version is the original */
+            original: components["schemas"]["ProofVersion"] | null;
+            consent: components["schemas"]["ConsentSummary"];
         };
         RevocationFiled: {
             /** @description always true: a person completes the revocation */
@@ -10637,6 +10683,70 @@ export interface operations {
             };
             /** @description CONFLICT: the asset is not a draft, or its source is no longer eligible */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listOpenRevocations: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OpenRevocation"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
