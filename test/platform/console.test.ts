@@ -42,7 +42,8 @@ describe('console: the teammates\' single-page app in a real browser (PAGES.md Â
     if (ensureChromium()) this.skip();
     t = await createPlacementTenant();
     await createTeammate(ctx.dataSource, { organizationId: t.organizationId, email: ownerEmail, role: 'owner' });
-    app = await ctx.buildApp();
+    // The browser is 127.0.0.1 like every test client, and the per-address sign-in window is shared by the suite.
+    app = await ctx.buildApp({ signInPerAddressPerMinute: 100_000 });
     base = await listenOnLoopback(app);
     receiver = await Receiver.start();
     browser = await launchChromium();
