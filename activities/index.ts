@@ -6,6 +6,7 @@ import { createCollectionActivities } from './collection/collection-activities';
 import { createDomainActivities } from './collection/domain-activities';
 import { createCustomerLoopActivities } from './customer-loop/customer-loop-activities';
 import { createDatabaseActivities } from './platform/database-activities';
+import { createSignInActivities } from './platform/sign-in-activities';
 import { createWebhookActivities } from './webhooks/webhook-activities';
 import { createProofActivities } from './proof/proof-activities';
 import { createProofRequestActivities } from './collection/proof-request-activities';
@@ -22,6 +23,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createDatabaseActivities(deps),
+    ...createSignInActivities(deps),
     ...createWebhookActivities(deps),
     ...createProofActivities(deps),
     ...createCustomerLoopActivities(deps),

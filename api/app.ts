@@ -53,6 +53,8 @@ import { workspaceFeatureRoutes } from './customer-loop/workspace-features';
 import { workspaceKeyRoutes } from './platform/workspace-keys';
 import { workspaceProofRoutes } from './proof/workspace-proof';
 import { workspaceSessionRoutes } from './platform/workspace-session';
+import { workspaceSignInRoutes } from './platform/workspace-sign-in';
+import { consolePageRoutes } from './platform/console-pages';
 import { workspaceWebhookRoutes } from './webhooks/workspace-webhooks';
 import { workspaceThreadRoutes } from './customer-loop/workspace-threads';
 import { valueEventRoutes } from './integrations/value-events';
@@ -127,6 +129,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(whoamiRoutes, deps);
   await app.register(installationRoutes, deps);
   await app.register(workspaceSessionRoutes, deps);
+  await app.register(workspaceSignInRoutes, deps);
+  await app.register(consolePageRoutes, deps);
   await app.register(workspaceKeyRoutes, deps);
   await app.register(workspaceWebhookRoutes, deps);
   await app.register(proofSubmissionRoutes, deps);

@@ -6,6 +6,7 @@ import { signIdentityToken } from '../api/plugins/identity-token';
 import { DEFAULT_PAGE_SIZE } from '../db/pagination';
 import { rotateSigningKey } from '../db/proof/proof-signing';
 import { createSession } from '../db/platform/sessions';
+import { issueSignInLink } from '../db/platform/sign-in-links';
 import {
   DEFAULT_KEY_DAYS, createServiceKey, listServiceKeys, revokeServiceKey, rotateServiceKey,
 } from '../db/platform/service-keys';
@@ -27,6 +28,7 @@ const USAGE = `usage: sv <command> [options] [--json]
   product create --org ORG_ID --name NAME
   product activate PRODUCT_ID | product deactivate PRODUCT_ID
   teammate create --org ORG_ID --email EMAIL --role owner|admin|member
+  teammate sign-in-link --teammate TEAMMATE_ID   (a console sign-in link without e-mail: once, 15 minutes)
   session create --teammate TEAMMATE_ID
   key create --org ORG_ID [--product PRODUCT_ID] --env ENV --scopes a,b,c [--expires-days N]
   key rotate KEY_ID | key revoke KEY_ID
@@ -96,6 +98,10 @@ async function run(ds: DataSource, config: Config, words: string[], values: Valu
     case 'teammate create': {
       const teammate = await createTeammate(ds, { organizationId: need(values, 'org'), email: need(values, 'email'), role: need(values, 'role') });
       return { json: teammate, text: `teammate ${teammate.id} ${teammate.email} (${teammate.role})` };
+    }
+    case 'teammate sign-in-link': {
+      const link = await issueSignInLink(ds, need(values, 'teammate'), config.consoleUrl);
+      return { json: { url: link.url, expiresAt: link.expiresAt }, text: `${link.url}\n(works once, until ${link.expiresAt})` };
     }
     case 'session create': {
       const session = await createSession(ds, need(values, 'teammate'), config.sessionTtlHours);

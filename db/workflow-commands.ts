@@ -2,7 +2,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import {
   agentRunWorkflowId, AiOperationPath, aiOperationWorkflowId, approvalLinkWorkflowId, approvalWorkflowId, deletionWorkflowId,
   domainVerificationWorkflowId, proofHealthWorkflowId, proofRequestWorkflowId, revocationWorkflowId, roomCompileWorkflowId,
-  roomJobWorkflowId, roomPromiseWorkflowId, streamCopyWorkflowId, threadSlaWorkflowId, transcriptionWorkflowId, uploadWorkflowId,
+  roomJobWorkflowId, roomPromiseWorkflowId, signInLinkWorkflowId, streamCopyWorkflowId, threadSlaWorkflowId, transcriptionWorkflowId,
+  uploadWorkflowId,
 } from '../workflows/workflow-ids';
 
 type Tenant = { organizationId: string; productId: string | null };
@@ -41,7 +42,8 @@ export type WorkflowCommandBody =
     path: AiOperationPath; taskQueue: string;
     ai: { maxAttempts: number; retryInitialMs: number; timeoutMs: number; evaluatedModels: string[] };
   }
-  | { type: 'proof.health.run'; tenant: { organizationId: string; productId: string }; intervalMs: number };
+  | { type: 'proof.health.run'; tenant: { organizationId: string; productId: string }; intervalMs: number }
+  | { type: 'platform.sign_in_link.deliver'; tenant: Tenant; linkId: string };
 
 /** Commands to one workflow run in the order they were written; the key is that workflow's id. */
 export function orderingKeyOf(c: WorkflowCommandBody): string {
@@ -86,6 +88,8 @@ export function orderingKeyOf(c: WorkflowCommandBody): string {
       return aiOperationWorkflowId(c.path, c.operationId);
     case 'proof.health.run':
       return proofHealthWorkflowId(c.tenant.productId);
+    case 'platform.sign_in_link.deliver':
+      return signInLinkWorkflowId(c.linkId);
   }
 }
 

@@ -35,6 +35,11 @@ export interface Config {
    */
   trustProxy: boolean | number | string[];
   sessionTtlHours: number;
+  /** Where the console answers; sign-in links are `<url>/sign-in#sl_…` (PAGES.md §5). */
+  consoleUrl: string;
+  /** Console sign-in requests per e-mail address per minute, and per client address per minute. */
+  signInPerEmailPerMinute: number;
+  signInPerAddressPerMinute: number;
   identityTokenMaxTtlSeconds: number;
   maintenanceIntervalMs: number;
   webhookTimeoutMs: number;
@@ -271,6 +276,9 @@ export function loadConfig(env: Env = process.env): Config {
     publicRateLimitPerMinute: int(env, 'PUBLIC_RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
     trustProxy: trustProxy(env),
     sessionTtlHours: int(env, 'SV_SESSION_TTL_HOURS', 12, 1, 24 * 30),
+    consoleUrl: (text(env, 'SV_CONSOLE_URL') ?? `${publicBaseUrl}/console`).replace(/\/+$/, ''),
+    signInPerEmailPerMinute: int(env, 'SV_SIGN_IN_PER_EMAIL_PER_MINUTE', 3, 1, 1_000_000),
+    signInPerAddressPerMinute: int(env, 'SV_SIGN_IN_PER_ADDRESS_PER_MINUTE', 20, 1, 1_000_000),
     identityTokenMaxTtlSeconds: int(env, 'SV_IDENTITY_TOKEN_MAX_TTL_SECONDS', 900, 10, 86_400),
     maintenanceIntervalMs: int(env, 'SV_MAINTENANCE_INTERVAL_MS', 300_000, 100, 86_400_000),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 1, 600_000),

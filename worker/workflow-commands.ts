@@ -11,6 +11,7 @@ import { approvalOutcomeSignal, proofApprovalWorkflow } from '../workflows/proof
 import { itemDeletedSignal, itemRestoredSignal, proofDeletionWorkflow } from '../workflows/proof/proof-deletion-workflow';
 import { proofRevocationWorkflow, revocationCompletedSignal } from '../workflows/proof/proof-revocation-workflow';
 import { approvalLinkWorkflow } from '../workflows/collection/approval-link-workflow';
+import { signInLinkWorkflow } from '../workflows/platform/sign-in-link-workflow';
 import { checkNowSignal, domainVerificationWorkflow } from '../workflows/collection/domain-verification-workflow';
 import {
   proofRequestWorkflow, requestCancelledSignal, requestOptedOutSignal, requestRespondedSignal,
@@ -28,7 +29,8 @@ import { RelayOptions } from './relay';
 import {
   agentRunWorkflowId, aiOperationWorkflowId, approvalLinkWorkflowId, approvalWorkflowId, deletionWorkflowId,
   domainVerificationWorkflowId, proofHealthWorkflowId, proofRequestWorkflowId, revocationWorkflowId, roomCompileWorkflowId,
-  roomJobWorkflowId, roomPromiseWorkflowId, streamCopyWorkflowId, threadSlaWorkflowId, transcriptionWorkflowId, uploadWorkflowId,
+  roomJobWorkflowId, roomPromiseWorkflowId, signInLinkWorkflowId, streamCopyWorkflowId, threadSlaWorkflowId, transcriptionWorkflowId,
+  uploadWorkflowId,
 } from '../workflows/workflow-ids';
 
 const REQUEST_CLOSED_SIGNALS = {
@@ -126,6 +128,14 @@ export async function runWorkflowCommand(temporal: Client, config: Config, c: Wo
         workflowId: approvalLinkWorkflowId(c.proofItemId, c.deliveryId),
         taskQueue: config.taskQueue,
         args: [{ proofItemId: c.proofItemId, channel: c.channel, reason: c.reason, expiresAt: c.expiresAt }],
+        ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
+      });
+      return;
+    case 'platform.sign_in_link.deliver':
+      await startOnce(wf, signInLinkWorkflow, {
+        workflowId: signInLinkWorkflowId(c.linkId),
+        taskQueue: config.taskQueue,
+        args: [{ linkId: c.linkId }],
         ...tenantStartOptions(c.tenant.organizationId, c.tenant.productId),
       });
       return;

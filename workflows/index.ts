@@ -18,3 +18,4 @@ export { agentRunWorkflow } from './rooms/agent-run-workflow';
 export { roomCompileWorkflow } from './rooms/room-compile-workflow';
 export { roomJobWorkflow } from './rooms/room-job-workflow';
 export { roomPromiseWorkflow } from './rooms/room-promise-workflow';
+export { signInLinkWorkflow } from './platform/sign-in-link-workflow';

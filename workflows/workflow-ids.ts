@@ -2,6 +2,7 @@
 // only: workflows bundle it. Never change a spelling: running workflows and saved histories carry these ids.
 
 export const MAINTENANCE_WORKFLOW_ID = 'maintenance/purge-expired';
+export const signInLinkWorkflowId = (linkId: string) => `sign-in-link/${linkId}`;
 
 export type AiOperationPath = 'summarize' | 'ask-draft' | 'case-study';
 

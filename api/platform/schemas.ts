@@ -36,7 +36,10 @@ export const workspaceSessionSchema = named('WorkspaceSession', object({
   organizationId: string().required(),
   email: string().required(),
   role: string().required().oneOf([...TEAMMATE_ROLES]),
+  csrfToken: string().required().meta({ description: 'send it as x-csrf-token with every write of this session' }),
 }));
+
+export const signedInSchema = named('SignedInSession', workspaceSessionSchema.shape({ expiresAt: timestamp().required() }));
 
 export const installationSchema = named('InstallationCheck', object({
   ok: boolean().required(),

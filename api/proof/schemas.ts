@@ -129,6 +129,8 @@ export const reviewRequestSchema = named('ReviewRequest', object({
   remindersSent: number().integer().required(),
   item: proofItemSchema.defined(),
   version: proofVersionSchema.defined(),
+  original: proofVersionSchema.nullable().defined().meta({ description: 'the item\'s original version, beside a derivative; null when the queued version is the original' }),
+  consent: consentSummarySchema.defined(),
 }));
 
 export const revocationFiledSchema = named('RevocationFiled', object({
@@ -139,6 +141,20 @@ export const revocationFiledSchema = named('RevocationFiled', object({
     immediatePolicyAction: string().required(),
     slaDeadlineAt: timestamp().required(),
   }).required(),
+}));
+
+export const openRevocationSchema = named('OpenRevocation', object({
+  id: id(),
+  proofItemId: id(),
+  productId: id(),
+  requestText: string().nullable().defined(),
+  resolutionState: string().required().oneOf(['pending', 'escalated']),
+  immediatePolicyAction: string().required(),
+  slaDeadlineAt: timestamp().required(),
+  requestedBy: object({ type: string().required(), id: string().nullable().defined() }).required(),
+  createdAt: timestamp().required(),
+  listedIn: array(object({ placementId: id(), name: string().required(), state: string().required() })).defined()
+    .meta({ description: 'placements (not archived) that still list the item until the revocation is completed' }),
 }));
 
 export const deletedItemSchema = named('ProofItemDeletion', object({

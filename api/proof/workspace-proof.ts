@@ -8,10 +8,14 @@ import { exportRaw } from '../../db/proof/proof-exports';
 import { placementScope, publishPlacement } from '../../db/proof/proof-placements';
 import { ConsentTerms, grantConsent } from '../../db/proof/proof-consent';
 import { completeRevocation } from '../../db/proof/proof-revocations';
+import { openRevocations } from '../../db/proof/revocation-queue';
 import { HUMAN_DECISION, OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
 import { dataOf, errorOf, NO_SUCH_PRODUCT, pageOf } from '../plugins/responses';
-import { assetSchema, consentGrantSchema, deletedItemSchema, exportSchema, itemAndVersionSchema, PLACEMENT_ARCHIVED, publishResultSchema, reviewRequestSchema, revocationFiledSchema } from './schemas';
+import {
+  assetSchema, consentGrantSchema, deletedItemSchema, exportSchema, itemAndVersionSchema, openRevocationSchema, PLACEMENT_ARCHIVED,
+  publishResultSchema, reviewRequestSchema, revocationFiledSchema,
+} from './schemas';
 import { idParams } from '../plugins/path-params';
 import { consentTermsSchema } from './proof-submissions';
 import { pageQuery, strictObject } from '../plugins/validation';
@@ -80,6 +84,11 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
     const s = sessionPrincipal(request);
     return { data: await approveAsset(ds, s.organizationId, request.params.id, { type: 'teammate', id: s.teammateId }) };
   });
+
+  app.get<{ Querystring: PageRequest }>('/api/workspace/proof/revocations', {
+    schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(openRevocationSchema) } },
+    config: { tag: 'proof', ...OWNERS_AND_ADMINS, operationId: 'listOpenRevocations', summary: 'Revocations awaiting completion, oldest first, with their SLA deadline and the placements that still list the item' },
+  }, async (request) => openRevocations(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post<{ Params: { id: string } }>('/api/workspace/proof/revocations/:id/complete', {
     schema: { params: idParams, response: { 200: dataOf(revocationFiledSchema), 409: errorOf('CONFLICT: the revocation is already completed') } },

@@ -26,6 +26,7 @@ import { InboxStreamLeases1764133000000 } from './1764133000000-InboxStreamLease
 import { DomainClaims1764144000000 } from './1764144000000-DomainClaims';
 import { NojsSubmissionKeys1764155000000 } from './1764155000000-NojsSubmissionKeys';
 import { DuplicateFeedback1764200000000 } from './1764200000000-DuplicateFeedback';
+import { ConsoleSignIn1764203000000 } from './1764203000000-ConsoleSignIn';
 import { PagedReadIndexes1764205000000 } from './1764205000000-PagedReadIndexes';
 
 export const MIGRATIONS = [
@@ -38,5 +39,5 @@ export const MIGRATIONS = [
   RoomJobsPromises1763713700000, RoomOperations1763713800000, RoomAttachmentSweep1763714200000,
   ControlLinkScopes1764111000000, UploadQuotas1764122000000, InboxStreamLeases1764133000000,
   DomainClaims1764144000000, NojsSubmissionKeys1764155000000,
-  DuplicateFeedback1764200000000, PagedReadIndexes1764205000000,
+  DuplicateFeedback1764200000000, ConsoleSignIn1764203000000, PagedReadIndexes1764205000000,
 ];

@@ -9,6 +9,7 @@ export interface PurgeCounts {
   engagementBeacons: number;
   inboxStreamLeases: number;
   nojsSubmissionKeys: number;
+  signInLinks: number;
 }
 
 async function purge(ds: DataSource, sql: string): Promise<number> {
@@ -31,5 +32,7 @@ export async function purgeExpiredRecords(ds: DataSource): Promise<PurgeCounts> 
     inboxStreamLeases: await purge(ds, `DELETE FROM inbox_stream_leases WHERE expires_at <= now()`),
     // A no-JavaScript form's key refuses repeats for 24 hours; an older claim may be taken again anyway.
     nojsSubmissionKeys: await purge(ds, `DELETE FROM collection_nojs_submissions WHERE created_at <= now() - interval '24 hours'`),
+    // A console sign-in link works for 15 minutes; a day later its row tells nobody anything.
+    signInLinks: await purge(ds, `DELETE FROM teammate_sign_in_links WHERE expires_at <= now() - interval '1 day'`),
   };
 }

@@ -1,10 +1,11 @@
 import { DataSource, In } from 'typeorm';
 import { AfterWrite, transactionWith } from '../platform/idempotency';
 import { conflict, notFound } from '../../runtime/service-error';
-import { ProofApprovalRequest, ProofItem, ProofVersion } from '../entities';
+import { ConsentGrant, ProofApprovalRequest, ProofItem, ProofVersion } from '../entities';
 import { newId } from '../rules/ids';
 import { Actor, announceDirectly, appendProofEvent } from './proof-ledger';
-import { assertChangeable, findItem, viewItem, viewVersion } from './proof-items';
+import { assertChangeable, findItem, viewGrant, viewItem, viewVersion } from './proof-items';
+import { consentStatus } from '../rules/proof-status';
 import { PageRequest, pageOf } from '../pagination';
 import { enqueueWorkflowCommand } from '../workflow-commands';
 import { videoMediaOf } from '../integrations/stream-copies';
@@ -163,7 +164,19 @@ export async function reviewQueue(ds: DataSource, organizationId: string, page: 
   const itemIds = result.data.map((r) => r.proofItemId);
   const versionIds = result.data.map((r) => r.versionId);
   const items = new Map((itemIds.length ? await ds.getRepository(ProofItem).findBy({ id: In(itemIds) }) : []).map((i) => [i.id, i]));
-  const versions = new Map((versionIds.length ? await ds.getRepository(ProofVersion).findBy({ id: In(versionIds) }) : []).map((v) => [v.id, v]));
+  // The console shows the original beside the queued version and the item's consent (PAGES.md §5).
+  const originalIds = [...items.values()].flatMap((i) => (i.originalVersionId ? [i.originalVersionId] : []));
+  const wanted = [...new Set([...versionIds, ...originalIds])];
+  const versions = new Map((wanted.length ? await ds.getRepository(ProofVersion).findBy({ id: In(wanted) }) : []).map((v) => [v.id, v]));
+  const grants = itemIds.length ? await ds.getRepository(ConsentGrant).find({ where: { proofItemId: In(itemIds) }, order: { createdAt: 'DESC', id: 'DESC' } }) : [];
+  const consentOf = (item: ProofItem) => {
+    const own = grants.filter((g) => g.proofItemId === item.id);
+    return { proofItemId: item.id, status: consentStatus(item, own), grants: own.map(viewGrant) };
+  };
+  const originalBeside = (item: ProofItem, versionId: string) => {
+    const original = item.originalVersionId ? versions.get(item.originalVersionId) : undefined;
+    return original && original.id !== versionId ? viewVersion(original) : null;
+  };
   return {
     data: result.data.map((r) => ({
       id: r.id,
@@ -174,6 +187,8 @@ export async function reviewQueue(ds: DataSource, organizationId: string, page: 
       remindersSent: r.remindersSent,
       item: viewItem(items.get(r.proofItemId)!),
       version: viewVersion(versions.get(r.versionId)!),
+      original: originalBeside(items.get(r.proofItemId)!, r.versionId),
+      consent: consentOf(items.get(r.proofItemId)!),
     })),
     nextCursor: result.nextCursor,
   };

@@ -42,6 +42,13 @@ describe('sv operator CLI', function () {
     assert.match(session.cookie, /^sv_session=svs_[A-Za-z0-9_-]{43}$/);
     const sessionRes = await call({ method: 'GET', url: '/api/workspace/session', headers: { cookie: session.cookie } });
     assert.equal(sessionRes.json().data.teammateId, teammate.id);
+    const link = await json('teammate', 'sign-in-link', '--teammate', teammate.id);
+    const token = /\/console\/sign-in#(sl_[A-Za-z0-9_-]{43})$/.exec(link.url)?.[1];
+    assert.ok(token, link.url);
+    // Every test client is 127.0.0.1: an app without the shared per-address sign-in limit.
+    const relaxed = await ctx.buildApp({ signInPerAddressPerMinute: 100_000 });
+    const signedIn = await call({ method: 'POST', url: '/api/workspace/sign-in/complete', headers: { 'x-sign-in-token': token } }, relaxed);
+    assert.equal(signedIn.json().data.teammateId, teammate.id, 'the printed link signs the teammate in, without e-mail');
 
     const issued = await json('key', 'create', '--org', org.id, '--product', product.id, '--env', 'production',
       '--scopes', 'proof:read,service:signals:read', '--expires-days', '30');
@@ -78,6 +85,7 @@ describe('sv operator CLI', function () {
     ['an unknown option', ['org', 'create', '--name', 'x', '--colour', 'red'], 2, /Unknown option/],
     ['a missing required option', ['product', 'create', '--name', 'x'], 2, /--org is required/],
     ['an unknown organization', ['product', 'create', '--org', 'org_nope', '--name', 'x'], 1, /NOT_FOUND/],
+    ['a sign-in link for an unknown teammate', ['teammate', 'sign-in-link', '--teammate', 'tm_nope'], 1, /NOT_FOUND/],
     ['a bad role', ['teammate', 'create', '--org', 'org_nope', '--email', 'a@b.co', '--role', 'king'], 1, /VALIDATION_FAILED/],
     ['a word for a number', ['key', 'create', '--org', 'x', '--env', 'production', '--scopes', 'proof:read', '--expires-days', 'ten'], 2, /whole number/],
   ];

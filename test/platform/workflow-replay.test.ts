@@ -16,11 +16,12 @@ import { asTeammate, call, createTenant, eventually, settledHandle, withKey } fr
 import { ALL_PROOF_SCOPES, approve, approvedItem, createProofTenant, requestApproval, submissionBody, submit } from '../support/proof-fixtures';
 import { Receiver } from '../support/receiver';
 import { ctx } from '../support/root-hooks';
+import { createTeammate } from '../../db/platform/tenancy';
 import { asUser, openRoom, roomsTenant } from '../support/rooms';
 import {
   agentRunWorkflowId, aiOperationWorkflowId, approvalLinkWorkflowId, approvalWorkflowId, deletionWorkflowId,
   domainVerificationWorkflowId, MAINTENANCE_WORKFLOW_ID, proofHealthWorkflowId, proofRequestWorkflowId, revocationWorkflowId,
-  roomCompileWorkflowId, roomJobWorkflowId, roomPromiseWorkflowId, signalAnalysisWorkflowId, streamCopyWorkflowId,
+  roomCompileWorkflowId, roomJobWorkflowId, roomPromiseWorkflowId, signalAnalysisWorkflowId, signInLinkWorkflowId, streamCopyWorkflowId,
   threadSlaWorkflowId, transcriptionWorkflowId, uploadWorkflowId, webhookDeliveryWorkflowId,
 } from '../../workflows/workflow-ids';
 
@@ -206,7 +207,14 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
     await call(asTeammate(rooms.owner, { method: 'POST', url: `/api/v1/approvals/${approvalId}/approve`, payload: {} }));
     await (await settledHandle(roomPromiseWorkflowId(promiseId))).result();
 
+    const signer = await createTeammate(ctx.dataSource, { organizationId: proof.organizationId, email: `replay-${newId('x').slice(2, 12)}@team.example`, role: 'owner' });
+    const signInApp = await ctx.buildApp({ signInPerAddressPerMinute: 100_000 });
+    await call({ method: 'POST', url: '/api/workspace/sign-in', payload: { email: signer.email } }, signInApp);
+    const [{ id: signInLinkId }] = await ctx.dataSource.query('SELECT id FROM teammate_sign_in_links WHERE teammate_id = $1', [signer.id]);
+    await (await settledHandle(signInLinkWorkflowId(signInLinkId))).result();
+
     return {
+      signInLinkWorkflow: signInLinkWorkflowId(signInLinkId),
       agentRunWorkflow: agentRunWorkflowId(invoked.id),
       roomCompileWorkflow: roomCompileWorkflowId(documentId),
       roomJobWorkflow: roomJobWorkflowId(promised.id),

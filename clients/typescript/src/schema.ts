@@ -81,10 +81,67 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The signed-in teammate */
+        /** The signed-in teammate, with the session's CSRF token (the console reads it after a reload) */
         get: operations["getWorkspaceSession"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspace/sign-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * E-mail a single-use 15-minute console sign-in link to a teammate with this address; always 202, whether or not one matched
+         * @description Public: no credential.
+         */
+        post: operations["requestSignInLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspace/sign-in/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Trade a sign-in link's secret (header x-sign-in-token: sl_…) for the session cookie and its CSRF token; the link is then used
+         * @description Public: no credential.
+         */
+        post: operations["completeSignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspace/sign-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End this session */
+        post: operations["signOut"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1073,6 +1130,26 @@ export interface paths {
          * @description Workspace roles: owner, admin.
          */
         post: operations["approveAsset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspace/proof/revocations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Revocations awaiting completion, oldest first, with their SLA deadline and the placements that still list the item
+         * @description Workspace roles: owner, admin.
+         */
+        get: operations["listOpenRevocations"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -4082,6 +4159,29 @@ export interface components {
             /** @enum {string} */
             status: "ok";
         };
+        OpenRevocation: {
+            id: string;
+            proofItemId: string;
+            productId: string;
+            requestText: string | null;
+            /** @enum {string} */
+            resolutionState: "pending" | "escalated";
+            immediatePolicyAction: string;
+            /** Format: date-time */
+            slaDeadlineAt: string;
+            requestedBy: {
+                type: string;
+                id: string | null;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** @description placements (not archived) that still list the item until the revocation is completed */
+            listedIn: {
+                placementId: string;
+                name: string;
+                state: string;
+            }[];
+        };
         Placement: {
             id: string;
             productId: string;
@@ -4438,6 +4538,9 @@ export interface components {
             remindersSent: number;
             item: components["schemas"]["ProofItem"];
             version: components["schemas"]["ProofVersion"];
+            /** @description the item's original version, beside a derivative; null when the queued version is the original */
+            original: components["schemas"]["ProofVersion"] | null;
+            consent: components["schemas"]["ConsentSummary"];
         };
         RevocationFiled: {
             /** @description always true: a person completes the revocation */
@@ -4976,6 +5079,17 @@ export interface components {
                 score: number;
             }[];
         };
+        SignedInSession: {
+            teammateId: string;
+            organizationId: string;
+            email: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "member";
+            /** @description send it as x-csrf-token with every write of this session */
+            csrfToken: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
         SignedReceipt: {
             /** @description service-proof-receipt-v1: terms, contentHash, versions, grant */
             receipt: {
@@ -5187,6 +5301,8 @@ export interface components {
             email: string;
             /** @enum {string} */
             role: "owner" | "admin" | "member";
+            /** @description send it as x-csrf-token with every write of this session */
+            csrfToken: string;
         };
     };
     responses: never;
@@ -5429,6 +5545,204 @@ export interface operations {
                         data: components["schemas"]["WorkspaceSession"];
                     };
                 };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    requestSignInLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            accepted: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: too many sign-in requests this minute for this address or from this client */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    completeSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SignedInSession"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INVALID_API_KEY: the x-sign-in-token header is missing, malformed or unknown */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description ALREADY_USED: the link was used already */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description EXPIRED: the link is older than 15 minutes */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: too many attempts this minute from this client */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    signOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description signed out: the session no longer works and the cookie is cleared */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
             400: {
@@ -10740,6 +11054,70 @@ export interface operations {
             };
             /** @description CONFLICT: the asset is not a draft, or its source is no longer eligible */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listOpenRevocations: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OpenRevocation"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
