@@ -1,24 +1,13 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { call, errorCode, withKey } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
+import { runCommand } from '../support/role-processes';
 
 const SV = path.join(__dirname, '..', '..', 'bin', 'sv.js');
 
-function sv(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SV, ...args], {
-      cwd: '/', env: { ...process.env, DATABASE_URL: ctx.databaseUrl }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+/** `sv` with the suite's variables on the suite's database, from another folder (it must not depend on the working directory). */
+const sv = (...args: string[]) => runCommand([process.execPath, SV, ...args], { DATABASE_URL: ctx.databaseUrl }, { cwd: '/', inherit: true });
 
 async function json(...args: string[]) {
   const res = await sv(...args, '--json');

@@ -179,7 +179,10 @@ describe('deployment as processes: two APIs and a worker, one data folder each, 
   });
 
   it('rolling restart: SIGTERM on API 1 behind the proxy while traffic runs: no 5xx, no reset, its event stream ends with a retry hint', async () => {
-    const proxy = await RoundRobinProxy.start(apis.map((a) => a.url));
+    // A balancer that reads /readyz (every 200 ms) takes API 1 out during its SV_API_DRAIN_MS, before it closes its
+    // listener: a connection still waiting in the kernel's accept queue when the listener closes is reset, and a POST
+    // cannot be sent again safely.
+    const proxy = await RoundRobinProxy.start(apis.map((a) => a.url), 200);
     cleanup.push(() => proxy.close());
     // An inbox stream held by API 1 itself.
     const stream = { text: '', ended: false, failed: '' };

@@ -8,24 +8,10 @@ import { parseKeyRing } from '../../runtime/secret-box';
 import { createTenant, endUserToken, eventually } from '../support/fixtures';
 import { ctx } from '../support/root-hooks';
 import { freePort } from '../support/servers';
+import { runCommand } from '../support/role-processes';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
-
-/** A role's program with only these variables (never the suite's SV_SECRET_KEYS), run to its end. */
-function runToExit(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(args[0], args.slice(1), {
-      cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: os.homedir(), ...env }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 const SV = [process.execPath, path.join(ROOT, 'bin', 'sv.js')];
 const REFUSAL = /SV_SECRET_KEYS must be set when DATABASE_URL is: .*make one with `sv secret-keys generate`/;
@@ -47,7 +33,7 @@ describe('secrets on purpose: SV_SECRET_KEYS outside the embedded default', func
   for (const [name, args] of roles) {
     it(`${name} refuses to start without it, in one line naming it and how to make one`, async () => {
       const port = String(await freePort());
-      const res = await runToExit(args, { DATABASE_URL: ctx.databaseUrl, TEMPORAL_ADDRESS: '127.0.0.1:1', SV_DATA_DIR: dataDir, PORT: port });
+      const res = await runCommand(args, { DATABASE_URL: ctx.databaseUrl, TEMPORAL_ADDRESS: '127.0.0.1:1', SV_DATA_DIR: dataDir, PORT: port });
       assert.equal(res.code, 1, `${res.stdout}\n${res.stderr}`);
       const lines = res.stderr.trim().split('\n');
       assert.equal(lines.length, 1, `one line on stderr, got:\n${res.stderr}`);
@@ -58,18 +44,18 @@ describe('secrets on purpose: SV_SECRET_KEYS outside the embedded default', func
   }
 
   it('sv secret-keys generate prints a new key ring value that the roles accept', async () => {
-    const [first, second] = await Promise.all([runToExit([...SV, 'secret-keys', 'generate'], {}), runToExit([...SV, 'secret-keys', 'generate'], {})]);
+    const [first, second] = await Promise.all([runCommand([...SV, 'secret-keys', 'generate'], {}), runCommand([...SV, 'secret-keys', 'generate'], {})]);
     assert.equal(first.code, 0, first.stderr);
     const value = first.stdout.trim();
     assert.match(value, /^k\d{8}:[A-Za-z0-9+/]{43}=$/);
     assert.equal(parseKeyRing(value).keys.get(value.split(':')[0])!.length, 32);
     assert.notEqual(second.stdout.trim(), value, 'a new key each time');
-    const listed = await runToExit([...SV, 'key', 'list', '--org', 'org_none', '--json'], { DATABASE_URL: ctx.databaseUrl, SV_SECRET_KEYS: value });
+    const listed = await runCommand([...SV, 'key', 'list', '--org', 'org_none', '--json'], { DATABASE_URL: ctx.databaseUrl, SV_SECRET_KEYS: value });
     assert.equal(listed.code, 0, listed.stderr);
   });
 
   it('a malformed SV_SECRET_KEYS is refused in one line too', async () => {
-    const res = await runToExit([TSX, path.join(ROOT, 'api', 'server.ts')], { DATABASE_URL: ctx.databaseUrl, SV_SECRET_KEYS: 'k1:short', PORT: String(await freePort()) });
+    const res = await runCommand([TSX, path.join(ROOT, 'api', 'server.ts')], { DATABASE_URL: ctx.databaseUrl, SV_SECRET_KEYS: 'k1:short', PORT: String(await freePort()) });
     assert.equal(res.code, 1);
     assert.match(res.stderr.trim(), /^\[sv\] API: SV_SECRET_KEYS must be kid:base64 entries of 32-byte keys$/);
   });

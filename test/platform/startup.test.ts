@@ -1,28 +1,16 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../support/servers';
+import { runCommand } from '../support/role-processes';
 
 const ROOT = path.join(__dirname, '..', '..');
 const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
 
 /** `npm start`'s program with these settings; only its own variables, so the caller's never leak in. */
-function start(env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(TSX, [path.join(ROOT, 'bin', 'start.ts')], {
-      cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: os.homedir(), ...env }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const start = (env: Record<string, string>) => runCommand([TSX, path.join(ROOT, 'bin', 'start.ts')], env);
 
 function assertOneLine(res: { code: number; stderr: string }, pattern: RegExp): void {
   assert.notEqual(res.code, 0, 'a failed start exits non-zero');

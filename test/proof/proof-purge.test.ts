@@ -37,6 +37,7 @@ const HOLDS_STORY_TEXT: Record<string, string> = {
   idempotency_records: 'a stored answer may echo a story: kept 24 h at most, long before any window closes',
 };
 const NEVER_STORY_TEXT: Record<string, string> = {
+  teammate_sign_in_links: 'a console sign-in link: its digest, the teammate and when it was used',
   // Ids, hashes, states, counters and settings.
   migrations: '', organizations: '', products: '', environments: '', service_keys: '', teammates: '', teammate_sessions: '',
   identity_nonces: '', rate_limit_windows: '', intake_counters: '', intake_limits: '', outbox_events: 'allow-listed ids',

@@ -60,11 +60,18 @@ export async function startRoleProcess(
   return { child, output: () => out, stop, exitCode: () => code };
 }
 
-/** Runs a command to its end with only PATH, HOME and `env`; its exit code and output. */
-export function runCommand(command: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+/**
+ * Runs a command to its end with only PATH, HOME and `env` (or, with `inherit`, this process's variables and `env`),
+ * from the checkout (or `cwd`); its exit code and output.
+ */
+export function runCommand(
+  command: string[], env: Record<string, string>, options: { cwd?: string; inherit?: boolean } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command[0], command.slice(1), {
-      cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: os.homedir(), ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: options.cwd ?? ROOT,
+      env: options.inherit ? { ...process.env, ...env } : { PATH: process.env.PATH ?? '', HOME: os.homedir(), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
