@@ -535,4 +535,28 @@ describe('customer pages in a real browser (phone, with and without JavaScript)'
     await context.close();
   });
 
+  it('records the screen after its own consent (Chromium picks its fake screen) and attaches it with the screen capture', async () => {
+    const screens = async () => (await ctx.dataSource.query(
+      `SELECT count(*)::int AS n FROM collection_uploads u JOIN collection_drafts d ON d.id = u.draft_id
+        WHERE d.flow_id = $1 AND u.capture->>'source' = 'screen' AND (u.capture->>'screenConsent')::boolean`, [t.flowId]))[0].n as number;
+    const before = await screens();
+    const context = await browser.newContext({ ...PHONE, permissions: ['camera', 'microphone'] });
+    const page = await context.newPage();
+    const errors = collectPageErrors(page);
+    await page.goto(`${base}/collect/f/${t.publicId}`);
+    await page.waitForSelector('#media:not([hidden])');
+    await page.fill('#f-text', 'Here is how I set it up.');
+    await page.waitForSelector('#save-status:has-text("Saved")');
+    await page.check('#screen-consent');
+    await page.getByRole('button', { name: 'Record my screen' }).click();
+    await page.waitForSelector('#stop-recording');
+    await page.waitForTimeout(2_000);
+    await page.click('#stop-recording');
+    await page.waitForSelector('.media-stage video[controls]');
+    await page.getByRole('button', { name: 'Use this' }).click();
+    await page.waitForSelector('[data-state="attached"]', { timeout: 60_000 });
+    assert.equal(await screens(), before + 1, 'one upload recorded from the screen, with its consent');
+    await checkPage(page, errors, 'screen recording attached');
+    await context.close();
+  });
 });
