@@ -44,6 +44,8 @@ export const flowView = object({
   mediaKinds: array(string().defined()).defined(), identityFields: array(string().defined()).defined(), maxVideoSeconds: number().required(),
   consentTemplateVersionId: string().nullable().defined(), wording: string().nullable().defined(), wordingHash: string().nullable().defined(),
   terms: openObject().nullable().defined(), incentive: openObject().defined(),
+  welcomeVideo: object({ id: string().required(), url: string().required() }).nullable().defined()
+    .meta({ description: 'the version\'s screened welcome video (url: same-origin GET /api/proof/collect/welcome/{videoId}); null when none is served' }),
 });
 
 const draftOpened = object({ draft: draftSchema.required(), draftSession: string().required(), flow: flowView.required() });

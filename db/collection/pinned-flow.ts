@@ -46,6 +46,8 @@ export interface PinnedFlow {
   incentive: { offered: boolean; description?: string; [k: string]: unknown };
   questions: PinnedQuestion[];
   consent: { consentTemplateVersionId: string; wording: string; wordingHash: string; terms: TemplateTerms } | null;
+  /** The version's welcome video, only while `GET /welcome/{videoId}` serves it (so a page never shows a dead video). */
+  welcomeVideoId: string | null;
 }
 
 interface VersionRow {
@@ -79,12 +81,22 @@ async function pin(em: EntityManager, row: VersionRow): Promise<PinnedFlow> {
       [d.consentTemplateVersionId, row.product_id]);
     if (rows.length) consent = { consentTemplateVersionId: rows[0].id, wording: rows[0].wording, wordingHash: rows[0].wording_hash, terms: rows[0].terms };
   }
+  let welcomeVideoId: string | null = null;
+  if (typeof d.welcomeVideoId === 'string') {
+    // The serving rule of db/collection/media.ts servedWelcomeVideo: screened, not erased, the live flow's latest version uses it.
+    const rows: unknown[] = await em.query(
+      `SELECT 1 FROM collection_welcome_videos w JOIN collection_media m ON m.id = w.media_id AND m.erased_at IS NULL
+        JOIN collection_flows f ON f.id = w.flow_id AND f.state = 'live'
+        JOIN LATERAL (SELECT v.id FROM collection_flow_versions v WHERE v.flow_id = f.id ORDER BY v.version_number DESC LIMIT 1) latest ON latest.id = $2
+        WHERE w.id = $1 AND w.state IN ('passed', 'cleared')`, [d.welcomeVideoId, row.id]);
+    if (rows.length) welcomeVideoId = d.welcomeVideoId;
+  }
   return {
     flowId: row.flow_id, publicId: row.public_id, flowState: row.flow_state, flowVersionId: row.id, versionNumber: row.version_number,
     organizationId: row.organization_id, productId: row.product_id, title: d.title ?? '', intro: d.intro ?? '',
     thankYou: d.thankYou ?? '', mediaKinds: d.mediaKinds ?? ['text'], identityFields: d.identityFields ?? [],
     allowedOrigins: d.allowedOrigins ?? [], maxVideoSeconds: d.maxVideoSeconds ?? 120, rating: d.rating ?? null,
-    routing: d.routing ?? {}, incentive: row.incentive ?? { offered: false }, questions, consent,
+    routing: d.routing ?? {}, incentive: row.incentive ?? { offered: false }, questions, consent, welcomeVideoId,
   };
 }
 
@@ -131,6 +143,7 @@ export function publicFlow(f: PinnedFlow) {
     wordingHash: f.consent?.wordingHash ?? null,
     terms: f.consent?.terms ?? null,
     incentive: f.incentive.offered ? { offered: true, description: f.incentive.description ?? null } : { offered: false },
+    welcomeVideo: f.welcomeVideoId ? { id: f.welcomeVideoId, url: `/api/proof/collect/welcome/${f.welcomeVideoId}` } : null,
   };
 }
 

@@ -6,10 +6,11 @@ import { FastifyInstance } from 'fastify';
 import { Browser, BrowserContext, Page } from 'playwright-core';
 import { WEB_DIST } from '../../web/manifest';
 import { ctx } from '../support/root-hooks';
-import { asTeammate, call, withKey } from '../support/fixtures';
+import { asTeammate, call, eventually, withKey } from '../support/fixtures';
 import { freePort } from '../support/servers';
 import { approve, publishedPlacement, requestApproval } from '../support/proof-fixtures';
-import { CollectionTenant, WORDING, createCollectionTenant, customerCall } from '../support/collection';
+import { CollectionTenant, WORDING, createCollectionTenant, customerCall, sha256 } from '../support/collection';
+import { as } from '../support/collection-setup';
 import { PHONE, collectPageErrors, ensureChromium, launchChromiumWithMedia, seriousViolations } from '../support/browser';
 
 const SHOTS = path.join(__dirname, '../../docs/screenshots');
@@ -463,6 +464,99 @@ describe('customer pages in a real browser (phone, with and without JavaScript)'
     await page.getByRole('button', { name: 'Record my screen' }).click();
     assert.match((await page.textContent('#media-status'))!, /agree to share your screen/);
     assert.equal(await page.isVisible('#stop-recording'), false, 'nothing is recorded before the screen consent');
+    await context.close();
+  });
+
+  it('a flow with a welcome video shows it (server-rendered, with and without JavaScript); its source answers 200', async () => {
+    const w = await createCollectionTenant();
+    const forms = `/api/proof/collect/forms/${w.flowId}/welcome-video`;
+    // Bytes that sniff as MP4 (an ftyp box); the page never plays them (preload="none").
+    const file = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom', 'latin1'), Buffer.from([0, 0, 2, 0]), Buffer.from('isommp41', 'latin1'), Buffer.alloc(70_000, 7)]);
+    const started = await as(w.owner, { method: 'POST', url: forms, payload: { action: 'start_upload', size: file.length, sha256: sha256(file) } });
+    assert.equal(started.statusCode, 201, started.body);
+    const { video, uploadToken } = started.json().data;
+    const put = await customerCall({ method: 'PUT', url: `${forms}/${video.id}?part=1`, payload: file, headers: { 'x-upload-token': uploadToken, 'content-type': 'application/octet-stream' } });
+    assert.equal(put.statusCode, 200, put.body);
+    await eventually(async () => (await as(w.owner, { method: 'POST', url: `${forms}/${video.id}`, payload: {} })).statusCode === 200);
+    assert.equal((await as(w.owner, { method: 'POST', url: forms, payload: { action: 'review', videoId: video.id, decision: 'clear' } })).statusCode, 200);
+    const form = (await as(w.owner, { method: 'GET', url: `/api/proof/collect/forms/${w.flowId}` })).json().data;
+    const published = await as(w.owner, { method: 'POST', url: `/api/proof/collect/forms/${w.flowId}`, payload: { draftRevision: form.draftRevision } });
+    assert.equal(published.statusCode, 201, published.body);
+
+    const live = (await customerCall({ method: 'GET', url: `/api/proof/collect/flows/${w.publicId}` })).json().data;
+    assert.deepEqual(live.welcomeVideo, { id: video.id, url: `/api/proof/collect/welcome/${video.id}` });
+    const opened = (await customerCall({ method: 'POST', url: '/api/proof/collect/drafts', payload: { flowId: w.publicId } })).json().data;
+    assert.deepEqual(opened.flow, live, 'a draft answers the same flow object');
+
+    for (const javaScriptEnabled of [true, false]) {
+      const context = await browser.newContext({ ...PHONE, javaScriptEnabled });
+      const page = await context.newPage();
+      const errors = collectPageErrors(page);
+      assert.equal((await page.goto(`${base}/collect/f/${w.publicId}`))?.status(), 200);
+      const element = page.locator('video.welcome-video[controls][preload="none"]');
+      assert.equal(await element.count(), 1);
+      const src = await element.getAttribute('src');
+      assert.equal(src, live.welcomeVideo.url);
+      const served = await page.request.get(new URL(src!, base).toString());
+      assert.equal(served.status(), 200);
+      assert.equal(served.headers()['content-type'], 'video/mp4');
+      if (javaScriptEnabled) await page.waitForSelector('#media:not([hidden])');
+      await checkPage(page, errors, `live flow with a welcome video (JavaScript ${javaScriptEnabled ? 'on' : 'off'})`, javaScriptEnabled);
+      await context.close();
+    }
+  });
+
+  it('the interview page records an answer from the fake camera, uploads it and finishes', async () => {
+    const draft = (await customerCall({ method: 'POST', url: '/api/proof/collect/drafts', payload: { flowId: t.publicId } })).json().data;
+    const ds = { 'x-draft-session': draft.draftSession };
+    await customerCall({ method: 'PATCH', url: `/api/proof/collect/drafts/${draft.draft.id}`, headers: ds, payload: { text: 'Recorded later.', consentAccepted: true, answers: { [t.questionId]: 'Yes.' } } });
+    const submitted = (await customerCall({ method: 'POST', url: `/api/proof/collect/drafts/${draft.draft.id}/submit`, headers: ds, payload: {} })).json().data;
+    const made = await call(asTeammate(t.owner, {
+      method: 'POST', url: '/api/workspace/proof/interviews', payload: { productId: t.product.id, proofItemId: submitted.proofItemId, questions: [{ text: 'Show us how you use it.' }] },
+    }), app);
+    assert.equal(made.statusCode, 201, made.body);
+    const { interviewUrl } = made.json().data;
+    const token = new URL(interviewUrl).hash.slice(1);
+    const context = await browser.newContext({ ...PHONE, permissions: ['camera', 'microphone'] });
+    const page = await context.newPage();
+    const errors = collectPageErrors(page);
+    await page.goto(interviewUrl);
+    const box = page.locator('[data-media-for="q1"]');
+    await box.getByRole('button', { name: 'Record a video answer' }).click();
+    await box.locator('video.live').waitFor();
+    await page.waitForTimeout(2_000);
+    await box.getByRole('button', { name: 'Stop recording' }).click();
+    await box.locator('.status:has-text("Answered.")').waitFor({ timeout: 30_000 });
+    const answered = (await customerCall({ method: 'GET', url: '/api/proof/interview', headers: { 'x-interview-token': token } })).json().data.interview;
+    assert.match(answered.questions[0].answer?.mediaId ?? '', /^med_/, 'the recording is stored as the answer');
+    await checkPage(page, errors, 'interview answered by recording');
+    await page.getByRole('button', { name: 'I have finished' }).click();
+    await page.waitForSelector('[data-state="finished"]');
+    await context.close();
+  });
+
+  it('records the screen after its own consent (Chromium picks its fake screen) and attaches it with the screen capture', async () => {
+    const screens = async () => (await ctx.dataSource.query(
+      `SELECT count(*)::int AS n FROM collection_uploads u JOIN collection_drafts d ON d.id = u.draft_id
+        WHERE d.flow_id = $1 AND u.capture->>'source' = 'screen' AND (u.capture->>'screenConsent')::boolean`, [t.flowId]))[0].n as number;
+    const before = await screens();
+    const context = await browser.newContext({ ...PHONE, permissions: ['camera', 'microphone'] });
+    const page = await context.newPage();
+    const errors = collectPageErrors(page);
+    await page.goto(`${base}/collect/f/${t.publicId}`);
+    await page.waitForSelector('#media:not([hidden])');
+    await page.fill('#f-text', 'Here is how I set it up.');
+    await page.waitForSelector('#save-status:has-text("Saved")');
+    await page.check('#screen-consent');
+    await page.getByRole('button', { name: 'Record my screen' }).click();
+    await page.waitForSelector('#stop-recording');
+    await page.waitForTimeout(2_000);
+    await page.click('#stop-recording');
+    await page.waitForSelector('.media-stage video[controls]');
+    await page.getByRole('button', { name: 'Use this' }).click();
+    await page.waitForSelector('[data-state="attached"]', { timeout: 60_000 });
+    assert.equal(await screens(), before + 1, 'one upload recorded from the screen, with its consent');
+    await checkPage(page, errors, 'screen recording attached');
     await context.close();
   });
 });

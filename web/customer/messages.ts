@@ -9,6 +9,8 @@ export const M = {
   skip: 'Skip to the form',
   // Telling a story
   storyHeading: 'Your story',
+  welcomeVideo: 'A welcome video from the team',
+  welcomeVideoFallback: 'Your browser cannot play this video here. Open it',
   storyLabel: 'What happened? Tell it in your own words',
   storyHelp: 'At least 3 characters. Your words are saved as you type.',
   titleLabel: 'A short title (optional)',

@@ -18,6 +18,8 @@ export interface FlowView {
   rating: { scale: 'nps' | 'five_star'; required: boolean } | null; mediaKinds: string[]; identityFields: string[]; maxVideoSeconds: number;
   consentTemplateVersionId: string | null; wording: string | null; wordingHash: string | null;
   terms: { displayModes: string[]; identityFields: string[]; channels: string[] } | null;
+  /** Same-origin, so the pages' CSP (`media-src 'self'`) plays it; no script is needed to show it. */
+  welcomeVideo: { id: string; url: string } | null;
 }
 
 /** What the form holds: the names are the no-JS form's fields (COLLECTION.md §3.4). */
@@ -133,7 +135,10 @@ export function storyForm(flow: FlowView, opts: StoryFormOptions): SafeHtml {
   const scale = flow.rating?.scale;
   const ratings = scale === 'nps' ? Array.from({ length: 11 }, (_, i) => i) : [1, 2, 3, 4, 5];
   const values: StoryValues = { ...v, displayMode: mode, identityFields: chosenFields, channels: chosenChannels };
-  return html`<header><h1>${flow.title || M.siteName}</h1>${flow.intro ? html`<p class="intro">${flow.intro}</p>` : ''}</header>
+  const welcome = flow.welcomeVideo
+    ? html`<video class="welcome-video" controls preload="none" src="${flow.welcomeVideo.url}" aria-label="${M.welcomeVideo}"><a href="${flow.welcomeVideo.url}">${M.welcomeVideoFallback}</a></video>`
+    : '';
+  return html`<header><h1>${flow.title || M.siteName}</h1>${flow.intro ? html`<p class="intro">${flow.intro}</p>` : ''}${welcome}</header>
 <form id="story" class="story" method="post" action="${opts.action}" data-flow="${flow.id}">
 <p id="form-error" class="form-error" role="alert"${opts.error ? '' : ' hidden'}>${opts.error ?? ''}</p>
 ${Object.entries(opts.hidden).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}

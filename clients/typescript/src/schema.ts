@@ -14402,6 +14402,11 @@ export interface operations {
                                 incentive: {
                                     [key: string]: unknown;
                                 };
+                                /** @description the version's screened welcome video (url: same-origin GET /api/proof/collect/welcome/{videoId}); null when none is served */
+                                welcomeVideo: {
+                                    id: string;
+                                    url: string;
+                                } | null;
                             };
                         };
                     };
@@ -14476,6 +14481,11 @@ export interface operations {
                                 incentive: {
                                     [key: string]: unknown;
                                 };
+                                /** @description the version's screened welcome video (url: same-origin GET /api/proof/collect/welcome/{videoId}); null when none is served */
+                                welcomeVideo: {
+                                    id: string;
+                                    url: string;
+                                } | null;
                             };
                         };
                     };
@@ -14591,6 +14601,11 @@ export interface operations {
                             incentive: {
                                 [key: string]: unknown;
                             };
+                            /** @description the version's screened welcome video (url: same-origin GET /api/proof/collect/welcome/{videoId}); null when none is served */
+                            welcomeVideo: {
+                                id: string;
+                                url: string;
+                            } | null;
                         };
                     };
                 };
@@ -14714,6 +14729,11 @@ export interface operations {
                                 incentive: {
                                     [key: string]: unknown;
                                 };
+                                /** @description the version's screened welcome video (url: same-origin GET /api/proof/collect/welcome/{videoId}); null when none is served */
+                                welcomeVideo: {
+                                    id: string;
+                                    url: string;
+                                } | null;
                             };
                         };
                     };
@@ -14879,6 +14899,11 @@ export interface operations {
                                 incentive: {
                                     [key: string]: unknown;
                                 };
+                                /** @description the version's screened welcome video (url: same-origin GET /api/proof/collect/welcome/{videoId}); null when none is served */
+                                welcomeVideo: {
+                                    id: string;
+                                    url: string;
+                                } | null;
                             };
                         };
                     };
@@ -15220,6 +15245,11 @@ export interface operations {
                                 incentive: {
                                     [key: string]: unknown;
                                 };
+                                /** @description the version's screened welcome video (url: same-origin GET /api/proof/collect/welcome/{videoId}); null when none is served */
+                                welcomeVideo: {
+                                    id: string;
+                                    url: string;
+                                } | null;
                             };
                         };
                     };
@@ -16964,6 +16994,11 @@ export interface operations {
                                 incentive: {
                                     [key: string]: unknown;
                                 };
+                                /** @description the version's screened welcome video (url: same-origin GET /api/proof/collect/welcome/{videoId}); null when none is served */
+                                welcomeVideo: {
+                                    id: string;
+                                    url: string;
+                                } | null;
                             };
                         };
                     };
