@@ -7,7 +7,7 @@ import { verifyWebhookSignature } from '../../clients/typescript/src';
 import { generateKeyRingValue } from '../../runtime/secret-box';
 import { eventually } from '../support/fixtures';
 import { Receiver } from '../support/receiver';
-import { ROOT, runCommand, startRoleProcess } from '../support/role-processes';
+import { ROOT, runCommand, svJson, startRoleProcess } from '../support/role-processes';
 import { ctx } from '../support/root-hooks';
 import { Cleanup, freePort, startScratchDatabase } from '../support/servers';
 
@@ -69,11 +69,7 @@ describe('production build: the API, the worker and sv run from dist/ with node 
     const manifest = JSON.parse(fs.readFileSync(path.join(dist, 'web', 'dist', 'manifest.json'), 'utf8')) as Record<string, string>;
     for (const file of Object.values(manifest)) assert.equal((await fetch(`${api}/assets/${file}`)).status, 200, file);
 
-    const sv = async (...args: string[]) => {
-      const res = await runCommand([process.execPath, path.join(dist, 'bin', 'sv.js'), ...args, '--json'], shared);
-      assert.equal(res.code, 0, res.stderr);
-      return JSON.parse(res.stdout);
-    };
+    const sv = svJson(path.join(dist, 'bin', 'sv.js'), shared);
     const org = await sv('org', 'create', '--name', 'Built', '--sponsored');
     const product = await sv('product', 'create', '--org', org.id, '--name', 'Built app');
     const key = await sv('key', 'create', '--org', org.id, '--product', product.id, '--env', 'production', '--scopes', 'signals:write');

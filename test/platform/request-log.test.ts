@@ -4,15 +4,21 @@ import { Writable } from 'node:stream';
 import { buildApp } from '../../api/app';
 import { ctx } from '../support/root-hooks';
 
+/** A stream the app's logger writes to, and the lines it received. */
+function logSink(): { lines: string[]; stream: Writable } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...String(chunk).split('\n').filter((l) => l !== ''));
+      done();
+    },
+  });
+  return { lines, stream };
+}
+
 describe('request log', () => {
   it('at info, secret path tokens (hooks, payment connector, stream source) and query values are masked; the route stays readable', async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(...String(chunk).split('\n').filter((l) => l !== ''));
-        done();
-      },
-    });
+    const { lines, stream } = logSink();
     const app = await buildApp({ dataSource: ctx.dataSource, temporal: ctx.temporal, config: ctx.config, logger: { level: 'info', stream } });
     await app.ready();
     const secrets: string[] = [];
@@ -53,13 +59,7 @@ describe('request log', () => {
   });
 
   it('every line is JSON with the request id; credentials handed to a log call (headers, secrets, tokens) are redacted', async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(...String(chunk).split('\n').filter((l) => l !== ''));
-        done();
-      },
-    });
+    const { lines, stream } = logSink();
     const app = await buildApp({ dataSource: ctx.dataSource, temporal: ctx.temporal, config: ctx.config, logger: { level: 'info', stream } });
     const credential = `svk_${randomBytes(16).toString('hex')}`;
     app.get('/log-probe', { config: { hidden: true } }, async (request) => {

@@ -10,7 +10,7 @@ import { verifyWebhookSignature } from '../../clients/typescript/src';
 import { generateKeyRingValue } from '../../runtime/secret-box';
 import { eventually } from '../support/fixtures';
 import { Receiver } from '../support/receiver';
-import { ROOT, RoleProcess, TSX_NODE, runCommand, startRoleProcess } from '../support/role-processes';
+import { ROOT, RoleProcess, TSX_NODE, svJson, startRoleProcess } from '../support/role-processes';
 import { RoundRobinProxy } from '../support/round-robin-proxy';
 import { ctx } from '../support/root-hooks';
 import { Cleanup, freePort, startScratchDatabase } from '../support/servers';
@@ -95,11 +95,7 @@ describe('deployment as processes: two APIs and a worker, one data folder each, 
       apis.push({ url: `http://127.0.0.1:${port}`, role });
     }
 
-    const sv = async (...args: string[]) => {
-      const res = await runCommand([process.execPath, path.join(ROOT, 'bin', 'sv.js'), ...args, '--json'], { ...shared, SV_DATA_DIR: dataDir('cli') });
-      assert.equal(res.code, 0, res.stderr);
-      return JSON.parse(res.stdout);
-    };
+    const sv = svJson(path.join(ROOT, 'bin', 'sv.js'), { ...shared, SV_DATA_DIR: dataDir('cli') });
     const org = await sv('org', 'create', '--name', 'Scale', '--sponsored');
     const product = await sv('product', 'create', '--org', org.id, '--name', 'Scale app');
     const key = await sv('key', 'create', '--org', org.id, '--product', product.id, '--env', 'production', '--scopes', 'signals:write,inbox:read');

@@ -1,8 +1,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freeLoopbackPort as freePort } from '../../runtime/ports';
 
 /**
  * A MinIO server for the S3 media store's tests: `MINIO_BIN`, `minio` on PATH, or the per-user build
@@ -12,17 +12,6 @@ export function findMinio(): string | null {
   const candidates = [process.env.MINIO_BIN, path.join(os.homedir(), '.cache', 'minio-bin', 'minio'),
     ...(process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, 'minio'))];
   return candidates.find((c): c is string => !!c && fs.existsSync(c)) ?? null;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export interface RunningMinio {

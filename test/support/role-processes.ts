@@ -81,3 +81,12 @@ export function runCommand(
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
 }
+
+/** `sv <args> --json` at `svJs` (the checkout's bin/sv.js or a build's) with `env`: its parsed answer; a failure fails the test. */
+export function svJson(svJs: string, env: Record<string, string>) {
+  return async (...args: string[]) => {
+    const res = await runCommand([process.execPath, svJs, ...args, '--json'], env);
+    if (res.code !== 0) throw new Error(`sv ${args.join(' ')} exited with ${res.code}: ${res.stderr}`);
+    return JSON.parse(res.stdout);
+  };
+}

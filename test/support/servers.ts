@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -9,20 +8,13 @@ import { Client as PgClient } from 'pg';
 import { startEmbeddedPostgres } from '../../runtime/embedded-postgres';
 import { resolveTemporalCli } from '../../runtime/temporal-cli';
 import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
+import { freeLoopbackPort } from '../../runtime/ports';
 
 // The real servers that tests and benchmarks run against; each start pushes its own cleanup.
 export type Cleanup = Array<() => Promise<unknown>>;
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** A free loopback port (the runtime's own helper). */
+export const freePort = freeLoopbackPort;
 
 /** A database of its own: on DATABASE_URL's server when set (dropped afterwards), else an embedded PostgreSQL. */
 export async function startScratchDatabase(cleanup: Cleanup, prefix = 'sv_test'): Promise<string> {
