@@ -113,9 +113,18 @@ export async function insertDraftRequest(
   const issue = recipientIssue(body.channel, body.recipient);
   if (issue) throw validationFailed([issue]);
   if (await recipientSuppressed(em, flow.productId, body.recipient)) throw optedOut();
-  const id = newId('prq');
-  await em.getRepository(ProofRequest).insert({
-    id,
+  const row = draftRequestRow(who, { id: flow.id, productId: flow.productId, liveVersionId: flow.liveVersionId }, body, extra);
+  await em.getRepository(ProofRequest).insert(row);
+  return em.getRepository(ProofRequest).findOneByOrFail({ id: row.id });
+}
+
+/** The row of a new draft request on a live flow's live version; callers have checked the flow, the recipient and suppressions. */
+export function draftRequestRow(
+  who: Creator, flow: { id: string; productId: string; liveVersionId: string }, body: NewRequest,
+  extra: { bulkId?: string; opportunityId?: string } = {},
+) {
+  return {
+    id: newId('prq'),
     organizationId: who.organizationId,
     productId: flow.productId,
     flowId: flow.id,
@@ -125,14 +134,13 @@ export async function insertDraftRequest(
     recipientId: body.recipient.endUserId ?? body.recipient.personRef ?? null,
     message: body.message ?? null,
     expiresInDays: body.expiresInDays ?? DEFAULT_EXPIRES_IN_DAYS,
-    status: 'draft',
+    status: 'draft' as const,
     linkTokenHash: null,
     opportunityId: extra.opportunityId ?? null,
     bulkId: extra.bulkId ?? null,
     createdBy: who.createdBy,
     updatedAt: dbNow,
-  });
-  return em.getRepository(ProofRequest).findOneByOrFail({ id });
+  };
 }
 
 export async function createRequest(ds: DataSource, who: Creator, body: NewRequest) {
