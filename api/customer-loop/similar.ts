@@ -1,7 +1,8 @@
-import { FastifyInstance } from 'fastify';
+import { FastifyInstance, FastifyRequest } from 'fastify';
 import { array } from 'yup';
 import { SimilarType, findSimilar } from '../../db/customer-loop/duplicates';
 import type { AppDeps } from '../app-deps';
+import { keyPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, errorOf } from '../plugins/responses';
@@ -13,15 +14,20 @@ const similarResponse = { 200: dataOf(array(similarCandidateSchema).defined()), 
 export async function similarRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const threshold = deps.config.duplicateThreshold;
-  const similar = (type: SimilarType, productId: string, id: string) => findSimilar(ds, { type, productId, id, threshold });
+  /** A key sees only the kinds its scopes read: a signal's similar features need features:read, a feature's similar signals signals:read. */
+  const similar = async (request: FastifyRequest, type: SimilarType, id: string) => {
+    const { scopes } = keyPrincipal(request);
+    const candidates = await findSimilar(ds, { type, productId: productTenant(request).productId, id, threshold });
+    return candidates.filter((c) => scopes.includes(c.type === 'feature' ? 'service:features:read' : 'service:signals:read'));
+  };
 
   app.get<{ Params: { id: string } }>('/api/v1/signals/:id/similar', {
     schema: { params: idParams, response: similarResponse },
     config: { tag: 'customer-loop', auth: 'key', scope: 'service:signals:read', operationId: 'similarToSignal', summary: 'Features, then signals, most like this signal (at most 10)' },
-  }, async (request) => ({ data: await similar('signal', productTenant(request).productId, request.params.id) }));
+  }, async (request) => ({ data: await similar(request, 'signal', request.params.id) }));
 
   app.get<{ Params: { id: string } }>('/api/v1/features/:id/similar', {
     schema: { params: idParams, response: similarResponse },
     config: { tag: 'customer-loop', auth: 'key', scope: 'service:features:read', operationId: 'similarToFeature', summary: 'Features and unlinked signals most like this feature (at most 10)' },
-  }, async (request) => ({ data: await similar('feature', productTenant(request).productId, request.params.id) }));
+  }, async (request) => ({ data: await similar(request, 'feature', request.params.id) }));
 }

@@ -1,3 +1,4 @@
+import { createServiceKey } from '../../db/platform/service-keys';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -123,6 +124,18 @@ describe('customer loop: duplicates (similar, merge, not a duplicate)', function
     const unsuggested = await call(withKey(t.key, { method: 'GET', url: `/api/v1/signals/${signal.id}/similar` }), strict);
     assert.ok(unsuggested.json().data.every((c: Candidate) => !c.suggested));
     await strict.close();
+
+    // A key sees only the kinds its scopes read: no feature titles for signals:read alone, no customer text for features:read alone.
+    const signalsOnly = (await createServiceKey(ctx.dataSource, {
+      organizationId: t.organizationId, productId: t.product.id, environment: 'production', scopes: ['service:signals:read'],
+    })).secret;
+    const seenBySignalsKey = await similar(signalsOnly, 'signals', signal.id);
+    assert.ok(seenBySignalsKey.length > 0 && seenBySignalsKey.every((c) => c.type === 'signal'));
+    const featuresOnly = (await createServiceKey(ctx.dataSource, {
+      organizationId: t.organizationId, productId: t.product.id, environment: 'production', scopes: ['service:features:read'],
+    })).secret;
+    assert.ok((await similar(featuresOnly, 'features', feature.id)).every((c) => c.type === 'feature'));
+    assert.ok((await similar(t.key, 'features', feature.id)).some((c) => c.type === 'signal'), 'a key with both scopes sees signals');
 
     // Linked evidence is no longer pointed at.
     await call(teammate(t.owner, 'POST', `/api/workspace/features/${feature.id}/signals`, { signalId: signal.id }));
