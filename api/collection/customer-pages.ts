@@ -139,8 +139,12 @@ export async function customerPageRoutes(app: FastifyInstance, deps: AppDeps): P
     const guarded = <T extends (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>>(handler: T) =>
       async (request: FastifyRequest, reply: FastifyReply) => ((await guard(request)) ? handler(request, reply) : reply.callNotFound());
 
-    app.get<{ Params: { publicId: string } }>(`${base}/f/:publicId`, hidden, guarded(async (request, reply) =>
-      livePage(request, reply, (request.params as { publicId: string }).publicId, base)));
+    app.get<{ Params: { publicId: string } }>(`${base}/f/:publicId`, hidden, guarded(async (request, reply) => {
+      const publicId = (request.params as { publicId: string }).publicId;
+      // A custom domain is its own flow's: another workspace's form never answers under it.
+      if (base === '' && (await domainOf(request))?.publicId !== publicId) return reply.callNotFound();
+      return livePage(request, reply, publicId, base);
+    }));
     for (const name of Object.keys(FRAGMENT_PAGES) as FragmentPage[]) app.get(`${base}/${name}`, hidden, guarded(fragmentPage(name, base)));
 
     const opened = (name: 'r' | 'continue') => guarded(async (request, reply) => {

@@ -55,6 +55,8 @@ describe('customer pages: the API they stand on', () => {
       assert.ok(res.body.includes(WORDING), `${url}: the flow's form`);
       assert.ok(res.body.includes('"base":""'), `${url}: the pages' links stay at the root`);
     }
+    const other = await createCollectionTenant();
+    assert.equal((await at(`/f/${other.publicId}`, hostname)).statusCode, 404, 'another workspace\'s flow never answers under this domain');
     const control = await at('/control', hostname);
     assert.equal(control.statusCode, 200);
     assert.equal(control.headers['referrer-policy'], 'no-referrer');
