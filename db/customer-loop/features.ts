@@ -232,17 +232,18 @@ export async function withdrawVote(ds: DataSource, tenant: ProductTenant, featur
 /** Follows (or stops following) without touching the vote: the public board's follow button. */
 export async function setFollow(ds: DataSource, tenant: ProductTenant, featureId: string, endUserId: string, follow: boolean) {
   return ds.transaction(async (em) => {
-    const feature = await lockFeature(em, { id: featureId, productId: tenant.productId });
+    // A follow of a merged feature lands on the surviving one, as a vote does.
+    const feature = await lockVotable(em, tenant.productId, featureId);
     await ensureEndUser(em, tenant, endUserId);
     if (follow) {
       await em.query(
         `INSERT INTO feature_follows (feature_id, product_id, end_user_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-        [featureId, tenant.productId, endUserId],
+        [feature.id, tenant.productId, endUserId],
       );
     } else {
-      await em.query('DELETE FROM feature_follows WHERE feature_id = $1 AND end_user_id = $2', [featureId, endUserId]);
+      await em.query('DELETE FROM feature_follows WHERE feature_id = $1 AND end_user_id = $2', [feature.id, endUserId]);
     }
-    const voted: unknown[] = await em.query('SELECT 1 FROM feature_votes WHERE feature_id = $1 AND end_user_id = $2', [featureId, endUserId]);
+    const voted: unknown[] = await em.query('SELECT 1 FROM feature_votes WHERE feature_id = $1 AND end_user_id = $2', [feature.id, endUserId]);
     return voteResult(await recomputeFeature(em, feature), endUserId, voted.length > 0, follow);
   });
 }

@@ -1,3 +1,4 @@
+import { setFollow } from '../../db/customer-loop/features';
 import { createServiceKey } from '../../db/platform/service-keys';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -225,6 +226,11 @@ describe('customer loop: duplicates (similar, merge, not a duplicate)', function
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().data.featureId, b.id);
     assert.equal(res.json().data.voteCount, 1);
+    // A follow sent to the merged id (an old roadmap link) lands on the surviving feature too.
+    const followed = await setFollow(ctx.dataSource, { organizationId: tenant.organizationId, productId: tenant.product.id }, a.id, 'late-follower', true);
+    assert.equal(followed.featureId, b.id);
+    const rows: Array<{ feature_id: string }> = await ctx.dataSource.query('SELECT feature_id FROM feature_follows WHERE end_user_id = $1 AND product_id = $2', ['late-follower', tenant.product.id]);
+    assert.deepEqual(rows.map((r) => r.feature_id), [b.id]);
   });
 
   it('remembers "not a duplicate" for good, both ways', async () => {
