@@ -3,7 +3,7 @@ import { AddressInfo } from 'node:net';
 
 /** One request's arrival, as the receiver process reports it to the benchmark. */
 export interface Arrival {
-  /** `service-event-id`, or `x-bench-id` for the direct POSTs. */
+  /** The path and `service-event-id` of a delivery (`/hook/0 evt_…`), or `x-bench-id` for the direct POSTs. */
   id: string | null;
   /** The signal of a `signal.created` delivery. */
   signalId: string | null;
@@ -17,7 +17,8 @@ export interface Arrival {
  */
 if (require.main === module) {
   const server = http.createServer((req, res) => {
-    const id = req.headers['service-event-id'] ?? req.headers['x-bench-id'];
+    const event = req.headers['service-event-id'];
+    const id = typeof event === 'string' ? `${req.url} ${event}` : req.headers['x-bench-id'];
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {

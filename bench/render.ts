@@ -3,7 +3,9 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { openDatabase } from '../db/data-source';
+import { buildApp } from '../api/app';
+import { openDatabase, statementsSent } from '../db/data-source';
+import { loadConfig } from '../runtime/config';
 import { installTemporalLogger } from '../runtime/temporal-logging';
 import { createServiceKey } from '../db/platform/service-keys';
 import { createSession } from '../db/platform/sessions';
@@ -11,17 +13,18 @@ import { createOrganization, createProduct, createTeammate } from '../db/platfor
 import { Cleanup, freePort, startScratchDatabase, startScratchTemporal } from '../test/support/servers';
 import { submissionBody } from '../test/support/proof-fixtures';
 import { startRole } from './roles';
+import { startService } from './service';
+import { loadRound } from './load';
 
 /**
  * Render requests/s of a placement of 50 eligible items, cold (no If-None-Match: fresh eligibility,
  * canonical JSON, Ed25519 signature) and warm (If-None-Match matches: fresh eligibility, 304), beside
  * a small Fastify process serving the same manifest bytes (`bench/static-server.ts`), in alternating
- * rounds. The API and the worker run as `npm start` runs them, each a Node process of its own; this
- * process only sets the wall up and generates the load. `BENCH_ROLE_NODE_ARGS` passes Node flags to the
- * roles.
+ * rounds. The service runs as a newcomer runs it, `npm start` (the API in one process a core sharing the
+ * port, and a worker process); this process only sets the wall up and generates the load.
  */
 const ITEMS = 50;
-const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
+const ROUND_S = Number(process.env.BENCH_ROUND_S ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
 
@@ -38,12 +41,9 @@ async function main(): Promise<void> {
       DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address, SV_TASK_QUEUE: 'bench-render', HOST: '127.0.0.1',
       RATE_LIMIT_PER_MINUTE: '1000000', PUBLIC_RATE_LIMIT_PER_MINUTE: '1000000',
     };
-    const [apiPort, staticPort] = [await freePort(), await freePort()];
-    await Promise.all([
-      startRole(cleanup, 'api', 'api/server.ts', { ...roleEnv, PORT: String(apiPort) }, /API listening on/),
-      startRole(cleanup, 'worker', 'worker/main.ts', roleEnv, /worker polling task queue/),
-    ]);
-    const base = `http://127.0.0.1:${apiPort}`;
+    const staticPort = await freePort();
+    const service = await startService(cleanup, roleEnv);
+    const base = service.base;
 
     const org = await createOrganization(ds, { name: 'Bench', sponsored: true });
     const product = await createProduct(ds, { organizationId: org.id, name: 'Bench' });
@@ -86,36 +86,46 @@ async function main(): Promise<void> {
     fs.writeFileSync(staticFile, staticBody);
     await startRole(cleanup, 'static', 'bench/static-server.ts', { PORT: String(staticPort), BENCH_STATIC_FILE: staticFile }, /static listening on/);
 
-    const run = async (url: string, headers: Record<string, string>, expect: number): Promise<number> => {
-      let left = REQUESTS;
-      const start = performance.now();
-      await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-        while (left-- > 0) {
-          const res = await get(url, headers);
-          if (res.status !== expect) throw new Error(`${url}: ${res.status}`);
-        }
-      }));
-      return (REQUESTS / (performance.now() - start)) * 1000;
-    };
     const modes = {
-      static: () => run(`http://127.0.0.1:${staticPort}/bench/static`, {}, 200),
-      cold: () => run(`${base}/api/public/proof/render/${placement.id}`, {}, 200),
-      warm: () => run(`${base}/api/public/proof/render/${placement.id}`, { 'if-none-match': first.etag! }, 304),
+      static: () => loadRound({ url: `http://127.0.0.1:${staticPort}/bench/static`, connections: CONCURRENCY, seconds: ROUND_S, expect: 200 }),
+      cold: () => loadRound({ url: `${base}/api/public/proof/render/${placement.id}`, connections: CONCURRENCY, seconds: ROUND_S, expect: 200 }),
+      warm: () => loadRound({
+        url: `${base}/api/public/proof/render/${placement.id}`, connections: CONCURRENCY, seconds: ROUND_S, expect: 304, headers: { 'if-none-match': first.etag! },
+      }),
     };
     // Warm-up of every route: JIT, pool connections.
     for (const mode of ['static', 'cold', 'warm'] as const) await modes[mode]();
     const totals = { static: 0, cold: 0, warm: 0 };
+    const p99s = { static: [] as number[], cold: [] as number[], warm: [] as number[] };
     for (let round = 0; round < ROUNDS; round++) {
       for (const mode of ['static', 'cold', 'warm'] as const) {
-        const perSecond = await modes[mode]();
-        totals[mode] += perSecond / ROUNDS;
-        console.log(`round ${round + 1}  ${mode.padEnd(6)} ${perSecond.toFixed(0)} requests/s`);
+        const r = await modes[mode]();
+        if (r.unexpected > 0) throw new Error(`${mode}: ${r.unexpected} answers with another status or errors`);
+        totals[mode] += r.perSecond / ROUNDS;
+        p99s[mode].push(r.p99);
+        console.log(`round ${round + 1}  ${mode.padEnd(6)} ${r.perSecond.toFixed(0)} requests/s  p50 ${r.p50} ms  p99 ${r.p99} ms`);
       }
     }
     agent.destroy();
-    console.log(`bench:render  ${ITEMS} items, manifest ${Buffer.byteLength(staticBody)} bytes, ${REQUESTS} requests x ${ROUNDS} rounds, concurrency ${CONCURRENCY}`);
-    console.log(`static JSON ${totals.static.toFixed(0)}/s   cold render ${totals.cold.toFixed(0)}/s   warm render (304) ${totals.warm.toFixed(0)}/s`);
+    // Statements a render sends, counted on the same code in this process: one at a time, and 50 at once.
+    const counted = await buildApp({ dataSource: ds, temporal: temporal.client, config: loadConfig({ ...process.env, ...roleEnv }) });
+    cleanup.push(() => counted.close());
+    const renderUrl = `/api/public/proof/render/${placement.id}`;
+    const statementsPer = async (headers: Record<string, string>, atOnce: number) => {
+      await counted.inject({ url: renderUrl, headers });
+      const before = statementsSent();
+      for (let i = 0; i < 4; i++) await Promise.all(Array.from({ length: atOnce }, () => counted.inject({ url: renderUrl, headers })));
+      return (statementsSent() - before) / (4 * atOnce);
+    };
+    const statements = {
+      cold: [await statementsPer({}, 1), await statementsPer({}, 50)],
+      warm: [await statementsPer({ 'if-none-match': first.etag! }, 1), await statementsPer({ 'if-none-match': first.etag! }, 50)],
+    };
+    console.log(`bench:render  ${ITEMS} items, manifest ${Buffer.byteLength(staticBody)} bytes, ${ROUNDS} rounds of ${ROUND_S} s a mode, ${CONCURRENCY} connections (autocannon)`);
+    console.log(`static JSON ${totals.static.toFixed(0)}/s (p99 ${Math.max(...p99s.static)} ms)   cold render ${totals.cold.toFixed(0)}/s (p99 ${Math.max(...p99s.cold)} ms)   warm render (304) ${totals.warm.toFixed(0)}/s (p99 ${Math.max(...p99s.warm)} ms)`);
     console.log(`ratio to static: cold ${(totals.cold / totals.static).toFixed(3)}, warm ${(totals.warm / totals.static).toFixed(3)}`);
+    console.log(`SQL statements a request: cold ${statements.cold[0]} one at a time, ${statements.cold[1].toFixed(2)} 50 at once; `
+      + `304 ${statements.warm[0]} one at a time, ${statements.warm[1].toFixed(2)} 50 at once`);
   } finally {
     for (const step of cleanup.reverse()) await step().catch(() => undefined);
   }

@@ -2,9 +2,13 @@ import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { generateKeyRingValue } from '../runtime/secret-box';
 import { Cleanup, freePort } from '../test/support/servers';
 
 const ROOT = path.resolve(__dirname, '..');
+
+// `npm start` on an external PostgreSQL needs a key ring, and the benchmark seals webhook secrets with the same one.
+process.env.SV_SECRET_KEYS ??= generateKeyRingValue();
 
 /** The pids of every descendant of `pid`, read from /proc. */
 function descendantsOf(pid: number): number[] {

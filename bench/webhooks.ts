@@ -11,18 +11,18 @@ import { Worker } from '@temporalio/worker';
 import { quantile } from './stats';
 import { Arrival } from './receiver';
 import { startRole } from './roles';
+import { cpuSeconds, startService } from './service';
 import { Cleanup, freePort, startScratchDatabase, startScratchTemporal } from '../test/support/servers';
 
 /**
- * Webhook delivery, with every role running as `npm run api` and `npm run worker` run them: the API and
- * the worker (with its relays) each in a Node process of its own, on the default settings, beside
- * Temporal and PostgreSQL; the receiver (a third party) runs in a process of its own too, reporting
- * arrivals over IPC. This process holds only the load generator, so that the offered load is what it
- * says and no role shares another's event loop. `BENCH_ROLE_NODE_ARGS` passes Node flags to the roles
- * (`--cpu-prof --cpu-prof-dir=/tmp/prof` profiles them):
+ * Webhook delivery, with the service run as a newcomer runs it: `npm start` (the API in one process a core, a
+ * worker process with its relays) on an external PostgreSQL, beside Temporal; the receiver (a third party) runs
+ * in a process of its own too, reporting arrivals over IPC. This process holds only the load generator, so that
+ * the offered load is what it says and no role shares another's event loop:
  *
- * - burst: fans N events out through the service (outbox → relay → batch workflow → signed HTTP) to a
- *   local receiver, beside N plain HTTP POSTs made directly from this process to the same receiver, in
+ * - burst: fans N events out through the service (outbox → relay → batch workflow → signed HTTP) to
+ *   BENCH_ENDPOINTS endpoints of a local receiver, beside as many plain HTTP POSTs made directly from this
+ *   process to the same receiver, in
  *   alternating rounds. Prints deliveries/s and the time from event to first attempt (p50/p99) of both,
  *   and the ratios. Also measures the Temporal dev server's own ceiling on this machine: empty
  *   workflows started and completed per second.
@@ -31,9 +31,10 @@ import { Cleanup, freePort, startScratchDatabase, startScratchTemporal } from '.
  *   the first attempt's arrival (p50/p99), and how many deliveries had not arrived 60 s after the last
  *   signal.
  *
- *   BENCH_MODE=burst|steady|both (default both) BENCH_EVENTS=300 BENCH_ROUNDS=2 BENCH_RATE=100 BENCH_SECONDS=20
+ *   BENCH_MODE=burst|steady|both (default both) BENCH_EVENTS=1000 BENCH_ENDPOINTS=1 BENCH_ROUNDS=2 BENCH_RATE=100 BENCH_SECONDS=20
  */
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 300);
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
+const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const MODE = process.env.BENCH_MODE ?? 'both';
 const RATE = Number(process.env.BENCH_RATE ?? 100);
@@ -82,20 +83,21 @@ async function main(): Promise<void> {
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', RATE_LIMIT_PER_MINUTE: '1000000', HOST: '127.0.0.1', PORT: String(await freePort()),
     };
     const config = loadConfig({ ...process.env, ...roleEnv });
-    const [apiRole, workerRole] = await Promise.all([
-      startRole(cleanup, 'api', 'api/server.ts', roleEnv, /API listening on/),
-      startRole(cleanup, 'worker', 'worker/main.ts', roleEnv, /worker polling task queue/),
-    ]);
-    const api = `http://127.0.0.1:${roleEnv.PORT}`;
+    const running = await startService(cleanup, roleEnv);
+    const api = running.base;
+    const cpuOf = (pids: () => number[]) => () => pids().reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+    const apiRole = { cpuSeconds: cpuOf(running.apiPids) };
+    const workerRole = { cpuSeconds: cpuOf(running.workerPids) };
     const org = await createOrganization(ds, { name: 'Bench', sponsored: true });
     const product = await createProduct(ds, { organizationId: org.id, name: 'Bench' });
-    await createEndpoint(ds, org.id, { url, subscriptions: ['bench.*', 'signal.created'] });
+    const paths = Array.from({ length: ENDPOINTS }, (_, k) => `/hook/${k}`);
+    for (const p of paths) await createEndpoint(ds, org.id, { url: url.replace(/\/hook$/, p), subscriptions: ['bench.*', 'signal.created'] });
     const { secret } = await createServiceKey(ds, {
       organizationId: org.id, productId: product.id, environment: config.environment, scopes: ['service:signals:write'],
     });
 
     const baseline = async (round: number): Promise<Run> => {
-      const ids = Array.from({ length: EVENTS }, (_, i) => `base-${round}-${i}`);
+      const ids = Array.from({ length: EVENTS * ENDPOINTS }, (_, i) => `base-${round}-${i}`);
       const sentAt = new Map<string, number>();
       const agent = new http.Agent({ keepAlive: true, maxSockets: BASELINE_CONCURRENCY });
       const start = performance.now();
@@ -124,9 +126,10 @@ async function main(): Promise<void> {
       const start = performance.now();
       // The events go into the outbox as any change's events do, but in one statement, so that the
       // clock measures the service's delivery rather than the load generator's 300 round trips.
-      const ids = await ds.transaction((em) => enqueueEvents(em, Array.from({ length: EVENTS }, (_, i) => (
+      const events = await ds.transaction((em) => enqueueEvents(em, Array.from({ length: EVENTS }, (_, i) => (
         { organizationId: org.id, productId: product.id, type: 'bench.event', data: { i } }))));
       const committed = performance.now();
+      const ids = events.flatMap((event) => paths.map((p) => `${p} ${event}`));
       await waitForAll(ids);
       const elapsed = Math.max(...ids.map((id) => arrivals.get(id)!)) - start;
       return summarise(ids.map((id) => arrivals.get(id)! - committed), elapsed);
@@ -257,7 +260,8 @@ async function main(): Promise<void> {
         results.push({ baseline: b, service: s });
         ceilings.push(await ceiling());
       }
-      console.log(`bench:webhooks burst  ${EVENTS} events per round, ${ROUNDS} rounds, alternating`);
+      console.log(`bench:webhooks burst  ${EVENTS} events to ${ENDPOINTS} endpoint(s) per round (${EVENTS * ENDPOINTS} deliveries), ${ROUNDS} rounds, alternating; `
+        + `npm start with ${running.apiPids().length} API processes and a worker`);
       results.forEach((r, i) => {
         console.log(`round ${i + 1}  direct POSTs       ${fmt(r.baseline)}`);
         console.log(`round ${i + 1}  service deliveries ${fmt(r.service)}`);

@@ -8,7 +8,7 @@ import { resealStoredSecrets } from './platform/secrets-at-rest';
 const MIGRATION_LOCK = 7_412_001;
 
 /**
- * A pool client that always has an `error` listener. A backend ended under a busy client (a failover,
+ * A pool client that always has an `error` listener, and counts what it sends. A backend ended under a busy client (a failover,
  * `pg_terminate_backend`) can emit a second error after pg-pool's one-shot listener of `pool.query` has
  * gone, and an unheard `error` event ends the process. The query that was running still gets its error,
  * and the pool drops the client; this only keeps the stray event from being fatal.
@@ -17,8 +17,18 @@ class ListenedClient extends Client {
   constructor(config?: ConstructorParameters<typeof Client>[0]) {
     super(config);
     this.on('error', () => undefined);
+    const query = this.query.bind(this) as (...args: unknown[]) => unknown;
+    this.query = ((...args: unknown[]) => {
+      statements += 1;
+      return query(...args);
+    }) as Client['query'];
   }
 }
+
+let statements = 0;
+
+/** How many statements this process has sent to PostgreSQL: a benchmark divides it by the requests it made. */
+export const statementsSent = (): number => statements;
 
 export function createDataSource(url: string, poolSize = 10): DataSource {
   return new DataSource({

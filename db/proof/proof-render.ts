@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { sharedFreshRead } from '../../runtime/shared-fresh-read';
 import { DataSource } from 'typeorm';
 import { CANONICALIZATION, canonicalJson } from '../rules/canonical-json';
 import { displayName } from '../rules/source-attribution';
@@ -119,6 +120,18 @@ interface CachedRender extends Render {
 const RENDER_CACHE_LIMIT = 1_000;
 const renders = new WeakMap<DataSource, Map<string, CachedRender>>();
 
+/**
+ * The render version a placement's decision depends on. A wall's visitors ask it all at once: concurrent renders
+ * of one placement share one read, never one that began before they arrived (sharedFreshRead).
+ */
+const versionReads = new WeakMap<DataSource, (placementId: string) => Promise<Array<{ version: string }>>>();
+
+function renderVersionOf(ds: DataSource, placementId: string): Promise<Array<{ version: string }>> {
+  return ds.query(
+    `SELECT coalesce((SELECT version FROM proof_render_versions v WHERE v.organization_id = p.organization_id), 0)::text AS version
+       FROM proof_placements p WHERE p.id = $1`, [placementId]);
+}
+
 function expiryOf(loaded: LoadedPlacement, now: Date): number {
   let at = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
   for (const entry of loaded.entries) {
@@ -138,9 +151,9 @@ function expiryOf(loaded: LoadedPlacement, now: Date): number {
  * afresh here each time, so no decision is ever served stale.
  */
 export async function currentRender(ds: DataSource, placementId: string, now: Date = new Date()): Promise<Render | null> {
-  const rows: Array<{ version: string }> = await ds.query(
-    `SELECT coalesce((SELECT version FROM proof_render_versions v WHERE v.organization_id = p.organization_id), 0)::text AS version
-       FROM proof_placements p WHERE p.id = $1`, [placementId]);
+  let readVersion = versionReads.get(ds);
+  if (!readVersion) versionReads.set(ds, readVersion = sharedFreshRead((id: string) => renderVersionOf(ds, id)));
+  const rows = await readVersion(placementId);
   if (rows.length === 0) return null;
   const key = await activeSigningKey(ds);
   let cache = renders.get(ds);

@@ -30,8 +30,10 @@ describe('API conventions', () => {
   it('every response carries x-request-id, matching the envelope\'s requestId', async () => {
     const res = await call({ method: 'GET', url: '/api/v1/auth/whoami' });
     const id = res.headers['x-request-id'] as string;
-    assert.match(id, /^req_[0-9a-f]{24}$/);
+    assert.match(id, /^req_[0-9a-f]{12}[0-9a-z]+$/);
     assert.equal(res.json().error.requestId, id);
+    const next = (await call({ method: 'GET', url: '/api/v1/auth/whoami' })).headers['x-request-id'] as string;
+    assert.notEqual(next, id, 'every request has an id of its own');
     assert.ok((await call({ method: 'GET', url: '/healthz' })).headers['x-request-id']);
   });
 
