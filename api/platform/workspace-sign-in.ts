@@ -64,17 +64,15 @@ export async function workspaceSignInRoutes(app: FastifyInstance, deps: AppDeps)
   }, async (request, reply) => {
     const token = request.headers['x-sign-in-token'];
     if (typeof token !== 'string') throw invalidCredential('send the link\'s secret (sl_…) in the x-sign-in-token header');
-    const teammateId = await redeemSignInLink(ds, token);
-    const issued = await createSession(ds, teammateId, cfg.sessionTtlHours);
+    const t = await redeemSignInLink(ds, token);
+    const issued = await createSession(ds, t.id, cfg.sessionTtlHours);
     const [, value] = issued.cookie.split('=');
-    const [t]: Array<{ organization_id: string; email: string; role: 'owner' | 'admin' | 'member' }> = await ds.query(
-      'SELECT organization_id, email, role FROM teammates WHERE id = $1', [teammateId]);
     reply.setCookie(SESSION_COOKIE, value, {
       path: '/', httpOnly: true, sameSite: 'lax', secure: request.protocol === 'https', expires: new Date(issued.expiresAt),
     });
     return reply.code(201).header('cache-control', 'no-store').send({
       data: {
-        teammateId, organizationId: t.organization_id, email: t.email, role: t.role,
+        teammateId: t.id, organizationId: t.organizationId, email: t.email, role: t.role,
         csrfToken: issued.csrfToken, expiresAt: issued.expiresAt,
       },
     });

@@ -58,14 +58,17 @@ export async function issueSignInLink(ds: DataSource, teammateId: string, consol
   return (await mintSignInLink(ds, linkId, consoleUrl))!;
 }
 
+export interface SignInTeammate { id: string; organizationId: string; email: string; role: 'owner' | 'admin' | 'member' }
+
 /** Uses a link up (one statement: two tabs racing get one session); answers its teammate. */
-export async function redeemSignInLink(ds: DataSource, token: string): Promise<string> {
+export async function redeemSignInLink(ds: DataSource, token: string): Promise<SignInTeammate> {
   if (!SIGN_IN_TOKEN_PATTERN.test(token)) throw invalidCredential('the sign-in link is malformed');
   const digest = sha256Hex(token);
-  const [[used]]: [Array<{ teammate_id: string }>, number] = await ds.query(
-    `UPDATE teammate_sign_in_links SET used_at = now()
-      WHERE token_digest = $1 AND used_at IS NULL AND expires_at > now() RETURNING teammate_id`, [digest]);
-  if (used) return used.teammate_id;
+  const [[used]]: [SignInTeammate[], number] = await ds.query(
+    `UPDATE teammate_sign_in_links l SET used_at = now() FROM teammates t
+      WHERE l.token_digest = $1 AND l.used_at IS NULL AND l.expires_at > now() AND t.id = l.teammate_id
+      RETURNING t.id, t.organization_id AS "organizationId", t.email, t.role`, [digest]);
+  if (used) return used;
   const [known]: Array<{ used_at: Date | null }> = await ds.query(
     'SELECT used_at FROM teammate_sign_in_links WHERE token_digest = $1', [digest]);
   if (!known) throw invalidCredential('the sign-in link is not recognised; ask for a new one');
