@@ -77,7 +77,11 @@ export async function startService(cleanup: Cleanup, env: Record<string, string>
   cleanup.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bin', 'start.ts')], {
     cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, SV_DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'error', TEMPORAL_LOG_LEVEL: 'ERROR', ...env, PORT: String(port) },
+    env: {
+      ...process.env, SV_DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'error', TEMPORAL_LOG_LEVEL: 'ERROR',
+      // The worker's metrics on a port of its own choosing: benchmarks may run beside a service already started.
+      SV_WORKER_METRICS_PORT: '0', ...env, PORT: String(port),
+    },
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   cleanup.push(async () => {

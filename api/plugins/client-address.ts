@@ -7,6 +7,19 @@ import { sha256Hex } from '../../db/rules/secrets';
  * (an IPv4-mapped address is its IPv4 address). Only the digest is stored, never the address.
  */
 export function clientAddressDigest(ip: string): string {
+  let digest = recent.get(ip);
+  if (digest === undefined) {
+    // Every public request is counted by it, and a visitor's requests come in runs: keep the recent ones.
+    if (recent.size >= RECENT_LIMIT) recent.clear();
+    recent.set(ip, digest = digestOf(ip));
+  }
+  return digest;
+}
+
+const RECENT_LIMIT = 10_000;
+const recent = new Map<string, string>();
+
+function digestOf(ip: string): string {
   if (!ipaddr.isValid(ip)) return sha256Hex(ip);
   let parsed = ipaddr.parse(ip);
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
