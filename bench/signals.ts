@@ -17,7 +17,8 @@ import { randomBytes } from 'node:crypto';
 import { createServiceKey } from '../db/platform/service-keys';
 import { createOrganization, createProduct } from '../db/platform/tenancy';
 import { loadConfig } from '../runtime/config';
-import { openDatabase } from '../db/data-source';
+import { buildApp } from '../api/app';
+import { openDatabase, statementsSent } from '../db/data-source';
 import { installTemporalLogger } from '../runtime/temporal-logging';
 import { Cleanup, freePort, startScratchDatabase, startScratchTemporal } from '../test/support/servers';
 import { LoadResult, loadRound } from './load';
@@ -115,6 +116,18 @@ async function measure(cleanup: Cleanup): Promise<void> {
   }
 
   console.log(`spread intake vs bare: rate ${(100 * sp.rps / b.rps).toFixed(1)}%, p99 ${fmt(sp.p99 / b.p99)}x`);
+
+  // Statements an intake sends, counted on the same code in this process (one workspace's key, 50 at once).
+  const counted = await buildApp({ dataSource: ds, temporal: temporal.client, config });
+  cleanup.push(() => counted.close());
+  const inject = (n: number) => counted.inject({
+    method: 'POST', url: '/api/v1/signals', headers: { authorization: `Bearer ${keys[0]}` },
+    payload: { endUserId: `user-${n % 500}`, title: 'Export is slow', body: text, idempotencyKey: `count-${run}-${n}`, kind: 'bug' },
+  });
+  await inject(-1);
+  const before = statementsSent();
+  for (let i = 0; i < 4; i++) await Promise.all(Array.from({ length: 50 }, (_, k) => inject(i * 50 + k)));
+  console.log(`SQL statements an intake sends in the API: ${((statementsSent() - before) / 200).toFixed(2)} (200 intakes, 50 at once)`);
 }
 
 main().catch((err) => {
