@@ -10,22 +10,19 @@ export interface PageHeaders {
   frameAncestors?: string[];
   /** The page handles a secret (a link's code): no Referer leaves it, nothing caches it. */
   secret?: boolean;
-  /** Extra sources for media (a video host's player files), beyond this origin. */
-  mediaSources?: string[];
   /** false: the page runs no script at all (an HTML-only answer such as a receipt). */
   scripts?: boolean;
 }
 
 /** The one Content-Security-Policy of every page: no inline code, nothing from another origin unless named. */
 export function contentSecurityPolicy(options: PageHeaders = {}): string {
-  const media = ["'self'", 'blob:', ...(options.mediaSources ?? [])].join(' ');
   const ancestors = options.frameAncestors?.length ? options.frameAncestors.join(' ') : "'none'";
   return [
     "default-src 'none'",
     options.scripts === false ? "script-src 'none'" : "script-src 'self'",
     "style-src 'self'",
     "img-src 'self' data: blob:",
-    `media-src ${media}`,
+    "media-src 'self' blob:",
     "connect-src 'self'",
     "form-action 'self'",
     "base-uri 'none'",
