@@ -24,8 +24,15 @@ function render(target: HTMLElement, markup: SafeHtml) {
 /** The link's code: from the fragment (then removed from the address bar), else this tab's copy after a reload. */
 function takeCode(prefix: string): string | null {
   const key = `code:${data.page}`;
-  const fragment = decodeURIComponent(location.hash.slice(1));
+  const raw = location.hash.slice(1);
+  // Out of the address bar first: a fragment that does not decode must not stay there either.
   if (location.hash) history.replaceState(history.state, '', location.pathname);
+  let fragment = '';
+  try {
+    fragment = decodeURIComponent(raw);
+  } catch {
+    fragment = raw;
+  }
   if (fragment.startsWith(prefix)) {
     sessionStorage.setItem(key, fragment);
     return fragment;
