@@ -1,3 +1,4 @@
+import { ApplicationFailure } from '@temporalio/common';
 import nodemailer, { Transporter } from 'nodemailer';
 import { ServiceError } from './service-error';
 
@@ -33,3 +34,10 @@ export function mailTransport(config: { smtpUrl: string | undefined; mailFrom: s
 
 export const mailerUnavailable = () =>
   new ServiceError('SERVICE_UNAVAILABLE', 'e-mail is not configured on this service (SMTP_URL)');
+
+/** The transport of an activity that must send: without SMTP_URL it fails retryably, so the mail goes once it is set. */
+export function requiredMailTransport(config: { smtpUrl: string | undefined; mailFrom: string }): MailTransport {
+  const mailer = mailTransport(config);
+  if (!mailer) throw ApplicationFailure.retryable('SMTP_URL is not configured', 'MAILER_UNAVAILABLE');
+  return mailer;
+}

@@ -1,12 +1,11 @@
 import { DataSource } from 'typeorm';
-import { ApplicationFailure } from '@temporalio/activity';
 import { claimDelivery, completeDelivery, expireRequest, linkUrlOf, requestStatus } from '../../db/collection/requests';
 import { controlLinkExpiry, endUserOfPerson, issuePersonLink, issueStoryLink, storyWithAddress } from '../../db/collection/control-links';
 import { insertInboxItem } from '../../db/customer-loop/inbox';
 import { ProofItem } from '../../db/entities';
 import { newId } from '../../db/rules/ids';
 import { Config } from '../../runtime/config';
-import { mailTransport } from '../../runtime/mailer';
+import { requiredMailTransport } from '../../runtime/mailer';
 
 export interface ProofRequestActivityDeps {
   dataSource: DataSource;
@@ -34,8 +33,7 @@ export function createProofRequestActivities({ dataSource, config }: ProofReques
       // The subject never carries the link or anything secret: mail subjects end up in logs and previews.
       const subject = kind === 'reminder' ? `Reminder: ${product} would like to hear from you` : `${product} would like to hear from you`;
       if (r.channel === 'email') {
-        const mailer = mailTransport(config);
-        if (!mailer) throw ApplicationFailure.retryable('SMTP_URL is not configured', 'MAILER_UNAVAILABLE');
+        const mailer = requiredMailTransport(config);
         const body = [greeting, '', r.message ?? `${product} would like to hear about your experience.`, '',
           `Share your story: ${link}`, '', 'If you would rather not be asked again, the page lets you opt out.'].join('\n');
         await mailer.send({ to: r.recipient.email!, subject, text: body });
@@ -67,8 +65,7 @@ export function createProofRequestActivities({ dataSource, config }: ProofReques
         ? `You asked for the link to your stories with ${product}.`
         : `${product} has a version of your story for you to review.`;
       if (channel === 'email') {
-        const mailer = mailTransport(config);
-        if (!mailer) throw ApplicationFailure.retryable('SMTP_URL is not configured', 'MAILER_UNAVAILABLE');
+        const mailer = requiredMailTransport(config);
         if (!item.customerEmail) return 'skipped';
         const own = await storyWithAddress(dataSource, person, item.customerEmail);
         const link = await dataSource.transaction((em) => (own

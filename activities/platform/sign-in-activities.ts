@@ -1,8 +1,7 @@
-import { ApplicationFailure } from '@temporalio/activity';
 import { DataSource } from 'typeorm';
 import { mintSignInLink } from '../../db/platform/sign-in-links';
 import { Config } from '../../runtime/config';
-import { mailTransport } from '../../runtime/mailer';
+import { requiredMailTransport } from '../../runtime/mailer';
 
 export interface SignInActivityDeps {
   dataSource: DataSource;
@@ -13,8 +12,7 @@ export interface SignInActivityDeps {
 export function createSignInActivities({ dataSource, config }: SignInActivityDeps) {
   return {
     async deliverSignInLink(linkId: string): Promise<string> {
-      const mailer = mailTransport(config);
-      if (!mailer) throw ApplicationFailure.retryable('SMTP_URL is not configured', 'MAILER_UNAVAILABLE');
+      const mailer = requiredMailTransport(config);
       const link = await mintSignInLink(dataSource, linkId, config.consoleUrl);
       if (!link) return 'expired';
       await mailer.send({

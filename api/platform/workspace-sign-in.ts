@@ -41,7 +41,10 @@ export async function workspaceSignInRoutes(app: FastifyInstance, deps: AppDeps)
   }, async (request, reply) => {
     const email = request.body.email.trim().toLowerCase();
     await enforceRate(reply, `sign-in-email:${sha256Hex(email).slice(0, 32)}`, cfg.signInPerEmailPerMinute);
-    await requestSignInLinks(ds, email);
+    // Without SMTP no mail can go: nothing is made or queued (the workflow would only retry), and the log says what
+    // to use instead. The answer is the same 202, so it still tells nobody whether the address is a teammate's.
+    if (cfg.smtpUrl) await requestSignInLinks(ds, email);
+    else request.log.warn('console sign-in asked for, but SMTP_URL is not set: make a link with `sv teammate sign-in-link`');
     return reply.code(202).header('cache-control', 'no-store').send({ data: { accepted: true } });
   });
 

@@ -69,6 +69,22 @@ describe('console sign-in by e-mail link (PAGES.md §5)', function () {
     assert.equal(links, 0);
   });
 
+  it('without SMTP answers the same 202 but makes and queues nothing (no mail could go)', async () => {
+    const noMail = await ctx.buildApp({ signInPerAddressPerMinute: 100_000, smtpUrl: undefined });
+    try {
+      const email = address('no-smtp');
+      await createTeammate(ctx.dataSource, { organizationId: tenant.organizationId, email, role: 'member' });
+      const res = await askLink(email, noMail);
+      assert.equal(res.statusCode, 202);
+      assert.deepEqual(res.json(), { data: { accepted: true } });
+      const [{ links }] = await ctx.dataSource.query(
+        'SELECT count(*)::int AS links FROM teammate_sign_in_links l JOIN teammates t ON t.id = l.teammate_id WHERE t.email = $1', [email]);
+      assert.equal(links, 0);
+    } finally {
+      await noMail.close();
+    }
+  });
+
   it('refuses a missing, malformed or unknown secret with 401, an expired link with 410, a bad address with 400', async () => {
     for (const token of [undefined, 'sl_short', `ct_${'a'.repeat(43)}`, `sl_${'a'.repeat(43)}`]) {
       const res = await complete(token);
