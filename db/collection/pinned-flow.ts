@@ -1,4 +1,5 @@
 import { EntityManager } from 'typeorm';
+import { servedWelcomeVideoMediaId } from './media';
 import { ServiceError, conflict, notFound } from '../../runtime/service-error';
 
 /**
@@ -83,13 +84,7 @@ async function pin(em: EntityManager, row: VersionRow): Promise<PinnedFlow> {
   }
   let welcomeVideoId: string | null = null;
   if (typeof d.welcomeVideoId === 'string') {
-    // The serving rule of db/collection/media.ts servedWelcomeVideo: screened, not erased, the live flow's latest version uses it.
-    const rows: unknown[] = await em.query(
-      `SELECT 1 FROM collection_welcome_videos w JOIN collection_media m ON m.id = w.media_id AND m.erased_at IS NULL
-        JOIN collection_flows f ON f.id = w.flow_id AND f.state = 'live'
-        JOIN LATERAL (SELECT v.id FROM collection_flow_versions v WHERE v.flow_id = f.id ORDER BY v.version_number DESC LIMIT 1) latest ON latest.id = $2
-        WHERE w.id = $1 AND w.state IN ('passed', 'cleared')`, [d.welcomeVideoId, row.id]);
-    if (rows.length) welcomeVideoId = d.welcomeVideoId;
+    if (await servedWelcomeVideoMediaId(em, d.welcomeVideoId)) welcomeVideoId = d.welcomeVideoId;
   }
   return {
     flowId: row.flow_id, publicId: row.public_id, flowState: row.flow_state, flowVersionId: row.id, versionNumber: row.version_number,
