@@ -17,6 +17,8 @@ import { createRoomMaintenanceActivities } from './rooms/room-maintenance-activi
 export interface ActivityDeps {
   dataSource: DataSource;
   config: Config;
+  /** Aborted when the worker's shutdown grace is over: calls to third parties still running are abandoned. */
+  stopping?: AbortSignal;
 }
 
 /** Every activity the worker registers, wired to its dependencies. */

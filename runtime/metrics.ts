@@ -2,7 +2,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 /**
  * The process's Prometheus metrics (prom-client), served at `/metrics` by the API and by each worker's
- * metrics listener. One registry per process: `npm start`'s API shows its worker's too.
+ * metrics listener. One registry per process; under `npm start` the API's `/metrics` sums the API
+ * processes' registries (`supervisedMetrics`).
  */
 export const metricsRegistry = new Registry();
 collectDefaultMetrics({ register: metricsRegistry, prefix: 'sv_process_' });

@@ -32,10 +32,12 @@ export function temporalConnectionOptions(config: TlsSettings, address: string):
   }
   if (config.temporalTlsCa) tls.serverRootCACertificate = pem(config.temporalTlsCa, 'TEMPORAL_TLS_CA');
   if (config.temporalTlsServerName) tls.serverNameOverride = config.temporalTlsServerName;
-  const secured = Object.keys(tls).length > 0 || config.temporalApiKey !== undefined;
+  // An empty key (`TEMPORAL_API_KEY=` in an .env file) is no key: it must not turn TLS on either.
+  const apiKey = config.temporalApiKey?.trim() || undefined;
+  const secured = Object.keys(tls).length > 0 || apiKey !== undefined;
   return {
     address,
     ...(secured ? { tls } : {}),
-    ...(config.temporalApiKey ? { apiKey: config.temporalApiKey } : {}),
+    ...(apiKey ? { apiKey } : {}),
   };
 }

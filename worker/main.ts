@@ -40,7 +40,8 @@ export interface WorkerConnections {
  */
 export async function startWorker(config: Config, dataSource: DataSource, conn: WorkerConnections): Promise<RunningWorker> {
   warnIfPrivateTargetsAllowed(config.webhookAllowPrivateTargets);
-  const worker = await createWorker({ connection: conn.nativeConnection, dataSource, config, workflowBundle: conn.workflowBundle });
+  const stopping = new AbortController();
+  const worker = await createWorker({ connection: conn.nativeConnection, dataSource, config, workflowBundle: conn.workflowBundle, stopping: stopping.signal });
   // Workflows started with tenant search attributes fail on a namespace that lacks them.
   await ensureTenantSearchAttributes(conn.client, config.temporalNamespace);
   await ensureMaintenance(conn.client, config);
@@ -54,7 +55,14 @@ export async function startWorker(config: Config, dataSource: DataSource, conn: 
     stop: async () => {
       await Promise.all(relays.map((relay) => relay.stop()));
       if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
+      // The SDK cancels remote activities when the grace is over; the local ones (a webhook batch's first
+      // attempts) hear it from `stopping`, hand their deliveries on, and let the worker end.
+      const grace = setTimeout(() => stopping.abort(new Error('the worker is stopping')), config.workerShutdownGraceMs);
+      try {
+        await running;
+      } finally {
+        clearTimeout(grace);
+      }
     },
   };
 }

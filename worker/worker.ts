@@ -15,17 +15,19 @@ export interface WorkerDeps {
   config: Config;
   /** A prebuilt bundle (tests build it once); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
+  /** Aborted once the shutdown grace is over (`startWorker`'s stop). */
+  stopping?: AbortSignal;
 }
 
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
-  const { connection, dataSource, config, workflowBundle } = deps;
+  const { connection, dataSource, config, workflowBundle, stopping } = deps;
   return Worker.create({
     connection,
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
-    activities: createActivities({ dataSource, config }),
+    activities: createActivities({ dataSource, config, stopping }),
     // On SIGTERM running activities get this long to finish; the ones still running are then cancelled,
-    // their attempt fails and Temporal hands them to another worker.
+    // their attempt fails and Temporal hands them to another worker (local ones: `stopping`).
     shutdownGraceTime: config.workerShutdownGraceMs,
     ...(workflowBundle ? { workflowBundle } : { workflowsPath: require.resolve('../workflows') }),
   });

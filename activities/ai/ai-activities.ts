@@ -13,6 +13,7 @@ import { AI_INVALID_OUTPUT, AI_REQUEST_REFUSED, aiFailure, chatProvider } from '
 export interface AiActivityDeps {
   config: Config;
   dataSource?: DataSource;
+  stopping?: AbortSignal;
 }
 
 const SUMMARY_MAX = 500;
@@ -74,8 +75,10 @@ export function validateAnalysis(text: string | null | undefined, job: AnalysisJ
 const PARSERS = { summarize: parseSummary, ask_draft: parseAskDraft, case_study: parseCaseStudy };
 
 /** Calls to the AI provider (any OpenAI-compatible endpoint). The workflows bound the retries. */
-export function createAiActivities({ config, dataSource }: AiActivityDeps) {
-  const { configured, chat: complete } = chatProvider({ baseUrl: config.aiBaseUrl, apiKey: config.aiApiKey, model: config.aiModel, timeoutMs: config.aiTimeoutMs });
+export function createAiActivities({ config, dataSource, stopping }: AiActivityDeps) {
+  const { configured, chat: complete } = chatProvider({
+    baseUrl: config.aiBaseUrl, apiKey: config.aiApiKey, model: config.aiModel, timeoutMs: config.aiTimeoutMs, stopping,
+  });
 
   /** One chat completion (docs/ai.md#connecting-a-provider): a JSON object answer, the program on the system message's first line. */
   const chat = async (program: { id: string; version: string }, user: unknown, timeoutMs: number) => {

@@ -1,5 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import OpenAI from 'openai';
+import { heartbeating, rethrowIfCancelled } from '../platform/activity-cancellation';
 
 /** Failure types of the provider activities; docs/ai.md#connecting-a-provider names them as `reason`. */
 export const AI_NOT_CONFIGURED = 'not_configured';
@@ -40,6 +41,8 @@ export interface ChatProviderSettings {
   apiKey: string | undefined;
   model: string | undefined;
   timeoutMs: number;
+  /** Aborted when the worker's shutdown grace is over (see `heartbeating`). */
+  stopping?: AbortSignal;
 }
 
 /**
@@ -56,20 +59,27 @@ export function chatProvider(settings: ChatProviderSettings) {
     return { client, model: settings.model, baseUrl: settings.baseUrl };
   };
 
-  /** One chat completion at temperature 0, optionally a JSON object answer; failures typed by reason. */
+  /**
+   * One chat completion at temperature 0, optionally a JSON object answer; failures typed by reason. The
+   * call heartbeats and is abandoned when the activity is cancelled or its worker stops: the attempt
+   * then fails as cancelled (not as a provider error) and Temporal retries it on another worker.
+   */
   async function chat(request: { system: string; user: unknown; json: boolean; timeoutMs?: number }) {
     const { client: ai, model } = configured();
-    try {
-      const completion = await ai.chat.completions.create({
-        model,
-        temperature: 0,
-        ...(request.json ? { response_format: { type: 'json_object' as const } } : {}),
-        messages: [{ role: 'system', content: request.system }, { role: 'user', content: JSON.stringify(request.user) }],
-      }, request.timeoutMs === undefined ? undefined : { timeout: request.timeoutMs });
-      return { content: completion.choices?.[0]?.message?.content, resolved: completion.model };
-    } catch (err) {
-      throw providerFailure(err);
-    }
+    return heartbeating(async (signal) => {
+      try {
+        const completion = await ai.chat.completions.create({
+          model,
+          temperature: 0,
+          ...(request.json ? { response_format: { type: 'json_object' as const } } : {}),
+          messages: [{ role: 'system', content: request.system }, { role: 'user', content: JSON.stringify(request.user) }],
+        }, { signal, ...(request.timeoutMs === undefined ? {} : { timeout: request.timeoutMs }) });
+        return { content: completion.choices?.[0]?.message?.content, resolved: completion.model };
+      } catch (err) {
+        rethrowIfCancelled(signal);
+        throw providerFailure(err);
+      }
+    }, settings.stopping);
   }
 
   return { configured, chat };

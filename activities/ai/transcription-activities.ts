@@ -6,10 +6,12 @@ import { automaticVttProblem } from '../../db/rules/captions';
 import { Config, transcriptionConfigured } from '../../runtime/config';
 import { mediaStoreOf, readAll } from '../../runtime/media-store';
 import { AI_INVALID_OUTPUT, AI_NOT_CONFIGURED, AI_REQUEST_REFUSED, aiFailure, providerFailure } from './openai-chat';
+import { heartbeating, rethrowIfCancelled } from '../platform/activity-cancellation';
 
 export interface TranscriptionActivityDeps {
   config: Config;
   dataSource: DataSource;
+  stopping?: AbortSignal;
 }
 
 const EXTENSIONS: Record<string, string> = {
@@ -22,7 +24,7 @@ const EXTENSIONS: Record<string, string> = {
  * (`POST {TRANSCRIBE_BASE_URL}/audio/transcriptions`, `response_format: vtt`), typed failures as the
  * AI operations have them (docs/ai.md#operation-records), and the track's record.
  */
-export function createTranscriptionActivities({ config, dataSource }: TranscriptionActivityDeps) {
+export function createTranscriptionActivities({ config, dataSource, stopping }: TranscriptionActivityDeps) {
   let client: OpenAI | null = null;
   const store = mediaStoreOf(config);
   return {
@@ -37,16 +39,15 @@ export function createTranscriptionActivities({ config, dataSource }: Transcript
         throw aiFailure(AI_REQUEST_REFUSED, 'the recording is gone', true);
       }
       const bytes = await readAll(await store.read(media.storageKey));
-      let vtt: unknown;
-      try {
-        vtt = await client.audio.transcriptions.create({
-          file: await toFile(bytes, `recording.${EXTENSIONS[media.contentType] ?? 'bin'}`, { type: media.contentType }),
-          model: config.transcribeModel!,
-          response_format: 'vtt',
-        });
-      } catch (err) {
-        throw providerFailure(err, 'transcription provider');
-      }
+      const file = await toFile(bytes, `recording.${EXTENSIONS[media.contentType] ?? 'bin'}`, { type: media.contentType });
+      const vtt: unknown = await heartbeating(async (signal) => {
+        try {
+          return await client!.audio.transcriptions.create({ file, model: config.transcribeModel!, response_format: 'vtt' }, { signal });
+        } catch (err) {
+          rethrowIfCancelled(signal);
+          throw providerFailure(err, 'transcription provider');
+        }
+      }, stopping);
       const problem = automaticVttProblem(vtt);
       if (problem) throw aiFailure(AI_INVALID_OUTPUT, `the transcription was malformed: ${problem}`);
       return (vtt as string).replace(/^\uFEFF/, '');

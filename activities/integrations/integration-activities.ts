@@ -5,16 +5,18 @@ import {
   StreamCopyInput, claimStreamCopy, mintStreamSourceToken, recordStreamUid, streamableMedia,
 } from '../../db/integrations/stream-copies';
 import { Config } from '../../runtime/config';
+import { heartbeating } from '../platform/activity-cancellation';
 
 export interface IntegrationActivityDeps {
   dataSource: DataSource;
   config: Config;
+  stopping?: AbortSignal;
 }
 
 const HOST_TIMEOUT_MS = 30_000;
 
 /** Activities of the integrations domain. A repeated health run warns nothing twice (one row per check, subject and day). */
-export function createIntegrationActivities({ dataSource, config }: IntegrationActivityDeps) {
+export function createIntegrationActivities({ dataSource, config, stopping }: IntegrationActivityDeps) {
   return {
     async runProofHealthChecks(productId: string): Promise<number> {
       return runHealthChecks(dataSource, productId, config.proofHealthConsentExpiryDays);
@@ -34,12 +36,13 @@ export function createIntegrationActivities({ dataSource, config }: IntegrationA
       const { uid: known } = await claimStreamCopy(dataSource, input);
       if (known) return known;
       const url = `${config.proofStreamSourceBaseUrl}/api/public/proof/stream/source/${await mintStreamSourceToken(dataSource, claims)}`;
-      const res = await fetch(`${config.proofStreamApiUrl}/copy`, {
+      // Abandoned, too, when the activity is cancelled or its worker stops: Temporal retries it elsewhere.
+      const res = await heartbeating((signal) => fetch(`${config.proofStreamApiUrl}/copy`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(config.proofStreamApiToken ? { authorization: `Bearer ${config.proofStreamApiToken}` } : {}) },
         body: JSON.stringify({ url, meta: { name: input.mediaAssetId, mediaAssetId: input.mediaAssetId } }),
-        signal: AbortSignal.timeout(HOST_TIMEOUT_MS),
-      });
+        signal: AbortSignal.any([AbortSignal.timeout(HOST_TIMEOUT_MS), ...(signal ? [signal] : [])]),
+      }), stopping);
       if (!res.ok) {
         const message = `the video host answered ${res.status} to the copy request`;
         // A refusal of the request itself (bad token, bad body) does not heal by retrying.

@@ -11,6 +11,7 @@ import { AI_INVALID_OUTPUT, aiFailure, chatProvider } from '../ai/openai-chat';
 export interface RoomActivityDeps {
   dataSource: DataSource;
   config: Config;
+  stopping?: AbortSignal;
 }
 
 const AGENT_PROGRAMS = {
@@ -30,8 +31,8 @@ const INSTRUCTIONS = {
 } as const;
 
 /** The steps of `agent-run/<runId>`, `room-job/<jobId>` and `room-promise/<promiseId>`; database steps are idempotent, the model call is bounded by the workflow. */
-export function createRoomActivities({ dataSource: ds, config }: RoomActivityDeps) {
-  const provider = chatProvider({ baseUrl: config.aiBaseUrl, apiKey: config.aiApiKey, model: config.aiModel, timeoutMs: config.aiTimeoutMs });
+export function createRoomActivities({ dataSource: ds, config, stopping }: RoomActivityDeps) {
+  const provider = chatProvider({ baseUrl: config.aiBaseUrl, apiKey: config.aiApiKey, model: config.aiModel, timeoutMs: config.aiTimeoutMs, stopping });
   const chat = async (system: string, user: unknown, json: boolean) => (await provider.chat({ system, user, json })).content;
 
   return {

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import { DataSource } from 'typeorm';
 import {
   AttemptRecord, AttemptTarget, RESPONSE_EXCERPT_BYTES, claimFirstAttempts, failDelivery, loadAttemptTarget, recordAttempt, recordAttempts, reserveAttempt,
@@ -9,12 +9,15 @@ import { Config } from '../../runtime/config';
 import { literalTargetAllowed, publicOnlyLookup } from '../../runtime/webhook-target';
 import { webhookAttemptDuration, webhookAttempts } from '../../runtime/metrics';
 import { signWebhook } from '../../runtime/webhook-signature';
+import { heartbeating } from '../platform/activity-cancellation';
 
 export const WEBHOOK_USER_AGENT = 'sv-webhooks/1';
 
 export interface WebhookActivityDeps {
   dataSource: DataSource;
   config: Pick<Config, 'webhookAllowPrivateTargets'>;
+  /** Aborted when the worker's shutdown grace is over (see `heartbeating`). */
+  stopping?: AbortSignal;
 }
 
 type SentResult = AttemptResult & { kind: 'sent' };
@@ -48,10 +51,18 @@ const AGENTS = { 'http:': new http.Agent(KEEP_ALIVE), 'https:': new https.Agent(
 
 /**
  * One POST, never following redirects, answered within `timeoutMs` or abandoned. The connection goes
- * only to an address the lookup has checked (a kept connection was checked when it was opened).
+ * only to an address the lookup has checked (a kept connection was checked when it was opened). An
+ * abort of `signal` (the activity cancelled: its worker is shutting down) closes the connection and
+ * rejects with the signal's reason, so the attempt stays in flight in the log for the next worker.
  */
-function post(target: URL, body: string, headers: Record<string, string>, timeoutMs: number, allowPrivate: boolean): Promise<HttpResult> {
-  return new Promise((resolve) => {
+function post(
+  target: URL, body: string, headers: Record<string, string>, timeoutMs: number, allowPrivate: boolean, signal?: AbortSignal,
+): Promise<HttpResult> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
     if (!literalTargetAllowed(target, allowPrivate) || (target.protocol === 'http:' && !allowPrivate)) {
       resolve({ statusCode: null, error: 'target address is not public', excerpt: null });
       return;
@@ -61,12 +72,19 @@ function post(target: URL, body: string, headers: Record<string, string>, timeou
     const chunks: Buffer[] = [];
     let size = 0;
     // A socket whose answer was read to its end goes back to the agent; any other is closed.
-    const finish = (error: string | null, reusable = false) => {
-      if (settled) return;
+    const settle = (reusable: boolean) => {
+      if (settled) return false;
       settled = true;
       clearTimeout(timer);
+      signal?.removeEventListener('abort', abort);
       if (!reusable) request.destroy();
-      resolve({ statusCode, error, excerpt: excerptOf(chunks) });
+      return true;
+    };
+    const finish = (error: string | null, reusable = false) => {
+      if (settle(reusable)) resolve({ statusCode, error, excerpt: excerptOf(chunks) });
+    };
+    const abort = () => {
+      if (settle(false)) reject(signal!.reason);
     };
     const client = target.protocol === 'https:' ? https : http;
     const request = client.request(target, {
@@ -76,6 +94,7 @@ function post(target: URL, body: string, headers: Record<string, string>, timeou
       agent: AGENTS[target.protocol === 'https:' ? 'https:' : 'http:'],
     });
     const timer = setTimeout(() => finish(statusCode === null ? `timeout after ${timeoutMs} ms` : null), timeoutMs);
+    signal?.addEventListener('abort', abort, { once: true });
     request.on('response', (response) => {
       statusCode = response.statusCode ?? null;
       response.on('data', (chunk: Buffer) => {
@@ -95,7 +114,9 @@ const isDelivered = (r: AttemptResult) =>
   r.kind === 'sent' && r.error === null && r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300;
 
 /** One signed POST of a delivery's exact body as attempt number `attempt`, with every header a receiver reads. */
-async function sendSigned({ delivery, endpoint }: AttemptTarget, attempt: number, timeoutMs: number, allowPrivate: boolean): Promise<SentResult> {
+async function sendSigned(
+  { delivery, endpoint }: AttemptTarget, attempt: number, timeoutMs: number, allowPrivate: boolean, signal?: AbortSignal,
+): Promise<SentResult> {
   const headers = {
     'content-type': 'application/json',
     'user-agent': WEBHOOK_USER_AGENT,
@@ -106,7 +127,7 @@ async function sendSigned({ delivery, endpoint }: AttemptTarget, attempt: number
     'service-delivery-attempt': String(attempt),
   };
   const startedAt = new Date();
-  const result = await post(new URL(endpoint.url), delivery.payload, headers, timeoutMs, allowPrivate);
+  const result = await post(new URL(endpoint.url), delivery.payload, headers, timeoutMs, allowPrivate, signal);
   const redirect = result.statusCode !== null && result.statusCode >= 300 && result.statusCode < 400;
   const ok = result.error === null && result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
   const outcome = ok ? 'delivered' : result.statusCode === null ? 'failed' : 'refused';
@@ -198,10 +219,13 @@ export interface FirstAttemptsInput {
  * settle before an error is raised, so a retry of the whole batch never finds one of its own still in
  * flight in this process. A worker that dies mid-batch leaves its unanswered attempts in flight: the
  * retried activity hands each to its retry workflow, which logs it as interrupted and sends the next
- * number at once.
+ * number at once. A worker stopping (`signal` aborted once its shutdown grace is over) does the same
+ * at once: the attempts it abandons, and those it has not sent, go to their retry workflows as cut
+ * short. It does not fail the activity: Temporal would retry a local activity in this same stopping
+ * worker, which no longer runs activities, and hold its shutdown.
  */
 export async function sendFirstAttempts(
-  { dataSource, config }: WebhookActivityDeps, input: FirstAttemptsInput,
+  { dataSource, config }: WebhookActivityDeps, input: FirstAttemptsInput, signal?: AbortSignal,
 ): Promise<FirstAttemptOutcome[]> {
   const claims = await claimFirstAttempts(dataSource, input.deliveryIds, input.batchId);
   const outcomes = new Map<string, FirstAttemptOutcome>();
@@ -218,11 +242,13 @@ export async function sendFirstAttempts(
     for (let i = next++; i < sends.length; i = next++) {
       const { deliveryId, target } = sends[i];
       try {
-        const answered = attemptRecord(deliveryId, 1, await sendSigned(target, 1, input.timeoutMs, config.webhookAllowPrivateTargets));
+        const answered = attemptRecord(deliveryId, 1, await sendSigned(target, 1, input.timeoutMs, config.webhookAllowPrivateTargets, signal));
         await record(answered);
         outcomes.set(deliveryId, answered.delivered ? { deliveryId, next: 'done' } : { deliveryId, next: 'retry', attemptsMade: 1, waitFirst: true });
       } catch (err) {
-        errors.push(err);
+        // Abandoned by the shutdown: the delivery goes on in its retry workflow, on whichever worker takes it.
+        if (signal?.aborted && err === signal.reason) outcomes.set(deliveryId, { deliveryId, next: 'retry', attemptsMade: 1, waitFirst: false });
+        else errors.push(err);
       }
     }
   }));
@@ -230,16 +256,17 @@ export async function sendFirstAttempts(
   return input.deliveryIds.map((id) => outcomes.get(id)!);
 }
 
-/** How often a batch reports that its worker is alive, while attempts wait on slow receivers. */
-const HEARTBEAT_EVERY_MS = 2_000;
-
 /**
  * Webhook activities. Sending and recording are separate, so that a database failure after a POST is
  * retried by recording again, never by sending again.
  */
-export function createWebhookActivities({ dataSource, config }: WebhookActivityDeps) {
+export function createWebhookActivities({ dataSource, config, stopping }: WebhookActivityDeps) {
   return {
-    /** `attempt` is the workflow's count; the number sent is reserved here, fresh for every try. */
+    /**
+     * `attempt` is the workflow's count; the number sent is reserved here, fresh for every try. It
+     * heartbeats while the receiver is slow; cancelled (its worker stopping), the POST is abandoned and
+     * the try fails, leaving its number in flight for the next try to log as interrupted.
+     */
     async sendWebhookAttempt(input: { deliveryId: string; attempt: number; timeoutMs: number }): Promise<AttemptResult> {
       const target = await loadAttemptTarget(dataSource, input.deliveryId);
       if (!target) throw ApplicationFailure.nonRetryable(`delivery ${input.deliveryId} does not exist`, 'DeliveryMissing');
@@ -247,7 +274,7 @@ export function createWebhookActivities({ dataSource, config }: WebhookActivityD
       if (delivery.status !== 'pending') return { kind: 'skipped', reason: delivery.status === 'delivered' ? 'already-delivered' : 'already-failed' };
       if (!endpoint.enabled || endpoint.deletedAt) return { kind: 'skipped', reason: 'endpoint-disabled' };
       const attempt = await reserveAttempt(dataSource, delivery.id);
-      return sendSigned(target, attempt, input.timeoutMs, config.webhookAllowPrivateTargets);
+      return heartbeating((signal) => sendSigned(target, attempt, input.timeoutMs, config.webhookAllowPrivateTargets, signal), stopping);
     },
 
     /** Records the attempt; answers whether the delivery is now delivered. */
@@ -260,16 +287,10 @@ export function createWebhookActivities({ dataSource, config }: WebhookActivityD
     /**
      * The first attempts of a batch of deliveries (see `sendFirstAttempts`). Run as a remote activity
      * (batches from before the local one), it heartbeats while they run; a local one has no heartbeat:
-     * its workflow task's own timeout notices a dead worker.
+     * its workflow task's own timeout notices a dead worker. Cancelled, it abandons the attempts under way.
      */
     async sendFirstWebhookAttempts(input: FirstAttemptsInput): Promise<FirstAttemptOutcome[]> {
-      const context = Context.current();
-      const timer = context.info.isLocal ? undefined : setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
-      try {
-        return await sendFirstAttempts({ dataSource, config }, input);
-      } finally {
-        clearInterval(timer);
-      }
+      return heartbeating((signal) => sendFirstAttempts({ dataSource, config }, input, signal), stopping);
     },
 
     async failWebhookDelivery(input: { deliveryId: string; reason: string }): Promise<void> {

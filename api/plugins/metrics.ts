@@ -1,5 +1,7 @@
 import { FastifyInstance } from 'fastify';
-import { httpRequestDuration, httpRequests, intakeTotal, metricsText } from '../../runtime/metrics';
+import { httpRequestDuration, httpRequests, intakeTotal, metricsRegistry, metricsText } from '../../runtime/metrics';
+import { supervisedMetrics } from '../../runtime/role-supervisor';
+import { ServiceError } from '../../runtime/service-error';
 
 /** The intake routes by operationId: what sv_intake_total counts. */
 const INTAKE: Record<string, string> = {
@@ -15,9 +17,19 @@ declare module 'fastify' {
 
 /**
  * Requests by route pattern (never the raw URL: ids and secret tokens stay out of label values) and
- * status, with latency; intake accepted and refused; `GET /metrics` in the Prometheus text format.
+ * status, with latency; intake accepted and refused; `GET /metrics` in the Prometheus text format, under
+ * `npm start` summed over every API process sharing the port.
  */
 export function registerMetrics(app: FastifyInstance): void {
+  const summed = supervisedMetrics(metricsRegistry);
+  const read = async () => {
+    if (!summed) return metricsText();
+    try {
+      return await summed();
+    } catch (err) {
+      throw new ServiceError('SERVICE_UNAVAILABLE', `metrics could not be collected from every API process: ${(err as Error).message}`);
+    }
+  };
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const labels = { method: request.method, route, status: String(reply.statusCode) };
@@ -30,5 +42,5 @@ export function registerMetrics(app: FastifyInstance): void {
     }
   });
   app.get('/metrics', { config: { hidden: true } }, async (_request, reply) =>
-    reply.type('text/plain; version=0.0.4; charset=utf-8').header('cache-control', 'no-store').send(await metricsText()));
+    reply.type('text/plain; version=0.0.4; charset=utf-8').header('cache-control', 'no-store').send(await read()));
 }

@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { verifyWebhookSignature } from '../../clients/typescript/src';
 import { openDatabase } from '../../db/data-source';
 import { createServiceKey } from '../../db/platform/service-keys';
@@ -29,6 +31,25 @@ function childrenOf(pid: number): Array<{ pid: number; args: string }> {
     }
   }
   return found;
+}
+
+/** A GET on a connection of its own (node:cluster hands each new connection to the next API process, round robin). */
+function getOnNewConnection(url: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    http.get(url, { agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    }).on('error', reject);
+  });
+}
+
+/** The value of `sv_http_requests_total` for `GET route` answered 200 in a scrape, 0 when absent. */
+function requestsCounted(text: string, route: string): number {
+  const family = parsePrometheusTextFormat(text).find((f) => f.name === 'sv_http_requests_total');
+  const found = family?.metrics.find((m) => m.labels?.method === 'GET' && m.labels?.route === route && m.labels?.status === '200');
+  return Number(found?.value ?? 0);
 }
 
 const alive = (pid: number) => {
@@ -95,6 +116,18 @@ describe('npm start: the API in one process a core beside a worker process, supe
     assert.ok(alive(survivor.pid));
 
     step('restarted');
+    // /metrics on the shared port: whichever process takes the scrape answers the sum over both API processes.
+    // Each scrape is a new connection too, so the scrapes are taken by both processes in turn: each must count all.
+    const scrape = async () => {
+      const res = await getOnNewConnection(`http://127.0.0.1:${port}/metrics`);
+      assert.equal(res.status, 200, res.text);
+      return requestsCounted(res.text, '/healthz');
+    };
+    const before = await scrape();
+    assert.ok(before >= 20, `the 20 answered before count: ${before}`);
+    for (let i = 0; i < 30; i += 1) assert.equal((await getOnNewConnection(`http://127.0.0.1:${port}/healthz`)).status, 200);
+    for (let i = 0; i < 6; i += 1) assert.equal(await scrape(), before + 30, `scrape ${i} sums both API processes`);
+    console.log(`      npm start /metrics: ${before} + 30 /healthz requests over 2 API processes, every scrape counted ${before + 30}`);
     // The worker process relays and delivers what an API process took.
     const ds = await openDatabase(databaseUrl, 2);
     cleanup.push(() => ds.destroy());

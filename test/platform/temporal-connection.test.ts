@@ -51,6 +51,15 @@ describe('Temporal Cloud and TLS: the connection options client, worker and CLI 
     assert.deepEqual(optionsFor({ TEMPORAL_API_KEY: 'tcak_secret' }), { address: 'ns.acct.tmprl.cloud:7233', tls: {}, apiKey: 'tcak_secret' });
   });
 
+  it('TEMPORAL_API_KEY set but empty (or blank) is unset: plain gRPC, no TLS without a key', () => {
+    for (const value of ['', '  ']) {
+      assert.deepEqual(optionsFor({ TEMPORAL_API_KEY: value }), { address: 'ns.acct.tmprl.cloud:7233' }, JSON.stringify(value));
+      assert.deepEqual(temporalConnectionOptions({ ...loadConfig({}), temporalApiKey: value }, 'temporal:7233'), { address: 'temporal:7233' },
+        `${JSON.stringify(value)} handed to the options directly`);
+    }
+    assert.doesNotThrow(() => loadConfig({ TEMPORAL_API_KEY: '', TEMPORAL_TLS_CERT: CERT, TEMPORAL_TLS_KEY: KEY }), 'an empty key is not a second credential');
+  });
+
   it('a certificate without its key, both ways at once, or an unreadable file: a one-line configuration error', () => {
     assert.throws(() => loadConfig({ TEMPORAL_TLS_CERT: CERT }), (e: Error) => e instanceof ConfigError && /TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY are set together/.test(e.message));
     assert.throws(() => loadConfig({ TEMPORAL_TLS_KEY: KEY }), ConfigError);

@@ -18,15 +18,23 @@ export type Behaviour =
  */
 export class Receiver {
   readonly requests: Received[] = [];
+  /** Held requests (`hangMs`) whose sender closed the connection before the answer, and when. */
+  readonly aborted: Array<Received & { abortedAt: number }> = [];
   private script: Behaviour[] = [{ status: 200 }];
   private server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      this.requests.push({ at: Date.now(), path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      const received = { at: Date.now(), path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      this.requests.push(received);
       const step = this.script.length > 1 ? this.script.shift()! : this.script[0];
       if ('hangMs' in step) {
-        setTimeout(() => res.writeHead(200).end('late'), step.hangMs).unref();
+        const timer = setTimeout(() => res.writeHead(200).end('late'), step.hangMs).unref();
+        res.on('close', () => {
+          if (res.writableEnded) return;
+          clearTimeout(timer);
+          this.aborted.push({ ...received, abortedAt: Date.now() });
+        });
         return;
       }
       res.writeHead(step.status, step.headers).end(step.body ?? '');
