@@ -227,6 +227,11 @@ export const placementReadSchema = named('PlacementRead', object({
   }).default(undefined).meta({ description: 'with expand=items' }),
 }));
 
+export const workspacePlacementSchema = named('WorkspacePlacement', object({
+  ...placementSchema.fields,
+  itemCount: number().integer().required().meta({ description: 'items the placement lists now (eligible or not)' }),
+}));
+
 export const publishResultSchema = named('PlacementPublication', object({
   placement: placementSchema.defined(),
   eligibleCount: number().integer().required(),

@@ -1,11 +1,12 @@
 import { FastifyInstance } from 'fastify';
-import { string } from 'yup';
+import { boolean, string } from 'yup';
 import { PageRequest } from '../../db/pagination';
 import { decideApproval, reviewQueue } from '../../db/proof/proof-approvals';
 import { deleteItem, restoreItem } from '../../db/proof/proof-deletions';
 import { approveAsset } from '../../db/proof/proof-assets';
 import { exportRaw } from '../../db/proof/proof-exports';
-import { placementScope, publishPlacement } from '../../db/proof/proof-placements';
+import { listPlacementItems, listWorkspacePlacements, placementScope, publishPlacement } from '../../db/proof/proof-placements';
+import { PLACEMENT_STATES, PlacementState } from '../../db/entities/proof-placement';
 import { ConsentTerms, grantConsent } from '../../db/proof/proof-consent';
 import { completeRevocation } from '../../db/proof/proof-revocations';
 import { openRevocations } from '../../db/proof/revocation-queue';
@@ -14,7 +15,7 @@ import type { AppDeps } from '../app-deps';
 import { dataOf, errorOf, NO_SUCH_PRODUCT, pageOf } from '../plugins/responses';
 import {
   assetSchema, consentGrantSchema, deletedItemSchema, exportSchema, itemAndVersionSchema, openRevocationSchema, PLACEMENT_ARCHIVED,
-  publishResultSchema, reviewRequestSchema, revocationFiledSchema,
+  placementItemWithEngagementSchema, publishResultSchema, reviewRequestSchema, revocationFiledSchema, workspacePlacementSchema,
 } from './schemas';
 import { idParams } from '../plugins/path-params';
 import { consentTermsSchema } from './proof-submissions';
@@ -28,6 +29,8 @@ const rejectBody = strictObject({
 const consentBody = strictObject({ versionId: string().required().max(100), consent: consentTermsSchema }).required();
 const NOT_PENDING = errorOf('CONFLICT: no pending request for this version (decided, superseded or replaced)');
 const GONE = errorOf('GONE: the item was deleted');
+const placementsQuery = strictObject({ ...pageQuery, state: string().oneOf([...PLACEMENT_STATES]) });
+const publishQuery = strictObject({ dryRun: boolean().default(false).meta({ description: 'true: count what would render and write nothing' }) });
 const rawExportBody = strictObject({ productId: string().required().max(100) }).required();
 
 /**
@@ -60,13 +63,29 @@ export async function workspaceProofRoutes(app: FastifyInstance, deps: AppDeps):
     return { data: { item: decided.item, version: decided.version } };
   });
 
-  app.post<{ Params: { id: string } }>('/api/workspace/proof/placements/:id/publish', {
-    schema: { params: idParams, response: { 200: dataOf(publishResultSchema), 409: PLACEMENT_ARCHIVED } },
-    config: { tag: 'proof', ...HUMAN_DECISION, operationId: 'publishPlacementAsPerson', summary: 'Publish a placement as a person: the only way to make paid use live' },
+  app.get<{ Querystring: PageRequest & { state?: PlacementState } }>('/api/workspace/proof/placements', {
+    schema: { querystring: placementsQuery, response: { 200: pageOf(workspacePlacementSchema) } },
+    config: { tag: 'proof', ...OWNERS_AND_ADMINS, operationId: 'listWorkspacePlacements', summary: 'Placements of every product of the workspace, newest first, with how many items each lists' },
+  }, async (request) => {
+    const { limit, cursor, state } = request.query;
+    return listWorkspacePlacements(ds, sessionPrincipal(request).organizationId, state, { limit, cursor });
+  });
+
+  app.get<{ Params: { id: string } }>('/api/workspace/proof/placements/:id/items', {
+    schema: { params: idParams, response: { 200: pageOf(placementItemWithEngagementSchema) } },
+    config: { tag: 'proof', ...OWNERS_AND_ADMINS, operationId: 'listWorkspacePlacementItems', summary: 'A placement\'s items in position order, each with its live eligibility decision and the reasons it is excluded' },
+  }, async (request) => {
+    const scope = await placementScope(ds, sessionPrincipal(request).organizationId, request.params.id);
+    return listPlacementItems(ds, scope, request.params.id);
+  });
+
+  app.post<{ Params: { id: string }; Querystring: { dryRun: boolean } }>('/api/workspace/proof/placements/:id/publish', {
+    schema: { params: idParams, querystring: publishQuery, response: { 200: dataOf(publishResultSchema), 409: PLACEMENT_ARCHIVED } },
+    config: { tag: 'proof', ...HUMAN_DECISION, operationId: 'publishPlacementAsPerson', summary: 'Publish a placement as a person (the only way to make paid use live); dryRun=true answers the same counts and writes nothing' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const scope = await placementScope(ds, s.organizationId, request.params.id);
-    return { data: await publishPlacement(ds, scope, request.params.id, false, { type: 'teammate', id: s.teammateId }) };
+    return { data: await publishPlacement(ds, scope, request.params.id, request.query.dryRun, { type: 'teammate', id: s.teammateId }) };
   });
 
   app.post<{ Params: { id: string }; Body: { versionId: string; consent: ConsentTerms } }>('/api/workspace/proof/items/:id/consents', {

@@ -1,14 +1,18 @@
 import { FastifyInstance } from 'fastify';
 import { number, string } from 'yup';
+import { APPROVAL_KINDS, APPROVAL_STATUSES } from '../../db/entities/room-approval';
+import { PageRequest } from '../../db/pagination';
+import { listWorkspaceApprovals } from '../../db/rooms/approvals';
 import { roomEvents } from '../../db/rooms/room-events';
 import { postMessage } from '../../db/rooms/room-messages';
 import { MESSAGE_BODY_MAX } from '../../db/rules/room-rules';
 import type { AppDeps } from '../app-deps';
+import { sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
-import { dataOf } from '../plugins/responses';
+import { dataOf, pageOf } from '../plugins/responses';
 import { pageQuery, strictObject } from '../plugins/validation';
 import { ROOMS_ROUTE, addRoomsVersionHeader, roomCaller } from './room-caller';
-import { eventsPageSchema, messageSchema, ROOM_ARCHIVED } from './schemas';
+import { approvalSchema, eventsPageSchema, messageSchema, ROOM_ARCHIVED } from './schemas';
 
 const eventsQuery = strictObject({ after: number().integer().min(0), limit: pageQuery.limit });
 const messageBody = strictObject({
@@ -16,6 +20,12 @@ const messageBody = strictObject({
   visibility: string().oneOf(['customer', 'internal']).required(),
   kind: string().oneOf(['text', 'decision']),
 }).required();
+const approvalsQuery = strictObject({
+  ...pageQuery,
+  status: string().oneOf([...APPROVAL_STATUSES]),
+  kind: string().oneOf([...APPROVAL_KINDS]),
+  roomId: string().max(100),
+});
 
 /** The workspace's view of a room: every event unfiltered, and posting as a teammate (who becomes a member). */
 export async function workspaceRoomRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
@@ -30,6 +40,17 @@ export async function workspaceRoomRoutes(app: FastifyInstance, deps: AppDeps): 
       snapshotThreshold: deps.config.roomSnapshotThreshold, snapshotMessages: deps.config.roomSnapshotMessages,
     }),
   }));
+
+  app.get<{ Querystring: PageRequest & { status?: string; kind?: string; roomId?: string } }>('/api/workspace/rooms/approvals', {
+    schema: { querystring: approvalsQuery, response: { 200: pageOf(approvalSchema) } },
+    config: {
+      ...ROOMS_ROUTE, auth: 'session', operationId: 'listWorkspaceApprovals',
+      summary: 'Approvals of every room of the workspace, newest first (agent actions, promises, knowledge, appeals); owners and admins decide them',
+    },
+  }, async (request) => {
+    const { limit, cursor, ...filter } = request.query;
+    return listWorkspaceApprovals(ds, sessionPrincipal(request).organizationId, filter, { limit, cursor });
+  });
 
   app.post<{ Params: { id: string }; Body: { body: string; visibility: 'customer' | 'internal'; kind?: 'text' | 'decision' } }>('/api/workspace/rooms/:id/messages', {
     schema: { params: idParams, body: messageBody, response: { 201: dataOf(messageSchema), 409: ROOM_ARCHIVED } },

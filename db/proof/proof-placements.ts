@@ -106,6 +106,18 @@ export async function listPlacements(ds: DataSource, productId: string, state: P
   return pageOf(qb, 'p', page, viewPlacement);
 }
 
+/** The workspace's placements, every product's, newest first, each with how many items it lists now (the console's list). */
+export async function listWorkspacePlacements(ds: DataSource, organizationId: string, state: PlacementState | undefined, page: PageRequest) {
+  const qb = ds.getRepository(ProofPlacement).createQueryBuilder('p').where('p.organization_id = :organizationId', { organizationId });
+  if (state) qb.andWhere('p.state = :state', { state });
+  const listed = await pageOf(qb, 'p', page, viewPlacement);
+  const rows: Array<{ placement_id: string; n: string }> = listed.data.length === 0 ? [] : await ds.query(
+    `SELECT placement_id, count(*) AS n FROM proof_placement_items WHERE placement_id = ANY($1) AND state = 'active' GROUP BY placement_id`,
+    [listed.data.map((p) => p.id)]);
+  const counts = new Map(rows.map((r) => [r.placement_id, Number(r.n)]));
+  return { ...listed, data: listed.data.map((p) => ({ ...p, itemCount: counts.get(p.id) ?? 0 })) };
+}
+
 /** Every change of what or how a placement renders moves renderCacheVersion, so caches keyed on it turn over. */
 /** Paid use: the paid_ads channel, or a policy that asks for paid use. */
 function isPaidUse(p: Pick<ProofPlacement, 'channel' | 'eligibilityPolicy'>): boolean {

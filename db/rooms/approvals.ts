@@ -97,3 +97,14 @@ export async function listApprovals(
   if (filter.roomId) qb.andWhere('a.room_id = :roomId', { roomId: filter.roomId });
   return pageOf(qb, 'a', page, viewApproval);
 }
+
+/** The workspace's approvals across its products, newest first: what the console lists for a person to decide. */
+export async function listWorkspaceApprovals(
+  ds: DataSource, organizationId: string, filter: { status?: string; kind?: string; roomId?: string }, page: PageRequest,
+) {
+  const qb = ds.getRepository(RoomApproval).createQueryBuilder('a').where('a.organization_id = :organizationId', { organizationId });
+  if (filter.status) qb.andWhere('a.status = :status', { status: filter.status });
+  if (filter.kind) qb.andWhere('a.kind = :kind', { kind: filter.kind });
+  if (filter.roomId) qb.andWhere('a.room_id = :roomId', { roomId: filter.roomId });
+  return pageOf(qb, 'a', page, viewApproval);
+}

@@ -15,8 +15,10 @@ export function consoleClient(csrfToken?: string) {
 
 export type ConsoleClient = ReturnType<typeof consoleClient>;
 
-/** The error envelope's code and message, whatever the answer was. */
+/** The error envelope's code and message, whatever the answer was (`{error:{code,message}}`, or `{error, code}` under /api/proof). */
 export function refusal(error: unknown, status: number): { code: string; message: string; status: number } {
-  const e = (error as { error?: { code?: string; message?: string } } | undefined)?.error;
+  const body = error as { error?: { code?: string; message?: string } | string; code?: string } | undefined;
+  if (typeof body?.error === 'string') return { code: body.code ?? String(status), message: body.error, status };
+  const e = body?.error;
   return { code: e?.code ?? String(status), message: e?.message ?? 'no answer', status };
 }

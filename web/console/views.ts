@@ -1,5 +1,8 @@
 import type { ConsoleView } from './view-kit';
+import { approvalsView } from './views/approvals';
+import { collectionView } from './views/collection';
 import { keysView } from './views/keys';
+import { placementsView } from './views/placements';
 import { queueView } from './views/review-queue';
 import { revocationsView } from './views/revocations';
 import { webhooksView } from './views/webhooks';
@@ -10,6 +13,9 @@ export const CONSOLE_VIEWS = {
   revocations: revocationsView,
   keys: keysView,
   webhooks: webhooksView,
+  placements: placementsView,
+  approvals: approvalsView,
+  collection: collectionView,
 } satisfies Record<string, ConsoleView>;
 
 export type ViewName = keyof typeof CONSOLE_VIEWS;

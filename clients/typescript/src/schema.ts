@@ -1076,6 +1076,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspace/proof/placements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Placements of every product of the workspace, newest first, with how many items each lists
+         * @description Workspace roles: owner, admin.
+         */
+        get: operations["listWorkspacePlacements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspace/proof/placements/{id}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A placement's items in position order, each with its live eligibility decision and the reasons it is excluded
+         * @description Workspace roles: owner, admin.
+         */
+        get: operations["listWorkspacePlacementItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspace/proof/placements/{id}/publish": {
         parameters: {
             query?: never;
@@ -1086,7 +1126,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Publish a placement as a person: the only way to make paid use live
+         * Publish a placement as a person (the only way to make paid use live); dryRun=true answers the same counts and writes nothing
          * @description Workspace roles: owner, admin.
          */
         post: operations["publishPlacementAsPerson"];
@@ -3647,6 +3687,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspace/rooms/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Approvals of every room of the workspace, newest first (agent actions, promises, knowledge, appeals); owners and admins decide them */
+        get: operations["listWorkspaceApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspace/rooms/{id}/messages": {
         parameters: {
             query?: never;
@@ -5294,6 +5351,36 @@ export interface components {
             endpoint: components["schemas"]["WebhookEndpoint"];
             /** @description the signing secret (whsec_...): shown in this answer only */
             secret: string;
+        };
+        WorkspacePlacement: {
+            id: string;
+            productId: string;
+            name: string;
+            /** @enum {string} */
+            placementType: "wall" | "widget" | "slot" | "case_study" | "campaign" | "sales_asset";
+            /** @enum {string} */
+            channel: "website" | "in_app" | "email" | "sales" | "social_organic" | "paid_ads" | "case_study" | "press";
+            /** @enum {string} */
+            hostContext: "service_native" | "static_export" | "third_party";
+            locale: string | null;
+            geography: string | null;
+            /** @enum {string} */
+            state: "draft" | "active" | "paused" | "archived";
+            renderCacheVersion: number;
+            renderConfig: {
+                [key: string]: unknown;
+            };
+            eligibilityPolicy: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            publishedAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description items the placement lists now (eligible or not) */
+            itemCount: number;
         };
         WorkspaceSession: {
             teammateId: string;
@@ -10803,9 +10890,149 @@ export interface operations {
             };
         };
     };
-    publishPlacementAsPerson: {
+    listWorkspacePlacements: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                state?: "draft" | "active" | "paused" | "archived";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WorkspacePlacement"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWorkspacePlacementItems: {
         parameters: {
             query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PlacementItemWithEngagement"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    publishPlacementAsPerson: {
+        parameters: {
+            query?: {
+                /** @description true: count what would render and write nothing */
+                dryRun?: boolean;
+            };
             header?: never;
             path: {
                 id: string;
@@ -26902,6 +27129,73 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWorkspaceApprovals: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                status?: "pending" | "approved" | "rejected" | "cancelled" | "expired";
+                kind?: "agent_action" | "promise" | "knowledge" | "appeal";
+                roomId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RoomApproval"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
