@@ -28,6 +28,7 @@ import { NojsSubmissionKeys1764155000000 } from './1764155000000-NojsSubmissionK
 import { DuplicateFeedback1764200000000 } from './1764200000000-DuplicateFeedback';
 import { ConsoleSignIn1764203000000 } from './1764203000000-ConsoleSignIn';
 import { PagedReadIndexes1764205000000 } from './1764205000000-PagedReadIndexes';
+import { ScaleReadIndexes1764211000000 } from './1764211000000-ScaleReadIndexes';
 
 export const MIGRATIONS = [
   Foundation1763712000000, CustomerLoop1763712100000, Webhooks1763712200000, ProofCore1763712300000,
@@ -40,4 +41,5 @@ export const MIGRATIONS = [
   ControlLinkScopes1764111000000, UploadQuotas1764122000000, InboxStreamLeases1764133000000,
   DomainClaims1764144000000, NojsSubmissionKeys1764155000000,
   DuplicateFeedback1764200000000, ConsoleSignIn1764203000000, PagedReadIndexes1764205000000,
+  ScaleReadIndexes1764211000000,
 ];
