@@ -312,7 +312,8 @@ export async function seedWorkspace(ds: DataSource, t: SeedTarget, size: SeedSiz
     map(size.sources, (i) => {
       const fromStory = i % 2 === 0 && i / 2 < size.stories;
       const story = i / 2;
-      const text = `${companyOf(i, size.sources)} says the ${TOPICS[i % TOPICS.length]} ${i % 3 === 0 ? 'and reporting ' : ''}work saves hours (${i})`;
+      // Every topic in both halves: a word only the private half held would be a word the public search never finds.
+      const text = `${companyOf(i, size.sources)} says the ${TOPICS[Math.floor(i / 2) % TOPICS.length]} ${i % 3 === 0 ? 'and reporting ' : ''}work saves hours (${i})`;
       return fromStory
         ? [id('src', i), org, product, 'proof_submission', id('sub', story), 'testimonial', at(i, size.sources), text, `Story ${i}`,
           { proofItemId: id('pit', story), versionId: version(story, 1), signalId: null, valueEventId: null, dealId: null, brandMentionId: null },

@@ -59,6 +59,14 @@ const pick = <T>(values: readonly T[], n: number): T => values[n % values.length
 const cursorOf = (body: unknown) => (body as { nextCursor: string | null }).nextCursor;
 /** A heavy end user every other time, else one of the many. */
 const endUser = (w: ScaleWorkspace, n: number) => (n % 2 === 0 ? `user-${(n / 2) % HEAVY_END_USERS}` : endUserOf(n * 37 + 1, w.size.endUsers));
+/**
+ * Reads made as an end user come from the same 20 end users in both workspaces: each end user's first request of a
+ * minute takes a block of its rate window (a write), a cost of how many end users are active, not of the data.
+ */
+const ACTIVE_END_USERS = 20;
+const activeEndUser = (w: ScaleWorkspace, n: number) => endUserOf((n % ACTIVE_END_USERS) * 37 + 1, w.size.endUsers);
+/** Room and seat of the n-th room read: two rooms far apart, ten members each. */
+const roomOf = (w: ScaleWorkspace, n: number) => ({ room: (n % 2) * Math.floor(w.size.rooms / 2), seat: Math.floor(n / 2) % MEMBERS_PER_ROOM });
 const DAY = 86_400_000;
 
 const READS: Read[] = [
@@ -96,13 +104,12 @@ const READS: Read[] = [
   },
   {
     name: "an end user's inbox", cursorParam: 'before', next: (body) => (body as { data: { nextCursor: string | null } }).data.nextCursor,
-    first: (w, c, n) => asEndUser(c, endUserOf(n * 37 + 1, w.size.endUsers), '/api/v1/inbox?limit=20'),
+    first: (w, c, n) => asEndUser(c, activeEndUser(w, n), '/api/v1/inbox?limit=20'),
   },
   {
     name: 'room events after a seq',
     first: (w, c, n) => {
-      const room = (n * 7) % w.size.rooms;
-      const seat = n % MEMBERS_PER_ROOM;
+      const { room, seat } = roomOf(w, n);
       return asEndUser(c, roomSeat(room, seat, w.size.endUsers),
         `/api/v1/rooms/${seedId('room', w.tag, room)}/events?limit=50&after=${readMarkerOf(roomLength(w.size), seat)}`);
     },
@@ -110,15 +117,13 @@ const READS: Read[] = [
   {
     name: 'room catch-up',
     first: (w, c, n) => {
-      const room = (n * 7) % w.size.rooms;
-      return asEndUser(c, roomSeat(room, n % MEMBERS_PER_ROOM, w.size.endUsers), `/api/v1/rooms/${seedId('room', w.tag, room)}/catch-up`);
+      const { room, seat } = roomOf(w, n);
+      return asEndUser(c, roomSeat(room, seat, w.size.endUsers), `/api/v1/rooms/${seedId('room', w.tag, room)}/catch-up`);
     },
   },
-  {
-    name: 'sources search', next: cursorOf,
-    // A customer company's name (a few sources) or a common topic (a tenth of them).
-    first: (w, c, n) => keyed(c.key, `/api/v1/sources?limit=20&q=${n % 2 === 0 ? companyOf(n * 13, w.size.sources) : pick(TOPICS, n)}`),
-  },
+  // A customer company's name (about 20 sources at any size) and a common topic (an eighth of them).
+  { name: 'sources search, a company', next: cursorOf, first: (w, c, n) => keyed(c.key, `/api/v1/sources?limit=20&q=${companyOf(n * 13, w.size.sources)}`) },
+  { name: 'sources search, a common word', next: cursorOf, first: (_w, c, n) => keyed(c.key, `/api/v1/sources?limit=20&q=${pick(TOPICS, n)}`) },
   {
     name: 'the delivery log', next: cursorOf,
     first: (w, c, n) => asTeammate(c, `/api/workspace/webhooks/deliveries?limit=10${pick(['', '&status=failed', `&endpointId=${w.endpointIds[1]}`], n)}`),
