@@ -2,8 +2,9 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * The paged reads PagedReadIndexes left growing with the workspace (test/platform/paged-reads-at-scale.test.ts):
- * - one end user's signals and threads, newest first: the (product, end user) indexes found a heavy end user's rows
- *   but not in page order, so a page sorted all of them; they now end with the page order;
+ * - one end user's signals and threads, newest first: the (product, end user) indexes do not keep the page order,
+ *   so a heavy end user's page walked the newest-first index and threw away everyone else's rows; they now end
+ *   with the page order;
  * - the sources search: a word few sources hold was looked for by reading the product's sources newest first
  *   until 50 matched, i.e. all of them; trigram indexes find those few at once (a common word still reads newest
  *   first and stops at the page). A small pending list (256 kB, as the signals' search indexes have) bounds what
