@@ -107,7 +107,7 @@ export async function scaleWorkspaces(ds: DataSource, log: (line: string) => voi
     out.push(await seedScaleWorkspace(ds, label, signals, (table, rows, ms) => {
       log(`  ${table.padEnd(22)} ${String(rows).padStart(9)} rows  ${(ms / 1000).toFixed(1).padStart(6)} s  ${Math.round(rows / (ms / 1000)).toLocaleString('en-US').padStart(9)} rows/s`);
     }));
-    log(`${label}: seeded in ${((performance.now() - start) / 1000).toFixed(1)} s (with ANALYZE)`);
+    log(`${label}: seeded in ${((performance.now() - start) / 1000).toFixed(1)} s (with VACUUM ANALYZE)`);
   }
   return out;
 }
