@@ -29,6 +29,7 @@ import { DuplicateFeedback1764200000000 } from './1764200000000-DuplicateFeedbac
 import { ConsoleSignIn1764203000000 } from './1764203000000-ConsoleSignIn';
 import { PagedReadIndexes1764205000000 } from './1764205000000-PagedReadIndexes';
 import { ConsoleWorkspaceReads1764207100000 } from './1764207100000-ConsoleWorkspaceReads';
+import { ScaleReadIndexes1764211000000 } from './1764211000000-ScaleReadIndexes';
 
 export const MIGRATIONS = [
   Foundation1763712000000, CustomerLoop1763712100000, Webhooks1763712200000, ProofCore1763712300000,
@@ -42,4 +43,5 @@ export const MIGRATIONS = [
   DomainClaims1764144000000, NojsSubmissionKeys1764155000000,
   DuplicateFeedback1764200000000, ConsoleSignIn1764203000000, PagedReadIndexes1764205000000,
   ConsoleWorkspaceReads1764207100000,
+  ScaleReadIndexes1764211000000,
 ];
