@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { FastifyInstance, FastifyRequest } from 'fastify';
 import { canonicalJson } from '../../db/rules/canonical-json';
 import { DataSource } from 'typeorm';
@@ -82,8 +83,13 @@ export function registerIdempotency(app: FastifyInstance, ds: DataSource): void 
     const claim = request.idempotency;
     if (!claim) return payload;
     request.idempotency = null;
-    const storable = typeof payload === 'string' || payload === undefined || payload === null;
-    if (reply.statusCode >= 200 && reply.statusCode < 300 && storable) {
+    const success = reply.statusCode >= 200 && reply.statusCode < 300;
+    if (success && payload instanceof Readable) {
+      // A streamed answer (an export) is never stored: it may be hundreds of megabytes, and it would keep story
+      // text past a purge. The key stays claimed while it streams (a repeat meanwhile is IDEMPOTENCY_IN_PROGRESS)
+      // and is freed when the response ends, complete or cut; a later repeat runs afresh (docs/platform.md).
+      reply.raw.once('close', () => void releaseIdempotencyKey(ds, claim).catch((err: Error) => request.log.error({ err }, 'idempotency release failed')));
+    } else if (success && (typeof payload === 'string' || payload === undefined || payload === null)) {
       await completeIdempotencyKey(ds, claim, reply.statusCode, (payload as string | null | undefined) ?? '');
     } else {
       await releaseIdempotencyKey(ds, claim);

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { embedOriginsOf } from '../../db/rules/embed-origins';
+import { currentRender } from '../../db/proof/proof-render';
 import { WEB_DIST } from '../../web/manifest';
 import { SafeHtml, html } from '../../web/shared/html';
 import { pageShell } from '../../web/shared/page-shell';
@@ -17,6 +18,9 @@ const SCRIPT_CACHE = 'public, max-age=300';
 const ID = /^[A-Za-z0-9_-]{1,100}$/;
 
 interface StaticFile { body: Buffer | string; etag: string; type: string }
+
+interface WallPage { etag: string; html: string; frameAncestors: ReturnType<typeof embedOriginsOf> }
+const PAGE_CACHE_LIMIT = 1_000;
 
 const etagOf = (body: Buffer | string) => `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
 
@@ -51,9 +55,10 @@ const row = (term: string, value: SafeHtml | string) => html`<div class="sv-row"
 /**
  * The wall for sites (docs/proof.md#the-wall): the custom element's script at its stable URL, the same wall as
  * server-rendered HTML for an iframe, no-JS visitors and search engines, and the page a verify link opens.
- * Each reads only the public API (`app.inject`), so it shows exactly what the signed manifest allows.
+ * The wall page is built from the manifest the public render decides (`currentRender`), so it shows exactly what
+ * the signed manifest allows; the verify page reads the public API (`app.inject`).
  */
-export async function wallPageRoutes(app: FastifyInstance, _deps: AppDeps): Promise<void> {
+export async function wallPageRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const script = wallScript(app);
   const style: StaticFile = { body: WALL_CSS, etag: etagOf(WALL_CSS), type: 'text/css; charset=utf-8' };
 
@@ -62,18 +67,28 @@ export async function wallPageRoutes(app: FastifyInstance, _deps: AppDeps): Prom
 
   app.get('/embed/wall.css', { config: { hidden: true } }, async (request, reply) => sendStatic(request, reply, style));
 
+  // The page of each placement's last manifest, by the manifest's ETag: the page is a function of the manifest alone.
+  const pages = new Map<string, WallPage>();
   app.get<{ Params: { placementId: string } }>('/embed/wall/:placementId', { config: { hidden: true } }, async (request, reply) => {
     const { placementId } = request.params;
-    const render = ID.test(placementId)
-      ? await app.inject({ method: 'GET', url: `/api/public/proof/render/${placementId}` })
-      : null;
-    if (render?.statusCode !== 200) return notLivePage(reply, messages.notFoundTitle, messages.notFound);
-    const manifest = (render.json() as { manifest: WallManifest }).manifest;
-    const body = html`<h1 class="sv-visually-hidden">${messages.frameTitle}</h1>${wallMarkup(manifest, null)}`;
+    // The public render's own decision (the manifest the render route would send now, decided afresh).
+    const render = ID.test(placementId) ? await currentRender(deps.dataSource, placementId) : null;
+    if (!render) return notLivePage(reply, messages.notFoundTitle, messages.notFound);
+    let page = pages.get(placementId);
+    if (page?.etag !== render.etag) {
+      const manifest = (JSON.parse(render.body()) as { manifest: WallManifest }).manifest;
+      const body = html`<h1 class="sv-visually-hidden">${messages.frameTitle}</h1>${wallMarkup(manifest, null)}`;
+      page = {
+        etag: render.etag,
+        html: pageShell({ lang: messages.lang, title: messages.frameTitle, body, styles: ['/embed/wall.css'] }),
+        frameAncestors: embedOriginsOf(manifest.placement.renderConfig),
+      };
+      pages.delete(placementId);
+      if (pages.size >= PAGE_CACHE_LIMIT) pages.delete(pages.keys().next().value!);
+      pages.set(placementId, page);
+    }
     // Every load decides eligibility afresh (a revoked item is gone on the next one): revalidate, never reuse.
-    return sendPage(reply.header('cache-control', 'no-cache'),
-      pageShell({ lang: messages.lang, title: messages.frameTitle, body, styles: ['/embed/wall.css'] }),
-      { scripts: false, frameAncestors: embedOriginsOf(manifest.placement.renderConfig) });
+    return sendPage(reply.header('cache-control', 'no-cache'), page.html, { scripts: false, frameAncestors: page.frameAncestors });
   });
 
   app.get<{ Params: { receiptId: string } }>('/embed/verify/:receiptId', { config: { hidden: true } }, async (request, reply) => {

@@ -16,7 +16,7 @@ import { databaseNow, dbNow } from '../clock';
 
 export const EXPAND_ITEMS_CAP = 50;
 /** Items a placement may hold; a render shows at most these. */
-export const MAX_PLACEMENT_ITEMS = 200;
+export const MAX_PLACEMENT_ITEMS = 1_000;
 
 export interface Scope { organizationId: string; productId: string }
 

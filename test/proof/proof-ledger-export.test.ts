@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { FastifyInstance } from 'fastify';
 import { asTeammate, call, errorCode, sessionFor, settledHandle, withKey } from '../support/fixtures';
@@ -9,6 +9,7 @@ import {
 import { ctx } from '../support/root-hooks';
 import { deletionWorkflowId } from '../../workflows/workflow-ids';
 import { route } from '../support/routes';
+import { EXPORT_PAGE_SIZE, approvedExportDocument } from '../../db/proof/proof-exports';
 
 /** An off-the-shelf RFC 8785 canonicaliser, as a recipient would use it. */
 const canonical = (value: unknown): string => canonicalize(value)!;
@@ -98,6 +99,68 @@ describe('proof export', () => {
     assert.deepEqual(bundle.items.map((i: { id: string }) => i.id), [open.proofItemId],
       'an expired grant, and wording the customer did not approve, are not exported');
     assert.deepEqual(bundle.versions.map((v: { id: string }) => v.id), [openV2], 'only the public version, not the superseded original');
+  });
+
+  it('streams the bundle in canonical form, in keyset pages that add up to the whole, with the digest last', async () => {
+    const t = await createProofTenant();
+    const approved = [];
+    for (let i = 0; i < 5; i++) approved.push(await approvedItem(t));
+    // An ineligible item between eligible ones, so a page can hold fewer items than it read.
+    await ctx.dataSource.query(`UPDATE consent_grants SET valid_until = now() - interval '1 day' WHERE proof_item_id = $1`, [approved[2].proofItemId]);
+    const eligible = approved.filter((_, i) => i !== 2).map((a) => a.proofItemId);
+    const read = async (pageSize: number) => {
+      let text = '';
+      for await (const chunk of approvedExportDocument(ctx.dataSource, t.product.id, pageSize)) text += chunk;
+      return text;
+    };
+    const [paged, whole] = [await read(2), await read(EXPORT_PAGE_SIZE)];
+    for (const text of [paged, whole]) {
+      assert.equal(canonical(JSON.parse(text)), text, 'the whole document is written in RFC 8785 canonical form');
+      const { bundle, digest } = JSON.parse(text);
+      assert.deepEqual(bundle.items.map((i: { id: string }) => i.id), eligible);
+      assert.deepEqual(bundle.consents.map((c: { proofItemId: string }) => c.proofItemId), eligible, 'consents[i] is of items[i]');
+      assert.deepEqual(bundle.versions.map((v: { proofItemId: string }) => v.proofItemId), eligible, 'versions[i] is of items[i]');
+      assert.equal(createHash('sha256').update(canonical(bundle), 'utf8').digest('hex'), digest.value);
+      // The digest hashes the bundle's bytes exactly as they stand in the document.
+      const bytes = text.slice('{"bundle":'.length, text.lastIndexOf(',"digest":'));
+      assert.equal(createHash('sha256').update(bytes, 'utf8').digest('hex'), digest.value);
+    }
+    const withoutTime = (text: string) => ({ ...JSON.parse(text).bundle, generatedAt: null });
+    assert.deepEqual(withoutTime(paged), withoutTime(whole), 'pages of 2 give the bundle one page gives');
+
+    const res = await call(withKey(t.key, { method: 'POST', url: '/api/v1/proof/exports' }));
+    assert.equal(res.statusCode, 201);
+    assert.equal(res.headers['transfer-encoding'], 'chunked', 'streamed, not buffered to a length');
+    assert.deepEqual(res.json().data.bundle.items.map((i: { id: string }) => i.id), eligible);
+    assert.ok(!res.body.includes(tenant.product.id), "another product's items and placements never appear");
+  });
+
+  it('holds an Idempotency-Key while the export streams and stores no copy of it; a repeat exports afresh', async () => {
+    const t = await createProofTenant();
+    // Stories long enough that the body outgrows the buffers on its way, so the stream waits for its reader.
+    const long = (n: number) => submissionBody({ content: { ...submissionBody().content, text: `Story ${n}: ${'we shipped faster. '.repeat(1000)}` } });
+    for (let n = 0; n < 3; n++) await approvedItem(t, long(n));
+    const key = `export-${randomBytes(6).toString('hex')}`;
+    const exportWith = (options: object = {}) => ctx.app.inject({
+      ...withKey(t.key, { method: 'POST', url: '/api/v1/proof/exports', headers: { 'idempotency-key': key } }), ...options,
+    });
+    const record = () => ctx.dataSource.query('SELECT state, response_body FROM idempotency_records WHERE idempotency_key = $1', [key]);
+    const streaming = await exportWith({ payloadAsStream: true });
+    assert.equal(streaming.statusCode, 201);
+    assert.deepEqual(await record(), [{ state: 'in_progress', response_body: null }], 'held, unanswered, while the body streams');
+    const meanwhile = await exportWith();
+    assert.equal(meanwhile.statusCode, 409);
+    assert.equal(errorCode(meanwhile), 'IDEMPOTENCY_IN_PROGRESS');
+    let text = '';
+    for await (const chunk of streaming.stream()) text += chunk;
+    assert.equal(JSON.parse(text).data.bundle.items.length, 3);
+    // Freed just after the last byte: the release is the response's close handler.
+    for (let waited = 0; (await record()).length > 0 && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(await record(), [], 'freed once the answer has gone; no bundle is kept');
+    const again = await exportWith();
+    assert.equal(again.statusCode, 201);
+    assert.equal(again.headers['idempotent-replayed'], undefined, 'not a replay: the state now, with its own digest');
+    assert.equal(again.json().data.bundle.items.length, 3);
   });
 
   it('needs proof:export; raw originals only for a workspace owner', async () => {

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
 import Ajv2020, { ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -76,13 +77,24 @@ export class OpenApiDrift {
       const url = request.routeOptions.url;
       if (!operationId || !url) return payload;
       checker ??= new Checker(app.openapiDocument());
-      const failure = checker.check(request.method, url, reply.statusCode, String(reply.getHeader('content-type') ?? ''), payload);
-      if (failure) {
-        if (!this.failures.includes(failure)) this.failures.push(failure);
-      } else {
-        this.exercised.add(operationId);
+      const judge = (body: unknown) => {
+        const failure = checker!.check(request.method, url, reply.statusCode, String(reply.getHeader('content-type') ?? ''), body);
+        if (failure) {
+          if (!this.failures.includes(failure)) this.failures.push(failure);
+        } else {
+          this.exercised.add(operationId);
+        }
+      };
+      if (!(payload instanceof Readable)) {
+        judge(payload);
+        return payload;
       }
-      return payload;
+      // A streamed answer (an export) is judged whole once it has all gone by, on the bytes the client got.
+      const chunks: Buffer[] = [];
+      const tap = new PassThrough();
+      tap.on('data', (chunk: Buffer | string) => chunks.push(Buffer.from(chunk)));
+      tap.on('end', () => judge(Buffer.concat(chunks).toString('utf8')));
+      return payload.pipe(tap);
     });
   }
 

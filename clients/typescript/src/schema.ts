@@ -610,7 +610,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Approved-only JSON bundle with a sha256 digest over its canonical bytes
+         * Approved-only JSON bundle with a sha256 digest over its canonical bytes, streamed (the digest comes last)
          * @description Service key scope: `service:proof:export`.
          */
         post: operations["exportProof"];
