@@ -268,6 +268,8 @@ async function measureLatency(ds: DataSource, url: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  // On a server's database every role needs the key ring; the API inherits this one, so both open the same secrets.
+  process.env.SV_SECRET_KEYS ??= `bench:${randomBytes(32).toString('base64')}`;
   const cleanup: Cleanup = [];
   try {
     const url = await startScratchDatabase(cleanup, 'sv_bench');

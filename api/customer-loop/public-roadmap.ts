@@ -2,7 +2,7 @@ import { FastifyInstance } from 'fastify';
 import { array, boolean, number, object, string } from 'yup';
 import { FEATURE_STATES } from '../../db/entities/feature';
 import { setFollow, vote, withdrawVote } from '../../db/customer-loop/features';
-import { assertPublicFeature, publicRoadmap, voterState } from '../../db/customer-loop/roadmap';
+import { assertPublicFeature, publicFeature, publicRoadmap, voterState } from '../../db/customer-loop/roadmap';
 import { notFound } from '../../runtime/service-error';
 import type { AppDeps } from '../app-deps';
 import { endUserOf } from '../plugins/product-tenant';
@@ -18,19 +18,25 @@ const withdrawQuery = strictObject({ follow: string().oneOf(['false']) });
 
 const releaseRef = object({ id: string().required(), title: string().required(), publishedAt: timestamp().required() });
 
+const boardFeature = object({
+  id: string().required(),
+  title: string().required(),
+  problem: string().required(),
+  state: string().required().oneOf([...FEATURE_STATES]),
+  voteCount: number().integer().required(),
+  releases: array(releaseRef).defined().meta({ description: 'releases that shipped it, newest first' }),
+});
+
 export const publicRoadmapSchema = named('PublicRoadmap', object({
   product: object({ id: string().required(), name: string().required() }).required(),
-  features: array(object({
-    id: string().required(),
-    title: string().required(),
-    problem: string().required(),
-    state: string().required().oneOf([...FEATURE_STATES]),
-    voteCount: number().integer().required(),
-    releases: array(releaseRef).defined().meta({ description: 'releases that shipped it, newest first' }),
-  })).defined().meta({ description: 'features with publicBoard true, most votes first; never who voted' }),
+  features: array(boardFeature).defined().meta({ description: 'features with publicBoard true and not merged, most votes first; never who voted' }),
   releases: array(releaseRef.shape({
     features: array(object({ id: string().required(), title: string().required(), problem: string().required() })).defined(),
-  })).defined().meta({ description: 'the newest 100 releases that shipped a public feature, with those features' }),
+  })).defined().meta({ description: 'the newest 100 releases that shipped a public feature, with those features (a merged one as its survivor)' }),
+}));
+
+const publicFeatureSchema = named('PublicFeature', boardFeature.shape({
+  mergedFrom: string().nullable().defined().meta({ description: 'the id asked for when that feature was merged into this one; null otherwise' }),
 }));
 
 const publicVoteSchema = named('PublicFeatureVote', object({
@@ -66,6 +72,16 @@ export async function publicRoadmapRoutes(app: FastifyInstance, deps: AppDeps): 
     if (!roadmap) throw notFound('product');
     reply.header('cache-control', 'no-cache');
     return { data: roadmap };
+  });
+
+  app.get<{ Params: FeatureParams }>('/api/public/roadmap/:productId/features/:featureId', {
+    schema: { params: featureParams, response: { 200: dataOf(publicFeatureSchema), 404: errorOf('NOT_FOUND: no such active product, or the feature is not on its public board') } },
+    config: { tag: 'customer-loop', operationId: 'getPublicFeature', summary: 'One feature of the board by any id it had: a merged feature answers the one it was merged into (mergedFrom)' },
+  }, async (request, reply) => {
+    const feature = await publicFeature(ds, request.params.productId, request.params.featureId);
+    if (!feature) throw notFound('feature');
+    reply.header('cache-control', 'no-cache');
+    return { data: feature };
   });
 
   app.get<{ Params: { productId: string } }>('/api/public/roadmap/:productId/me', {

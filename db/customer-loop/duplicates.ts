@@ -30,6 +30,12 @@ const QUERY_WORDS = 8;
  * every match is read and ranked.
  */
 const MAX_EXPECTED_MATCHES = 200;
+/**
+ * A short text of common words (three or fewer left, every one in thousands of signals) can still expect
+ * more matches than this: then a candidate must share all of them. Not sooner, as one misspelt word would
+ * then keep its duplicates out.
+ */
+const MAX_EXPECTED_MATCHES_AT_ALL = 2_000;
 /** A word in more than this share of signals finds candidates only when the text has few others. */
 const COMMON_WORD_SHARE = 0.05;
 /** With fewer full-text candidates than this, the titles most alike by trigrams are added. */
@@ -85,8 +91,18 @@ function lexemeStats(ds: DataSource): Promise<LexemeStats> {
 
 export interface QueryWords {
   words: string[];
-  /** Whether a candidate must share two of the words: one would match too many rows. */
-  pairs: boolean;
+  /**
+   * How many of the words a candidate must share: one; two where one would match too many rows; all of them
+   * where three words or fewer are left and two would match far too many (a short text of common words).
+   */
+  shared: number;
+}
+
+/** Rows expected to hold at least `k` of words with these shares, taken as independent: rows × e_k(shares). */
+function expectedMatches(rows: number, shares: number[], k: number): number {
+  const e = [1, ...shares.map(() => 0)];
+  for (const share of shares) for (let j = shares.length; j >= 1; j--) e[j] += e[j - 1] * share;
+  return rows * e[k];
 }
 
 /**
@@ -108,18 +124,15 @@ export function queryWords(lexemes: TextLexemes, stats: LexemeStats): QueryWords
   words.sort((a, b) => Number(b.title) - Number(a.title) || a.share - b.share || a.order - b.order);
   const uncommon = words.filter((w) => w.share <= COMMON_WORD_SHARE);
   const chosen = (uncommon.length >= 3 ? uncommon : words).slice(0, QUERY_WORDS);
-  const expectedOne = stats.rows * chosen.reduce((n, w) => n + w.share, 0);
-  if (chosen.length < 3 || expectedOne <= MAX_EXPECTED_MATCHES) return { words: chosen.map((w) => w.lexeme), pairs: false };
-  const expectedTwo = () => {
-    let sum = 0;
-    for (let i = 0; i < chosen.length; i++) for (let j = i + 1; j < chosen.length; j++) sum += chosen[i].share * chosen[j].share;
-    return stats.rows * sum;
-  };
-  while (chosen.length > 3 && expectedTwo() > MAX_EXPECTED_MATCHES) {
+  const expected = (k: number) => expectedMatches(stats.rows, chosen.map((w) => w.share), k);
+  const lexemesOf = () => chosen.map((w) => w.lexeme);
+  if (chosen.length < 2 || expected(1) <= MAX_EXPECTED_MATCHES) return { words: lexemesOf(), shared: 1 };
+  if (chosen.length === 2) return { words: lexemesOf(), shared: expected(1) > MAX_EXPECTED_MATCHES_AT_ALL ? 2 : 1 };
+  while (chosen.length > 3 && expected(2) > MAX_EXPECTED_MATCHES) {
     const commonest = chosen.reduce((a, b) => (b.share > a.share ? b : a));
     chosen.splice(chosen.indexOf(commonest), 1);
   }
-  return { words: chosen.map((w) => w.lexeme), pairs: true };
+  return { words: lexemesOf(), shared: expected(2) > MAX_EXPECTED_MATCHES_AT_ALL ? chosen.length : 2 };
 }
 
 const TABLE = { signal: 'signals', feature: 'features' } as const;
@@ -129,18 +142,22 @@ const operand = (lexeme: string) => `'${lexeme.replace(/\\/g, '\\\\').replace(/'
 
 const alternatives = (lexeme: string) => `(${(GROUP_OF.get(lexeme) ?? [lexeme]).map(operand).join(' | ')})`;
 
+/** Every choice of k of the items, in order. */
+function combinations<T>(items: T[], k: number): T[][] {
+  if (k === 0) return [[]];
+  return items.flatMap((item, i) => combinations(items.slice(i + 1), k - 1).map((rest) => [item, ...rest]));
+}
+
 /**
- * The source's words as two tsqueries: `rank` ORs them all; `filter` too, or, where one shared word would
- * match too many rows, asks for any two of them.
+ * The source's words as two tsqueries: `rank` ORs them all; `filter` asks for any `shared` of them (one: the
+ * same OR), so that a candidate search reads a bounded number of rows.
  */
 export function candidateQueries(query: QueryWords): { filter: string; rank: string } | null {
   if (query.words.length === 0) return null;
   const groups = query.words.map(alternatives);
   const rank = groups.join(' | ');
-  if (!query.pairs) return { filter: rank, rank };
-  const pairs: string[] = [];
-  for (let i = 0; i < groups.length; i++) for (let j = i + 1; j < groups.length; j++) pairs.push(`(${groups[i]} & ${groups[j]})`);
-  return { filter: pairs.join(' | '), rank };
+  if (query.shared <= 1) return { filter: rank, rank };
+  return { filter: combinations(groups, query.shared).map((c) => `(${c.join(' & ')})`).join(' | '), rank };
 }
 
 interface Source {
@@ -196,20 +213,25 @@ async function candidatesIn(db: Db, source: Source, type: SimilarType, trigram: 
   const queries = candidateQueries(source.query);
   const where = `t.product_id = $1 ${exclusions(source, type)}`;
   const similarity = trigram ? 'greatest(word_similarity($3, c.title), word_similarity(c.title, $3))' : 'NULL::real';
+  const rank = queries ? 'ts_rank(c.search_vector, $4::tsquery)' : '0::real';
+  // The vector's text and the measures are computed for the chosen rows only, outside the LIMIT: in the
+  // ranking query they would be computed for every match (the vector's text form is the dearest part).
   const select = (inner: string, params: unknown[]) => db.query(
-    `SELECT c.id, c.title, c.vector, c.rank, ${similarity} AS trigram FROM (${inner}) c`, params) as Promise<CandidateRow[]>;
-  const rank = queries ? 'ts_rank(t.search_vector, $4::tsquery)' : '0::real';
+    `SELECT c.id, c.title, c.search_vector::text AS vector, ${rank} AS rank, ${similarity} AS trigram FROM (${inner}) c`, params) as Promise<CandidateRow[]>;
   const rows: CandidateRow[] = [];
   if (queries) {
     rows.push(...await select(
-      `SELECT t.id, t.title, t.search_vector::text AS vector, ${rank} AS rank FROM ${TABLE[type]} t
+      `SELECT t.id, t.title, t.search_vector FROM ${TABLE[type]} t
         WHERE ${where} AND t.search_vector @@ $5::tsquery ORDER BY ts_rank(t.search_vector, $4::tsquery, 2) DESC, t.id LIMIT ${FULL_TEXT_CANDIDATES}`,
       [source.productId, source.id, source.title, queries.rank, queries.filter],
     ));
   }
-  if (trigram && rows.length < TRIGRAM_FALLBACK_BELOW) {
+  // Among signals only for a text searched by any one of its words: words common enough to need two or all
+  // of them shared are not misspelt, and such a title's trigrams would match much of a big table. A product's
+  // features are few.
+  if (trigram && rows.length < TRIGRAM_FALLBACK_BELOW && (type === 'feature' || source.query.shared === 1)) {
     const found = await select(
-      `SELECT t.id, t.title, t.search_vector::text AS vector, ${rank} AS rank FROM ${TABLE[type]} t
+      `SELECT t.id, t.title, t.search_vector FROM ${TABLE[type]} t
         WHERE ${where} AND t.title % $3 ORDER BY similarity(t.title, $3) DESC, t.id LIMIT ${TRIGRAM_CANDIDATES}`,
       queries ? [source.productId, source.id, source.title, queries.rank] : [source.productId, source.id, source.title],
     );

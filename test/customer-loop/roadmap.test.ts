@@ -202,4 +202,82 @@ window.addEventListener('message', (e) => { if (e.data && e.data.type === 'sv-ro
     assert.match(feed.items[1].url ?? '', new RegExp(`/roadmap/${t.product.id}/changelog#rel_`));
     assert.equal((await fetch(`${base}/roadmap/prd_unknown/changelog.atom`)).status, 404);
   });
+
+  it('a merged feature leaves the board and its address answers 301 to the survivor\'s; an unmerge takes the redirect back', async () => {
+    const dark = await createFeature('Dark mode', { publicBoard: true, state: 'planned' });
+    const night = await createFeature('Night theme', { publicBoard: true, state: 'planned' });
+    const sepia = await createFeature('Sepia theme', { publicBoard: true, state: 'planned' });
+    const engine = await createFeature('Theme engine rewrite', { publicBoard: false });
+    const boardUrl = `/roadmap/${t.product.id}`;
+    const at = (productId: string, featureId: string) => `/roadmap/${productId}?feature=${featureId}`;
+    const read = (featureId: string, productId = t.product.id) => call({ method: 'GET', url: `/api/public/roadmap/${productId}/features/${featureId}` });
+    const voteAs = (sub: string, featureId: string) => call({
+      method: 'PUT', url: `/api/public/roadmap/${t.product.id}/features/${featureId}/vote`, headers: { authorization: `Bearer ${token(sub)}` } });
+    const merge = (from: string, into: string) => call(teammate(t.owner, 'POST', `/api/workspace/features/${from}/merge`, { intoFeatureId: into }));
+    assert.equal((await voteAs('u-fay', dark.id)).statusCode, 200);
+    const shipped = await call(teammate(t.owner, 'POST', '/api/workspace/releases', { productId: t.product.id, title: 'Theme preview', featureIds: [dark.id] }));
+    assert.equal(shipped.statusCode, 201, shipped.body);
+    assert.equal((await read(dark.id)).json().data.mergedFrom, null);
+
+    assert.equal((await merge(dark.id, night.id)).statusCode, 200);
+    const roadmap = await board();
+    assert.ok(!JSON.stringify(roadmap).includes(dark.id), 'the merged feature is nowhere on the board, nor in a release');
+    const survivor = roadmap.features.find((f: { id: string }) => f.id === night.id);
+    assert.equal(survivor.voteCount, 1, 'its vote moved');
+    assert.deepEqual(survivor.releases.map((r: { title: string }) => r.title), ['Theme preview'], 'its release is the survivor\'s');
+    assert.deepEqual(roadmap.releases.find((r: { id: string }) => r.id === shipped.json().data.id).features.map((f: { id: string }) => f.id), [night.id]);
+    const boardHtml = await (await fetch(`${base}${boardUrl}`)).text();
+    assert.ok(boardHtml.includes(`id="feature-${night.id}"`) && !boardHtml.includes(dark.id) && !boardHtml.includes('Dark mode'));
+
+    const redirect = await fetch(`${base}${at(t.product.id, dark.id)}`, { redirect: 'manual' });
+    assert.equal(redirect.status, 301);
+    assert.equal(redirect.headers.get('location'), at(t.product.id, night.id));
+    assert.equal(redirect.headers.get('cache-control'), 'no-store', 'an unmerge must be able to take it back');
+    const landed = await fetch(`${base}${redirect.headers.get('location')}`, { redirect: 'manual' });
+    assert.equal(landed.status, 200);
+    assert.match(await landed.text(), new RegExp(`id="feature-${night.id}" data-feature="${night.id}" aria-current="true"`));
+    const api = await read(dark.id);
+    assert.equal(api.statusCode, 200, api.body);
+    assert.deepEqual({ id: api.json().data.id, title: api.json().data.title, voteCount: api.json().data.voteCount, mergedFrom: api.json().data.mergedFrom },
+      { id: night.id, title: 'Night theme', voteCount: 1, mergedFrom: dark.id });
+    const voted = await voteAs('u-gus', dark.id);
+    assert.deepEqual(voted.json().data, { featureId: night.id, voted: true, following: true, voteCount: 2 }, 'a vote on the old id counts on the survivor');
+
+    // In a browser: the redirect keeps the fragment's token, lands on the survivor, and the page passes axe.
+    const page = await browser.newPage({ ...PHONE });
+    const errors = collectPageErrors(page);
+    const response = await page.goto(`${base}${at(t.product.id, dark.id)}#token=${token('u-hal')}`);
+    assert.equal(response?.request().redirectedFrom()?.url(), `${base}${at(t.product.id, dark.id)}`);
+    assert.equal(new URL(page.url()).searchParams.get('feature'), night.id);
+    const vote = page.locator(`button[data-action="vote"][data-feature="${night.id}"]`);
+    await vote.waitFor({ state: 'visible' });
+    assert.ok(await page.locator(`#feature-${night.id}`).isVisible());
+    assert.deepEqual(errors, []);
+    assert.deepEqual(await seriousViolations(page), []);
+    await page.close();
+
+    // Nothing public to point at: a private feature, one merged into a private one, another product's, a bad id.
+    assert.equal((await merge(sepia.id, engine.id)).statusCode, 200);
+    const other = await createTenant();
+    const foreign = await call(teammate(other.owner, 'POST', '/api/workspace/features', { productId: other.product.id, title: 'Dark mode', problem: 'Too bright.', publicBoard: true }));
+    assert.equal(foreign.statusCode, 201, foreign.body);
+    for (const [productId, featureId] of [[t.product.id, engine.id], [t.product.id, sepia.id], [t.product.id, foreign.json().data.id],
+      [other.product.id, night.id], [other.product.id, dark.id], [t.product.id, 'feat_unknown']]) {
+      const missing = await fetch(`${base}${at(productId, featureId)}`, { redirect: 'manual' });
+      assert.equal(missing.status, 404, `${productId} ${featureId}`);
+      assert.match(await missing.text(), /This feature is not on the public roadmap/);
+      assert.equal((await read(featureId, productId)).statusCode, 404, `${productId} ${featureId}`);
+    }
+    assert.equal((await voteAs('u-gus', sepia.id)).statusCode, 404, 'no vote lands on a private survivor');
+    assert.equal((await fetch(`${base}${boardUrl}?feature=a&feature=b`, { redirect: 'manual' })).status, 404);
+
+    assert.equal((await call(teammate(t.owner, 'POST', `/api/workspace/features/${dark.id}/unmerge`))).statusCode, 200);
+    const back = await fetch(`${base}${at(t.product.id, dark.id)}`, { redirect: 'manual' });
+    assert.equal(back.status, 200, 'after the unmerge its address is its own again');
+    assert.match(await back.text(), new RegExp(`id="feature-${dark.id}" data-feature="${dark.id}" aria-current="true"`));
+    assert.deepEqual([(await read(dark.id)).json().data.id, (await read(dark.id)).json().data.mergedFrom], [dark.id, null]);
+    const restored = await board();
+    assert.equal(restored.features.find((f: { id: string }) => f.id === dark.id)?.voteCount, 1);
+    assert.deepEqual(restored.releases.find((r: { id: string }) => r.id === shipped.json().data.id).features.map((f: { id: string }) => f.id), [dark.id]);
+  });
 });

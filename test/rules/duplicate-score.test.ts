@@ -39,15 +39,19 @@ describe('duplicate score', () => {
   it('looks for candidates with the title first, then the rarest words; two shared words where one would match too many', () => {
     const lexemes = { title: ['export', 'pleas'], body: ['csv', 'report', 'monthli', 'spreadsheet'] };
     const small = queryWords(lexemes, { rows: 400, shares: new Map() });
-    assert.deepEqual(small, { words: ['export', 'csv', 'report', 'monthli', 'spreadsheet'], pairs: false });
+    assert.deepEqual(small, { words: ['export', 'csv', 'report', 'monthli', 'spreadsheet'], shared: 1 });
     const big = queryWords(lexemes, { rows: 100_000, shares: new Map([['export', 0.02], ['report', 0.04], ['csv', 0.01], ['monthli', 0.03], ['spreadsheet', 0.005]]) });
-    assert.equal(big.pairs, true);
+    assert.equal(big.shared, 2);
     assert.equal(big.words[0], 'export');
     assert.ok(!big.words.includes('report'), 'the commonest word goes first');
-    const query = candidateQueries({ words: ['export', "it's"], pairs: false })!;
+    // A short text of common words: all of them, as two would still match too many rows.
+    const common = queryWords({ title: ['theme'], body: ['hurt', 'eye'] }, { rows: 100_000, shares: new Map([['theme', 0.12], ['eye', 0.14], ['hurt', 0.15]]) });
+    assert.deepEqual(common, { words: ['theme', 'eye', 'hurt'], shared: 3 });
+    const query = candidateQueries({ words: ['export', "it's"], shared: 1 })!;
     assert.equal(query.filter, "('export' | 'download') | ('it''s')");
-    const pairs = candidateQueries({ words: ['a', 'b', 'c'], pairs: true })!;
+    const pairs = candidateQueries({ words: ['a', 'b', 'c'], shared: 2 })!;
     assert.equal(pairs.filter, "(('a') & ('b')) | (('a') & ('c')) | (('b') & ('c'))");
-    assert.equal(candidateQueries({ words: [], pairs: false }), null);
+    assert.equal(candidateQueries({ words: ['a', 'b', 'c'], shared: 3 })!.filter, "(('a') & ('b') & ('c'))");
+    assert.equal(candidateQueries({ words: [], shared: 1 }), null);
   });
 });

@@ -102,6 +102,9 @@ document.addEventListener('click', (event) => {
   if (button) void act(button);
 });
 
+// A link to one feature (`?feature=`) lands on it, the fragment being the token's.
+document.querySelector('.rm-feature[aria-current="true"]')?.scrollIntoView({ block: 'center' });
+
 const fragment = new URLSearchParams(location.hash.slice(1)).get('token');
 if (fragment) {
   history.replaceState(null, '', location.pathname + location.search);

@@ -29,5 +29,7 @@ export const messages = {
   needToken: 'Your sign-in for voting ran out: open the roadmap again from the product to go on.',
   failed: 'That did not work. Please try again.',
   notFound: 'There is no public roadmap here.',
+  featureNotFound: 'This feature is not on the public roadmap.',
+  backToBoard: 'See the whole roadmap',
   releaseFeatures: 'Shipped in this release',
 } as const;

@@ -23,8 +23,8 @@ ${link(`${base(r)}/changelog`, messages.changelogLink, current === 'changelog')}
 <a href="${base(r)}/changelog.atom" type="application/atom+xml">${messages.feedLink}</a></nav>`;
 }
 
-function feature(r: Roadmap, f: Roadmap['features'][number]): SafeHtml {
-  return html`<li class="rm-feature" data-feature="${f.id}"><h3>${f.title}</h3>${f.problem ? html`<p>${f.problem}</p>` : ''}
+function feature(r: Roadmap, f: Roadmap['features'][number], linked: string | undefined): SafeHtml {
+  return html`<li class="rm-feature" id="feature-${f.id}" data-feature="${f.id}"${f.id === linked ? html` aria-current="true"` : ''}><h3>${f.title}</h3>${f.problem ? html`<p>${f.problem}</p>` : ''}
 <p class="rm-votes"><span class="rm-count" data-count="${f.id}" aria-live="polite">${messages.votes(f.voteCount)}</span></p>
 ${f.releases.map((rel) => html`<p class="rm-shipped">${messages.shippedIn} <a href="${base(r)}/changelog#${rel.id}">${rel.title}</a> ${messages.on} ${day(rel.publishedAt)}</p>`)}
 ${OPEN.has(f.state) ? html`<div class="rm-actions" hidden>
@@ -33,13 +33,16 @@ ${OPEN.has(f.state) ? html`<div class="rm-actions" hidden>
 </div>` : ''}</li>`;
 }
 
-/** The board: public features grouped by state, counts only; the vote and follow buttons wait for the script. */
-export function roadmapPage(r: Roadmap): SafeHtml {
+/**
+ * The board: public features grouped by state, counts only; the vote and follow buttons wait for the script.
+ * `linked` is the feature a link named (`?feature=`): marked, and scrolled to by the script.
+ */
+export function roadmapPage(r: Roadmap, linked?: string): SafeHtml {
   const groups = STATES.map((state) => ({ state, features: r.features.filter((f) => f.state === state) })).filter((g) => g.features.length);
   return html`<header class="rm-header"><h1>${messages.title(r.product.name)}</h1>${roadmapNav(r, 'roadmap')}<p>${messages.intro}</p>
 <p class="rm-status" id="rm-status" role="status"></p></header>
 ${groups.length ? groups.map((g) => html`<section class="rm-group" aria-labelledby="state-${g.state}"><h2 id="state-${g.state}">${messages.states[g.state]}</h2>
-<ul class="rm-features">${g.features.map((f) => feature(r, f))}</ul></section>`) : html`<p>${messages.emptyBoard}</p>`}`;
+<ul class="rm-features">${g.features.map((f) => feature(r, f, linked))}</ul></section>`) : html`<p>${messages.emptyBoard}</p>`}`;
 }
 
 /** Releases newest first, each with the public features it shipped. */

@@ -1703,6 +1703,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/public/roadmap/{productId}/features/{featureId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One feature of the board by any id it had: a merged feature answers the one it was merged into (mergedFrom)
+         * @description Public: no credential.
+         */
+        get: operations["getPublicFeature"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/public/roadmap/{productId}/me": {
         parameters: {
             query?: never;
@@ -4498,6 +4518,23 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        PublicFeature: {
+            id: string;
+            title: string;
+            problem: string;
+            /** @enum {string} */
+            state: "discovery" | "planned" | "building" | "released" | "declined";
+            voteCount: number;
+            /** @description releases that shipped it, newest first */
+            releases: {
+                id: string;
+                title: string;
+                /** Format: date-time */
+                publishedAt: string;
+            }[];
+            /** @description the id asked for when that feature was merged into this one; null otherwise */
+            mergedFrom: string | null;
+        };
         PublicFeatureVote: {
             featureId: string;
             voted: boolean;
@@ -4509,7 +4546,7 @@ export interface components {
                 id: string;
                 name: string;
             };
-            /** @description features with publicBoard true, most votes first; never who voted */
+            /** @description features with publicBoard true and not merged, most votes first; never who voted */
             features: {
                 id: string;
                 title: string;
@@ -4525,7 +4562,7 @@ export interface components {
                     publishedAt: string;
                 }[];
             }[];
-            /** @description the newest 100 releases that shipped a public feature, with those features */
+            /** @description the newest 100 releases that shipped a public feature, with those features (a merged one as its survivor) */
             releases: {
                 id: string;
                 title: string;
@@ -13667,6 +13704,71 @@ export interface operations {
                 };
             };
             /** @description NOT_FOUND: no such active product */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMITED: more requests this minute from this client address than PUBLIC_RATE_LIMIT_PER_MINUTE */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getPublicFeature: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                productId: string;
+                featureId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PublicFeature"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such active product, or the feature is not on its public board */
             404: {
                 headers: {
                     [name: string]: unknown;
