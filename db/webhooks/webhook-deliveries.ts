@@ -88,7 +88,7 @@ export async function replayDelivery(ds: DataSource, organizationId: string, id:
   return viewDelivery(replay);
 }
 
-export const TEST_EVENT_TYPE = 'webhook.test';
+const TEST_EVENT_TYPE = 'webhook.test';
 
 /**
  * A `webhook.test` event for one endpoint only, whatever it subscribes to: a pending delivery that the
