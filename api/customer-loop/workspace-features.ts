@@ -1,15 +1,19 @@
 import { FastifyInstance } from 'fastify';
-import { boolean, object, string } from 'yup';
+import { array, boolean, number, object, string } from 'yup';
 import { FEATURE_STATES } from '../../db/entities/feature';
-import { FeatureInput, createFeature, linkSignal, unlinkSignal, updateFeature } from '../../db/customer-loop/features';
+import {
+  FeatureFilter, FeatureInput, createFeature, getFeature, linkSignal, listWorkspaceFeatures, unlinkSignal, updateFeature, workspaceFeatureProduct,
+} from '../../db/customer-loop/features';
+import { findSimilar } from '../../db/customer-loop/duplicates';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../db/pagination';
 import { markNotDuplicate, mergeFeature, unmergeFeature } from '../../db/customer-loop/feature-merges';
 import { validationFailed } from '../../runtime/service-error';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
 import { idParams, pathParams } from '../plugins/path-params';
 import { strictObject } from '../plugins/validation';
-import { NO_SUCH_PRODUCT, dataOf, errorOf, named } from '../plugins/responses';
-import { featureMergeSchema, featureSchema } from './schemas';
+import { NO_SUCH_PRODUCT, dataOf, errorOf, named, pageOf } from '../plugins/responses';
+import { featureMergeSchema, featureSchema, featureWithEvidenceSchema, similarCandidateSchema } from './schemas';
 
 const title = string().min(1).max(200);
 const problem = string().min(1).max(5_000);
@@ -29,11 +33,39 @@ const linkParams = pathParams('id', 'signalId');
 const mergeBody = strictObject({ intoFeatureId: string().required().max(100) }).required();
 const notDuplicateBody = strictObject({ featureId: string().required().max(100) }).required();
 const notDuplicateSchema = named('FeatureNotDuplicate', object({ featureId: string().required(), notDuplicateOf: string().required() }));
+const listQuery = strictObject({
+  limit: number().integer().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+  productId: string().max(100),
+  state,
+  publicBoard: string().oneOf(['true', 'false']),
+  merged: string().oneOf(['true', 'false']).meta({ description: 'true lists the merged features (each names the one it lives on in) instead of the others' }),
+});
+type ListQuery = FeatureFilter & { productId?: string; merged?: 'true' | 'false' };
+const NO_SUCH_FEATURE = errorOf('NOT_FOUND: no such feature in the workspace');
 const NOT_FOUND_OR_OTHER_PRODUCT = errorOf('NOT_FOUND: no such feature in the workspace, or the other one is of another product');
 
 /** Teammates shape the feature board: features and the signals that are their evidence. */
 export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
+  const org = (request: Parameters<typeof sessionPrincipal>[0]) => sessionPrincipal(request).organizationId;
+
+  app.get<{ Querystring: ListQuery }>('/api/workspace/features', {
+    schema: { querystring: listQuery, response: { 200: pageOf(featureSchema) } },
+    config: { tag: 'customer-loop', auth: 'session', operationId: 'listTeamFeatures', summary: 'Features of the workspace (every product, or one) by score, highest first' },
+  }, async (request) => ({ data: await listWorkspaceFeatures(ds, org(request), request.query), nextCursor: null }));
+
+  app.get<{ Params: { id: string } }>('/api/workspace/features/:id', {
+    schema: { params: idParams, response: { 200: dataOf(featureWithEvidenceSchema), 404: NO_SUCH_FEATURE } },
+    config: { tag: 'customer-loop', auth: 'session', operationId: 'getTeamFeature', summary: 'One feature with its linked evidence' },
+  }, async (request) => ({ data: await getFeature(ds, await workspaceFeatureProduct(ds, org(request), request.params.id), request.params.id) }));
+
+  app.get<{ Params: { id: string } }>('/api/workspace/features/:id/similar', {
+    schema: { params: idParams, response: { 200: dataOf(array(similarCandidateSchema).defined()), 404: NO_SUCH_FEATURE } },
+    config: { tag: 'customer-loop', auth: 'session', operationId: 'similarToTeamFeature', summary: 'Features and unlinked signals most like this feature (at most 10), as GET /api/v1/features/{id}/similar' },
+  }, async (request) => {
+    const productId = await workspaceFeatureProduct(ds, org(request), request.params.id);
+    return { data: await findSimilar(ds, { type: 'feature', productId, id: request.params.id, threshold: deps.config.duplicateThreshold }) };
+  });
 
   app.post<{ Body: FeatureInput & { productId: string } }>('/api/workspace/features', {
     schema: { body: createBody, response: { 201: dataOf(featureSchema), 404: NO_SUCH_PRODUCT } },

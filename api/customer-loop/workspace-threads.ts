@@ -1,14 +1,18 @@
 import { FastifyInstance } from 'fastify';
 import { string } from 'yup';
 import { MESSAGE_VISIBILITIES, MessageVisibility } from '../../db/entities/thread-message';
-import { addTeammateMessage, getTeamThread, setNextUpdate, viewThread } from '../../db/customer-loop/threads';
+import { THREAD_STATES, ThreadState } from '../../db/entities/thread';
+import { PageRequest } from '../../db/pagination';
+import {
+  ThreadFilter, addTeammateMessage, getTeamThread, listWorkspaceThreads, patchTeamThread, setNextUpdate, viewThread,
+} from '../../db/customer-loop/threads';
 import { threadSuggestion } from '../../db/customer-loop/duplicates';
 import { validationFailed } from '../../runtime/service-error';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
 import { idParams } from '../plugins/path-params';
-import { isoDateTime, strictObject } from '../plugins/validation';
-import { dataOf } from '../plugins/responses';
+import { isoDateTime, pageQuery, strictObject } from '../plugins/validation';
+import { dataOf, errorOf, pageOf } from '../plugins/responses';
 import { teamThreadSchema, threadMessageSchema, threadSchema } from './schemas';
 
 const messageBody = strictObject({
@@ -16,13 +20,33 @@ const messageBody = strictObject({
   visibility: string().required().oneOf([...MESSAGE_VISIBILITIES]),
 }).required();
 
-const promiseBody = strictObject({
-  nextUpdateAt: isoDateTime().nullable().defined(),
+const listQuery = strictObject({
+  ...pageQuery,
+  productId: string().max(100),
+  state: string().oneOf([...THREAD_STATES]),
+  owner: string().max(100).meta({ description: 'a teammate id, or the word unassigned' }),
+  endUserId: string().max(200),
+});
+
+const patchBody = strictObject({
+  nextUpdateAt: isoDateTime().nullable().meta({ description: 'promise the next update by then; null withdraws the promise' }),
+  state: string().oneOf([...THREAD_STATES]),
+  ownerId: string().min(1).max(100).nullable().meta({ description: 'a teammate of the workspace; null unassigns' }),
 }).required();
 
-/** Teammates answer threads here; replies and notes are open to members, promises to owners and admins. */
+type ThreadChange = { nextUpdateAt?: string | null; state?: ThreadState; ownerId?: string | null };
+
+/** Teammates answer threads here; reading, replies and notes are open to members, every other change to owners and admins. */
 export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
+
+  app.get<{ Querystring: PageRequest & ThreadFilter & { productId?: string } }>('/api/workspace/threads', {
+    schema: { querystring: listQuery, response: { 200: pageOf(threadSchema) } },
+    config: { tag: 'customer-loop', auth: 'session', operationId: 'listTeamThreads', summary: 'Threads of the workspace (every product, or one), newest first, by state and owner' },
+  }, async (request) => {
+    const { limit, cursor, ...filter } = request.query;
+    return listWorkspaceThreads(ds, sessionPrincipal(request).organizationId, filter, { limit, cursor });
+  });
 
   app.get<{ Params: { id: string } }>('/api/workspace/threads/:id', {
     schema: { params: idParams, response: { 200: dataOf(teamThreadSchema) } },
@@ -41,17 +65,21 @@ export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps)
     return reply.code(201).send({ data: result.message });
   });
 
-  app.patch<{ Params: { id: string }; Body: { nextUpdateAt: string | null } }>('/api/workspace/threads/:id', {
-    schema: { params: idParams, body: promiseBody, response: { 200: dataOf(threadSchema) } },
-    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'promiseThreadUpdate', summary: 'Promise the next update (or withdraw the promise)' },
+  app.patch<{ Params: { id: string }; Body: ThreadChange }>('/api/workspace/threads/:id', {
+    schema: { params: idParams, body: patchBody, response: { 200: dataOf(threadSchema), 404: errorOf('NOT_FOUND: no such thread in the workspace') } },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'promiseThreadUpdate', summary: 'Promise the next update (or withdraw the promise), set the owner, move the state' },
   }, async (request) => {
     const s = sessionPrincipal(request);
-    const raw = request.body.nextUpdateAt;
-    const due = raw === null ? null : new Date(raw);
+    const { nextUpdateAt: raw, ...change } = request.body;
+    if (raw === undefined && change.state === undefined && change.ownerId === undefined) {
+      throw validationFailed([{ path: '', message: 'send nextUpdateAt, state and/or ownerId' }]);
+    }
+    const due = raw === undefined || raw === null ? null : new Date(raw);
     if (due !== null && (Number.isNaN(due.getTime()) || due.getTime() <= Date.now())) {
       throw validationFailed([{ path: 'nextUpdateAt', message: 'must be a date-time in the future' }]);
     }
-    const thread = await setNextUpdate(ds, s.organizationId, request.params.id, due);
-    return { data: viewThread(thread) };
+    let view = change.state !== undefined || change.ownerId !== undefined ? await patchTeamThread(ds, s.organizationId, request.params.id, change) : null;
+    if (raw !== undefined) view = viewThread(await setNextUpdate(ds, s.organizationId, request.params.id, due));
+    return { data: view! };
   });
 }

@@ -5,7 +5,7 @@ import { PageRequest } from '../../db/pagination';
 import {
   EndpointInput, MAX_SUBSCRIPTIONS, SUBSCRIPTION_PATTERN, createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateEndpointSecret, updateEndpoint,
 } from '../../db/webhooks/webhook-endpoints';
-import { DeliveryFilters, getDelivery, listDeliveries, replayDelivery } from '../../db/webhooks/webhook-deliveries';
+import { DeliveryFilters, getDelivery, listDeliveries, replayDelivery, sendTestEvent } from '../../db/webhooks/webhook-deliveries';
 import { checkWebhookUrl } from '../../runtime/webhook-target';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
@@ -76,6 +76,11 @@ export async function workspaceWebhookRoutes(app: FastifyInstance, deps: AppDeps
   app.post<{ Params: { id: string } }>('/api/workspace/webhooks/endpoints/:id/rotate-secret', {
     schema: { params: idParams, response: { 200: dataOf(webhookEndpointWithSecretSchema) } }, config: config('rotateWebhookSecret', 'New signing secret, shown once; the old one stops verifying at once'),
   }, async (request) => ({ data: await rotateEndpointSecret(ds, org(request), request.params.id) }));
+
+  app.post<{ Params: { id: string } }>('/api/workspace/webhooks/endpoints/:id/test', {
+    schema: { params: idParams, response: { 201: dataOf(webhookDeliverySchema), 404: errorOf('NOT_FOUND: no such endpoint in the workspace') } },
+    config: config('sendWebhookTestEvent', 'Send a signed webhook.test event to this endpoint only; it shows in the delivery log with its attempts'),
+  }, async (request, reply) => reply.code(201).send({ data: await sendTestEvent(ds, org(request), request.params.id) }));
 
   app.get<{ Querystring: DeliveryFilters & PageRequest }>('/api/workspace/webhooks/deliveries', {
     schema: { querystring: deliveryQuery, response: { 200: pageOf(webhookDeliverySchema) } }, config: config('listWebhookDeliveries', 'Delivery log, newest first'),

@@ -1,4 +1,4 @@
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, SelectQueryBuilder } from 'typeorm';
 import { conflict, notFound } from '../../runtime/service-error';
 import { Feature, Product, Signal } from '../entities';
 import { FeatureState } from '../entities/feature';
@@ -142,12 +142,32 @@ export interface FeatureFilter {
 }
 
 export async function listFeatures(ds: DataSource, productId: string, filter: FeatureFilter): Promise<FeatureView[]> {
-  // A merged feature lives on in the surviving one; it is read by id, never listed.
-  const qb = ds.getRepository(Feature).createQueryBuilder('f').where('f.product_id = :productId', { productId }).andWhere('f.merged_into IS NULL');
+  return filteredFeatures(ds.getRepository(Feature).createQueryBuilder('f').where('f.product_id = :productId', { productId }), filter);
+}
+
+/** The workspace's features across its products (or one of them); `merged` lists the merged ones instead. */
+export async function listWorkspaceFeatures(
+  ds: DataSource, organizationId: string, filter: FeatureFilter & { productId?: string; merged?: 'true' | 'false' },
+): Promise<FeatureView[]> {
+  const qb = ds.getRepository(Feature).createQueryBuilder('f').where('f.organization_id = :organizationId', { organizationId });
+  if (filter.productId) qb.andWhere('f.product_id = :productId', { productId: filter.productId });
+  return filteredFeatures(qb, filter, filter.merged === 'true');
+}
+
+/** A merged feature lives on in the surviving one: it is read by id, or listed apart, never among the others. */
+async function filteredFeatures(qb: SelectQueryBuilder<Feature>, filter: FeatureFilter, merged = false): Promise<FeatureView[]> {
+  qb.andWhere(merged ? 'f.merged_into IS NOT NULL' : 'f.merged_into IS NULL');
   if (filter.state) qb.andWhere('f.state = :state', { state: filter.state });
   if (filter.publicBoard) qb.andWhere('f.public_board = :pb', { pb: filter.publicBoard === 'true' });
   const rows = await qb.orderBy('f.score', 'DESC').addOrderBy('f.id', 'ASC').take(filter.limit).getMany();
   return rows.map(viewFeature);
+}
+
+/** The product of a feature of the workspace (404 for another workspace's). */
+export async function workspaceFeatureProduct(ds: DataSource, organizationId: string, id: string): Promise<string> {
+  const feature = await ds.getRepository(Feature).findOne({ where: { id, organizationId }, select: { id: true, productId: true } });
+  if (!feature) throw notFound('feature');
+  return feature.productId;
 }
 
 const EVIDENCE_LIMIT = 100;

@@ -1,4 +1,4 @@
-import { DataSource } from 'typeorm';
+import { DataSource, SelectQueryBuilder } from 'typeorm';
 import { notFound, validationFailed } from '../../runtime/service-error';
 import { Teammate, Thread, ThreadMessage } from '../entities';
 import { MessageVisibility } from '../entities/thread-message';
@@ -52,7 +52,19 @@ export interface ThreadFilter {
 }
 
 export async function listThreads(ds: DataSource, productId: string, filter: ThreadFilter, page: PageRequest): Promise<Page<ThreadView>> {
-  const qb = ds.getRepository(Thread).createQueryBuilder('t').where('t.product_id = :productId', { productId });
+  return filteredThreads(ds.getRepository(Thread).createQueryBuilder('t').where('t.product_id = :productId', { productId }), filter, page);
+}
+
+/** The workspace's threads across its products (or one of them), for the console. */
+export async function listWorkspaceThreads(
+  ds: DataSource, organizationId: string, filter: ThreadFilter & { productId?: string }, page: PageRequest,
+): Promise<Page<ThreadView>> {
+  const qb = ds.getRepository(Thread).createQueryBuilder('t').where('t.organization_id = :organizationId', { organizationId });
+  if (filter.productId) qb.andWhere('t.product_id = :productId', { productId: filter.productId });
+  return filteredThreads(qb, filter, page);
+}
+
+function filteredThreads(qb: SelectQueryBuilder<Thread>, filter: ThreadFilter, page: PageRequest): Promise<Page<ThreadView>> {
   if (filter.state) qb.andWhere('t.state = :state', { state: filter.state });
   if (filter.owner === 'unassigned') qb.andWhere('t.owner_id IS NULL');
   else if (filter.owner) qb.andWhere('t.owner_id = :owner', { owner: filter.owner });
@@ -96,6 +108,12 @@ export async function patchThread(ds: DataSource, tenant: { organizationId: stri
     await em.getRepository(Thread).update(id, { state: thread.state, ownerId: thread.ownerId, updatedAt: thread.updatedAt });
     return viewThread(thread);
   });
+}
+
+/** The same change as `patchThread`, for a thread named by a teammate of its workspace. */
+export async function patchTeamThread(ds: DataSource, organizationId: string, id: string, patch: ThreadPatch) {
+  const thread = await workspaceThread(ds, organizationId, id);
+  return patchThread(ds, { organizationId, productId: thread.productId }, id, patch);
 }
 
 async function workspaceThread(ds: DataSource, organizationId: string, id: string): Promise<Thread> {

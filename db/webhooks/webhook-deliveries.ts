@@ -87,3 +87,23 @@ export async function replayDelivery(ds: DataSource, organizationId: string, id:
   });
   return viewDelivery(replay);
 }
+
+const TEST_EVENT_TYPE = 'webhook.test';
+
+/**
+ * A `webhook.test` event for one endpoint only, whatever it subscribes to: a pending delivery that the
+ * relay starts like any other, so it is signed, retried and logged with its attempts the same way.
+ */
+export async function sendTestEvent(ds: DataSource, organizationId: string, endpointId: string): Promise<DeliveryView> {
+  await findEndpoint(ds, organizationId, endpointId);
+  const eventId = newId('evt');
+  const payload = JSON.stringify({
+    id: eventId, type: TEST_EVENT_TYPE, createdAt: new Date().toISOString(), organizationId, productId: null,
+    data: { endpointId, message: 'A test event sent from the workspace; nothing happened.' },
+  });
+  const delivery = await ds.getRepository(WebhookDelivery).save({
+    id: newId('whd'), organizationId, endpointId, productId: null, eventId, eventType: TEST_EVENT_TYPE, payload,
+    status: 'pending' as const, attemptCount: 0, lastError: null, replayOfId: null, workflowStarted: false, completedAt: null,
+  });
+  return viewDelivery(delivery);
+}

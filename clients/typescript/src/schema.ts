@@ -284,6 +284,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workspace/webhooks/endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed webhook.test event to this endpoint only; it shows in the delivery log with its attempts
+         * @description Workspace roles: owner, admin.
+         */
+        post: operations["sendWebhookTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspace/webhooks/deliveries": {
         parameters: {
             query?: never;
@@ -1364,6 +1384,23 @@ export interface paths {
         patch: operations["updateThread"];
         trace?: never;
     };
+    "/api/workspace/threads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Threads of the workspace (every product, or one), newest first, by state and owner */
+        get: operations["listTeamThreads"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/workspace/threads/{id}": {
         parameters: {
             query?: never;
@@ -1379,7 +1416,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Promise the next update (or withdraw the promise)
+         * Promise the next update (or withdraw the promise), set the owner, move the state
          * @description Workspace roles: owner, admin.
          */
         patch: operations["promiseThreadUpdate"];
@@ -1473,7 +1510,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Features of the workspace (every product, or one) by score, highest first */
+        get: operations["listTeamFeatures"];
         put?: never;
         /**
          * Create a feature candidate
@@ -1493,7 +1531,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** One feature with its linked evidence */
+        get: operations["getTeamFeature"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1504,6 +1543,23 @@ export interface paths {
          * @description Workspace roles: owner, admin.
          */
         patch: operations["updateFeature"];
+        trace?: never;
+    };
+    "/api/workspace/features/{id}/similar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Features and unlinked signals most like this feature (at most 10), as GET /api/v1/features/{id}/similar */
+        get: operations["similarToTeamFeature"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/workspace/features/{id}/signals": {
@@ -6614,6 +6670,77 @@ export interface operations {
                 };
             };
             /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    sendWebhookTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookDelivery"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write, a role other than owner or admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such endpoint in the workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12237,6 +12364,75 @@ export interface operations {
             };
         };
     };
+    listTeamThreads: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                productId?: string;
+                state?: "open" | "pending" | "resolved" | "closed";
+                /** @description a teammate id, or the word unassigned */
+                owner?: string;
+                endUserId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Thread"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getTeamThread: {
         parameters: {
             query?: never;
@@ -12320,7 +12516,12 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    nextUpdateAt: string | null;
+                    /** @description promise the next update by then; null withdraws the promise */
+                    nextUpdateAt?: string | null;
+                    /** @enum {string} */
+                    state?: "open" | "pending" | "resolved" | "closed";
+                    /** @description a teammate of the workspace; null unassigns */
+                    ownerId?: string | null;
                 };
             };
         };
@@ -12363,7 +12564,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            /** @description NOT_FOUND: no such thread in the workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12800,6 +13001,74 @@ export interface operations {
             };
         };
     };
+    listTeamFeatures: {
+        parameters: {
+            query?: {
+                limit?: number;
+                productId?: string;
+                state?: "discovery" | "planned" | "building" | "released" | "declined";
+                publicBoard?: "true" | "false";
+                /** @description true lists the merged features (each names the one it lives on in) instead of the others */
+                merged?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Feature"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     createFeature: {
         parameters: {
             query?: never;
@@ -12859,6 +13128,77 @@ export interface operations {
                 };
             };
             /** @description NOT_FOUND: no such product in the workspace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getTeamFeature: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["FeatureWithEvidence"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such feature in the workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -12940,6 +13280,77 @@ export interface operations {
                 };
             };
             /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    similarToTeamFeature: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SimilarCandidate"][];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such feature in the workspace */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -19,7 +19,8 @@ export async function webhooksView(state: ConsoleState, target: HTMLElement): Pr
 <button type="submit">${M.webhooks.submit}</button></fieldset></form>
 ${endpoints.data.data.length === 0 ? html`<p>${M.webhooks.noEndpoints}</p>` : html`<ul class="cards">${endpoints.data.data.map((e) => html`<li><h3>${e.url}</h3>
 <p>${e.description} · ${e.subscriptions.join(', ')} · ${e.enabled ? 'enabled' : 'disabled'}</p>
-<button type="button" data-rotate-secret="${e.id}">${M.webhooks.rotate} (${e.url})</button></li>`)}</ul>`}
+<button type="button" data-rotate-secret="${e.id}">${M.webhooks.rotate} (${e.url})</button>
+<button type="button" data-test-event="${e.id}">${M.webhookTest.send(e.url)}</button></li>`)}</ul>`}
 <h2>${M.webhooks.deliveries}</h2>
 ${deliveries.data.data.length === 0 ? html`<p>${M.webhooks.noDeliveries}</p>` : html`<table><caption>${M.webhooks.deliveries}</caption>
 <thead><tr><th scope="col">Delivery</th><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last error</th><th scope="col">Actions</th></tr></thead>
@@ -43,6 +44,12 @@ ${deliveries.data.data.length === 0 ? html`<p>${M.webhooks.noDeliveries}</p>` : 
   target.querySelectorAll<HTMLButtonElement>('button[data-rotate-secret]').forEach((b) => b.addEventListener('click', async () => {
     const res = await state.api.POST('/api/workspace/webhooks/endpoints/{id}/rotate-secret', { params: { path: { id: b.dataset.rotateSecret! } } });
     render(notice, res.data ? secretBox(M.webhooks.secret, res.data.data.secret) : failure(res.error, res.response));
+  }));
+  target.querySelectorAll<HTMLButtonElement>('button[data-test-event]').forEach((b) => b.addEventListener('click', async () => {
+    const res = await state.api.POST('/api/workspace/webhooks/endpoints/{id}/test', { params: { path: { id: b.dataset.testEvent! } } });
+    if (!res.data) return render(notice, failure(res.error, res.response));
+    await webhooksView(state, target);
+    render(target.querySelector('#hook-status')!, status(M.webhookTest.sent(res.data.data.id)));
   }));
   target.querySelectorAll<HTMLButtonElement>('button[data-attempts]').forEach((b) => b.addEventListener('click', async () => {
     const res = await state.api.GET('/api/workspace/webhooks/deliveries/{id}', { params: { path: { id: b.dataset.attempts! } } });
