@@ -1,8 +1,6 @@
-import { FastifyInstance, onRequestHookHandler } from 'fastify';
+import { onRequestHookHandler } from 'fastify';
 import { array, number, object, string } from 'yup';
-import {
-  NewInterview, answerInterview, createInterview, finishInterview, putInterviewUpload, getInterview, startInterviewUpload,
-} from '../../db/collection/interviews';
+import { answerInterview, createInterview, finishInterview, putInterviewUpload, getInterview, startInterviewUpload } from '../../db/collection/interviews';
 import { SHA256_HEX } from '../../db/rules/upload-rules';
 import { mediaStoreOf } from '../../runtime/media-store';
 import { ServiceError, notFound } from '../../runtime/service-error';
@@ -11,7 +9,7 @@ import { sessionPrincipal } from '../plugins/auth';
 import { pathParams } from '../plugins/path-params';
 import { dataOf, errorOf, timestamp } from '../plugins/responses';
 import { bodyChunks, declaredLength, takeStreamedBodies } from '../plugins/streamed-body';
-import { strictObject } from '../plugins/validation';
+import { RouteApp, strictObject } from '../plugins/validation';
 import { customerAuth, secretOf } from './customer-auth';
 import { writers } from './collection-schemas';
 import { clientAddressDigest } from '../plugins/client-address';
@@ -19,7 +17,7 @@ import { CUSTOMER_ROUTE } from '../plugins/route-traits';
 
 const questionSchema = object({ id: string().required(), text: string().required() });
 const interviewView = object({
-  id: string().required(), state: string().required().oneOf(['open', 'finished']), expiresAt: timestamp().required(),
+  id: string().required(), state: string().required().oneOf(['open', 'finished'] as const), expiresAt: timestamp().required(),
   finishedAt: timestamp().nullable().defined(),
   questions: array(object({
     id: string().required(), text: string().required(),
@@ -41,7 +39,7 @@ const createBody = strictObject({
 
 /** One body, three shapes: an answer's text, opening a recorded answer's upload, or finishing. */
 const interviewBody = strictObject({
-  action: string().oneOf(['start_upload', 'finish']),
+  action: string().oneOf(['start_upload', 'finish'] as const),
   questionId: string().max(20),
   text: string().min(1).max(10_000),
   size: number().integer().min(1),
@@ -54,13 +52,11 @@ const interviewBody = strictObject({
     || (v.action === 'finish' && keys === 'action');
 }).required();
 
-type InterviewBody = { action?: 'start_upload' | 'finish'; questionId?: string; text?: string; size?: number; sha256?: string };
-
 /**
  * Asynchronous case-study interviews: a teammate makes one (`POST /api/workspace/proof/interviews`);
  * the customer answers through their `iv_` link, by text or by a recorded answer sent in one request.
  */
-export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function collectInterviewRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const cfg = deps.config;
   const store = mediaStoreOf(cfg);
@@ -82,7 +78,7 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
   const finished = errorOf('CONFLICT or ALREADY_USED: the interview is finished, or the answer was already uploaded');
   const gone = errorOf('EXPIRED: the interview link has expired');
 
-  app.post<{ Body: NewInterview }>('/api/workspace/proof/interviews', {
+  app.post('/api/workspace/proof/interviews', {
     schema: {
       body: createBody,
       response: { 404: errorOf('NOT_FOUND: the product, or the proof item in it, is not this workspace\'s'), 201: dataOf(object({
@@ -105,7 +101,7 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getInterview', summary: 'The interview\'s questions and the answers given so far' },
   }, async (request) => ({ data: { interview: await getInterview(ds, interviewOf(request)) } }));
 
-  app.post<{ Body: InterviewBody }>('/api/proof/interview', {
+  app.post('/api/proof/interview', {
     schema: {
       body: interviewBody,
       response: {
@@ -130,7 +126,7 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
     return { data: { interview: await answerInterview(ds, id, body.questionId!, body.text!) } };
   });
 
-  app.put<{ Params: { sessionId: string } }>('/api/proof/interview/uploads/:sessionId', {
+  app.put('/api/proof/interview/uploads/:sessionId', {
     schema: {
       params: pathParams('sessionId'),
       response: {

@@ -143,7 +143,7 @@ export const candidateSchema = object({
   momentId: string().nullable().defined(),
   valueEventId: string().nullable().defined(),
   strength: number().nullable().defined(),
-  state: string().oneOf(['proposed', 'accepted', 'dismissed', 'expired']).required(),
+  state: string().oneOf(['proposed', 'accepted', 'dismissed', 'expired'] as const).required(),
   requestId: string().nullable().defined(),
   decidedAt: timestamp().nullable().defined(),
   createdAt: timestamp().required(),

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { FastifyInstance, FastifyReply, FastifyRequest, InjectOptions } from 'fastify';
+import { FastifyReply, FastifyRequest, InjectOptions } from 'fastify';
 import type { AppDeps } from '../app-deps';
+import type { RouteApp } from '../plugins/validation';
 import { verifiedDomainFlow } from '../../db/collection/domains';
 import { sendPage } from '../plugins/web-pages';
 import { SafeHtml, html } from '../../web/shared/html';
@@ -37,7 +38,7 @@ type FragmentPage = keyof typeof FRAGMENT_PAGES;
 
 const SUBMISSION_KEY = () => randomBytes(18).toString('base64url');
 
-export async function customerPageRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function customerPageRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_req, body, done) => {
     done(null, [...new URLSearchParams(body as string)]);
@@ -139,7 +140,7 @@ export async function customerPageRoutes(app: FastifyInstance, deps: AppDeps): P
     const guarded = <T extends (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>>(handler: T) =>
       async (request: FastifyRequest, reply: FastifyReply) => ((await guard(request)) ? handler(request, reply) : reply.callNotFound());
 
-    app.get<{ Params: { publicId: string } }>(`${base}/f/:publicId`, hidden, guarded(async (request, reply) => {
+    app.get(`${base}/f/:publicId`, hidden, guarded(async (request, reply) => {
       const publicId = (request.params as { publicId: string }).publicId;
       // A custom domain is its own flow's: another workspace's form never answers under it.
       if (base === '' && (await domainOf(request))?.publicId !== publicId) return reply.callNotFound();

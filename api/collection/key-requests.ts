@@ -1,6 +1,5 @@
-import { FastifyInstance } from 'fastify';
 import { object, string } from 'yup';
-import { KeyRequestBody, createKeyRequest } from '../../db/collection/key-requests';
+import { createKeyRequest } from '../../db/collection/key-requests';
 import { captureReply } from '../../db/collection/request-replies';
 import { viewKeyRequest, viewRequest } from '../../db/collection/requests';
 import { REQUEST_CHANNELS } from '../../db/entities/proof-request';
@@ -9,7 +8,7 @@ import { keyPrincipal, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, errorOf } from '../plugins/responses';
-import { isoDateTime, strictObject } from '../plugins/validation';
+import { isoDateTime, RouteApp, strictObject } from '../plugins/validation';
 import { keyRequestSchema, requestSchema, writers } from './collection-schemas';
 import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
@@ -30,10 +29,10 @@ const replyBody = strictObject({
  * Story requests from an AI draft (docs/ai.md#requests-and-reply-capture): a key makes a draft in the one `proof_requests` table,
  * a person sends it (`POST /api/proof/collect/requests/{id}`), and a person captures the e-mail reply.
  */
-export async function keyRequestRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function keyRequestRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
 
-  app.post<{ Body: KeyRequestBody }>('/api/v1/proof/requests', {
+  app.post('/api/v1/proof/requests', {
     schema: {
       body: createBody,
       response: {
@@ -53,7 +52,7 @@ export async function keyRequestRoutes(app: FastifyInstance, deps: AppDeps): Pro
     return reply.code(201).send({ data: viewKeyRequest(made) });
   });
 
-  app.post<{ Params: { id: string }; Body: { text: string; receivedAt: string } }>('/api/workspace/proof/requests/:id/replies', {
+  app.post('/api/workspace/proof/requests/:id/replies', {
     schema: {
       params: idParams,
       body: replyBody,
