@@ -65,7 +65,7 @@ export const threadSchema = named('Thread', object(threadFields), {
 
 const messageFields = {
   id: string().required(),
-  authorType: string().required().oneOf(['end_user', 'teammate']),
+  authorType: string().required().oneOf(['end_user', 'teammate'] as const),
   body: string().required(),
   createdAt: timestamp().required(),
 };
@@ -188,7 +188,7 @@ export const inboxReadSchema = named('InboxReadResult', object({
 }));
 
 export const similarCandidateSchema = named('SimilarCandidate', object({
-  type: string().required().oneOf(['feature', 'signal']),
+  type: string().required().oneOf(['feature', 'signal'] as const),
   id: string().required(),
   title: string().required(),
   score: number().required().min(0).max(1).meta({ description: 'how likely a duplicate, 0 to 1' }),

@@ -1,13 +1,12 @@
-import { FastifyInstance } from 'fastify';
 import { boolean, object, string } from 'yup';
 import { FEATURE_STATES } from '../../db/entities/feature';
-import { FeatureInput, createFeature, linkSignal, unlinkSignal, updateFeature } from '../../db/customer-loop/features';
+import { createFeature, linkSignal, unlinkSignal, updateFeature } from '../../db/customer-loop/features';
 import { markNotDuplicate, mergeFeature, unmergeFeature } from '../../db/customer-loop/feature-merges';
 import { validationFailed } from '../../runtime/service-error';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
 import { idParams, pathParams } from '../plugins/path-params';
-import { strictObject } from '../plugins/validation';
+import { RouteApp, strictObject } from '../plugins/validation';
 import { NO_SUCH_PRODUCT, dataOf, errorOf, named } from '../plugins/responses';
 import { featureMergeSchema, featureSchema } from './schemas';
 
@@ -32,10 +31,10 @@ const notDuplicateSchema = named('FeatureNotDuplicate', object({ featureId: stri
 const NOT_FOUND_OR_OTHER_PRODUCT = errorOf('NOT_FOUND: no such feature in the workspace, or the other one is of another product');
 
 /** Teammates shape the feature board: features and the signals that are their evidence. */
-export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function workspaceFeatureRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
 
-  app.post<{ Body: FeatureInput & { productId: string } }>('/api/workspace/features', {
+  app.post('/api/workspace/features', {
     schema: { body: createBody, response: { 201: dataOf(featureSchema), 404: NO_SUCH_PRODUCT } },
     config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'createFeature', summary: 'Create a feature candidate' },
   }, async (request, reply) => {
@@ -43,7 +42,7 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
     return reply.code(201).send({ data: await createFeature(ds, sessionPrincipal(request).organizationId, productId, input) });
   });
 
-  app.patch<{ Params: { id: string }; Body: Partial<FeatureInput> }>('/api/workspace/features/:id', {
+  app.patch('/api/workspace/features/:id', {
     schema: { params: idParams, body: patchBody, response: { 200: dataOf(featureSchema) } },
     config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'updateFeature', summary: 'Edit a feature or move its state' },
   }, async (request) => {
@@ -51,7 +50,7 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
     return { data: await updateFeature(ds, sessionPrincipal(request).organizationId, request.params.id, request.body) };
   });
 
-  app.post<{ Params: { id: string }; Body: { signalId: string } }>('/api/workspace/features/:id/signals', {
+  app.post('/api/workspace/features/:id/signals', {
     schema: { params: idParams, body: linkBody, response: { 200: dataOf(featureSchema) } },
     config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'linkFeatureSignal', summary: 'Link a signal as evidence; the score is recomputed' },
   }, async (request) => {
@@ -59,14 +58,14 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
     return { data: await linkSignal(ds, s.organizationId, request.params.id, request.body.signalId, s.teammateId) };
   });
 
-  app.delete<{ Params: { id: string; signalId: string } }>('/api/workspace/features/:id/signals/:signalId', {
+  app.delete('/api/workspace/features/:id/signals/:signalId', {
     schema: { params: linkParams, response: { 200: dataOf(featureSchema) } },
     config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'unlinkFeatureSignal', summary: 'Unlink a signal; the score is recomputed' },
   }, async (request) => ({
     data: await unlinkSignal(ds, sessionPrincipal(request).organizationId, request.params.id, request.params.signalId),
   }));
 
-  app.post<{ Params: { id: string }; Body: { intoFeatureId: string } }>('/api/workspace/features/:id/merge', {
+  app.post('/api/workspace/features/:id/merge', {
     schema: { params: idParams, body: mergeBody, response: {
       200: dataOf(featureMergeSchema), 404: NOT_FOUND_OR_OTHER_PRODUCT,
       409: errorOf('CONFLICT: either feature is already merged, or another feature is merged into this one'),
@@ -77,12 +76,12 @@ export async function workspaceFeatureRoutes(app: FastifyInstance, deps: AppDeps
     return { data: await mergeFeature(ds, s.organizationId, request.params.id, request.body.intoFeatureId, s.teammateId) };
   });
 
-  app.post<{ Params: { id: string } }>('/api/workspace/features/:id/unmerge', {
+  app.post('/api/workspace/features/:id/unmerge', {
     schema: { params: idParams, response: { 200: dataOf(featureMergeSchema), 409: errorOf('CONFLICT: the feature is not merged') } },
     config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'unmergeFeature', summary: 'Undo a merge: both features as they were before it; feature.unmerged' },
   }, async (request) => ({ data: await unmergeFeature(ds, sessionPrincipal(request).organizationId, request.params.id) }));
 
-  app.post<{ Params: { id: string }; Body: { featureId: string } }>('/api/workspace/features/:id/not-duplicate', {
+  app.post('/api/workspace/features/:id/not-duplicate', {
     schema: { params: idParams, body: notDuplicateBody, response: { 200: dataOf(notDuplicateSchema), 404: NOT_FOUND_OR_OTHER_PRODUCT } },
     config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'markFeatureNotDuplicate', summary: 'Keep this pair out of each other\'s similar features for good' },
   }, async (request) => {

@@ -1,13 +1,12 @@
-import { FastifyInstance } from 'fastify';
 import { string } from 'yup';
-import { MESSAGE_VISIBILITIES, MessageVisibility } from '../../db/entities/thread-message';
+import { MESSAGE_VISIBILITIES } from '../../db/entities/thread-message';
 import { addTeammateMessage, getTeamThread, setNextUpdate, viewThread } from '../../db/customer-loop/threads';
 import { threadSuggestion } from '../../db/customer-loop/duplicates';
 import { validationFailed } from '../../runtime/service-error';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
 import { idParams } from '../plugins/path-params';
-import { isoDateTime, strictObject } from '../plugins/validation';
+import { isoDateTime, RouteApp, strictObject } from '../plugins/validation';
 import { dataOf } from '../plugins/responses';
 import { teamThreadSchema, threadMessageSchema, threadSchema } from './schemas';
 
@@ -21,10 +20,10 @@ const promiseBody = strictObject({
 }).required();
 
 /** Teammates answer threads here; replies and notes are open to members, promises to owners and admins. */
-export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function workspaceThreadRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
 
-  app.get<{ Params: { id: string } }>('/api/workspace/threads/:id', {
+  app.get('/api/workspace/threads/:id', {
     schema: { params: idParams, response: { 200: dataOf(teamThreadSchema) } },
     config: { tag: 'customer-loop', auth: 'session', operationId: 'getTeamThread', summary: 'A thread as the team sees it: every message, and its likely duplicate (never shown to the customer)' },
   }, async (request) => {
@@ -32,7 +31,7 @@ export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps)
     return { data: { ...view, duplicateSuggestion: await threadSuggestion(ds, thread.productId, thread.id, deps.config.duplicateThreshold) } };
   });
 
-  app.post<{ Params: { id: string }; Body: { body: string; visibility: MessageVisibility } }>('/api/workspace/threads/:id/messages', {
+  app.post('/api/workspace/threads/:id/messages', {
     schema: { params: idParams, body: messageBody, response: { 201: dataOf(threadMessageSchema) } },
     config: { tag: 'customer-loop', auth: 'session', operationId: 'addThreadMessage', summary: 'Reply to the customer, or add an internal note' },
   }, async (request, reply) => {
@@ -41,7 +40,7 @@ export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps)
     return reply.code(201).send({ data: result.message });
   });
 
-  app.patch<{ Params: { id: string }; Body: { nextUpdateAt: string | null } }>('/api/workspace/threads/:id', {
+  app.patch('/api/workspace/threads/:id', {
     schema: { params: idParams, body: promiseBody, response: { 200: dataOf(threadSchema) } },
     config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'promiseThreadUpdate', summary: 'Promise the next update (or withdraw the promise)' },
   }, async (request) => {
