@@ -1,4 +1,3 @@
-import { FastifyInstance } from 'fastify';
 import { boolean, object, string } from 'yup';
 import { StreamNotice, readStreamSourceToken, recordStreamNotice, streamableMedia } from '../../db/integrations/stream-copies';
 import { timestampedHmacProblem } from '../../runtime/timestamped-hmac';
@@ -8,7 +7,7 @@ import type { AppDeps } from '../app-deps';
 import { sendStoredRange } from '../plugins/byte-ranges';
 import { parseJsonText } from '../plugins/json-body';
 import { dataOf, errorOf, fileOf, noContent } from '../plugins/responses';
-import { strictObject } from '../plugins/validation';
+import { RouteApp, strictObject } from '../plugins/validation';
 
 const TOLERANCE_SECONDS = 300;
 
@@ -34,12 +33,12 @@ const sourceParams = strictObject({ token: string().required().max(400) });
  * (minted by the workflow `stream-copy/<mediaAssetId>`), and its readiness webhook, which exists only
  * when PROOF_STREAM_WEBHOOK_SECRET is set.
  */
-export async function streamHostRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function streamHostRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const store = mediaStoreOf(deps.config);
   const secret = deps.config.proofStreamWebhookSecret;
 
-  app.get<{ Params: { token: string } }>('/api/public/proof/stream/source/:token', {
+  app.get('/api/public/proof/stream/source/:token', {
     schema: {
       params: sourceParams,
       response: {
