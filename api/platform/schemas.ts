@@ -64,13 +64,13 @@ export const identityMergeSchema = named('IdentityMerge', object({
   }),
 }));
 
-const checkState = () => string().required().oneOf(['ok', 'failed']);
+const checkState = () => string().required().oneOf(['ok', 'failed'] as const);
 
 export const livenessSchema = named('Liveness', object({
-  status: string().required().oneOf(['ok']),
+  status: string().required().oneOf(['ok'] as const),
 }));
 
 export const healthSchema = named('Health', object({
-  status: string().required().oneOf(['ok']),
+  status: string().required().oneOf(['ok'] as const),
   checks: object({ database: checkState(), temporal: checkState() }).required(),
 }));
