@@ -1,8 +1,7 @@
-import { FastifyInstance } from 'fastify';
 import { array, boolean, string } from 'yup';
 import { PROOF_TYPES } from '../../db/entities/proof-item';
 import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
-import { SubmissionBody, submitProof } from '../../db/proof/proof-submissions';
+import { submitProof } from '../../db/proof/proof-submissions';
 import { completeIdempotencyKey } from '../../db/platform/idempotency';
 import { keyPrincipal } from '../plugins/auth';
 import { productTenant } from '../plugins/product-tenant';
@@ -10,7 +9,7 @@ import type { AppDeps } from '../app-deps';
 import { CEILING_OR_RATE, dataOf, errorOf } from '../plugins/responses';
 import { submissionSchema } from './schemas';
 import { proofContentSchema } from './proof-content';
-import { isoDateTime, strictObject } from '../plugins/validation';
+import { isoDateTime, RouteApp, strictObject } from '../plugins/validation';
 import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
 export const DISPLAY_MODES = ['full_name', 'first_name', 'initials', 'anonymous'] as const;
@@ -42,12 +41,12 @@ const submissionBody = strictObject({
   }).default(undefined),
   consent: consentTermsSchema,
   incentive: strictObject({ offered: boolean().required(), description: string().min(1).max(500) }).default(undefined),
-  verification: strictObject({ state: string().required().oneOf(['verified_customer', 'unverified']) }).default(undefined),
+  verification: strictObject({ state: string().required().oneOf(['verified_customer', 'unverified'] as const) }).default(undefined),
 }).required();
 
 /** Headless capture: stored first, always; the Idempotency-Key makes retries create one item. */
-export async function proofSubmissionRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
-  app.post<{ Body: SubmissionBody }>('/api/v1/proof/submissions', {
+export async function proofSubmissionRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
+  app.post('/api/v1/proof/submissions', {
     schema: {
       body: submissionBody,
       response: {

@@ -26,6 +26,9 @@ export interface Signature {
   value: string;
 }
 
+/** A signature as someone presents it: any `alg` may be claimed, and only EdDSA verifies. */
+export type ClaimedSignature = Omit<Signature, 'alg'> & { alg: string };
+
 interface KeyRow { id: string; state: string; public_jwk: Record<string, string>; private_key_pem: string; created_at: Date }
 
 // Keys never change once written, so every process may keep them; only "which one is active" is re-read.
@@ -117,7 +120,7 @@ export function signText(key: SigningKey, text: string): Signature {
   return { alg: 'EdDSA', kid: key.kid, value: sign(null, Buffer.from(text, 'utf8'), key.privateKey).toString('base64url') };
 }
 
-export async function verifyCanonical(ds: DataSource, payload: unknown, signature: Signature): Promise<boolean> {
+export async function verifyCanonical(ds: DataSource, payload: unknown, signature: ClaimedSignature): Promise<boolean> {
   if (signature.alg !== 'EdDSA') return false;
   const key = await signingKeyById(ds, signature.kid);
   if (!key) return false;
