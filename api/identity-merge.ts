@@ -1,11 +1,10 @@
-import { FastifyInstance } from 'fastify';
 import { string } from 'yup';
 import { anonymousProofOf, mergeEndUsers } from '../db/identity-merge';
 import { ANONYMOUS_ID } from '../db/rules/ids';
 import { forbidden } from '../runtime/service-error';
 import type { AppDeps } from './app-deps';
 import { endUserOf } from './plugins/product-tenant';
-import { strictObject } from './plugins/validation';
+import { RouteApp, strictObject } from './plugins/validation';
 import { dataOf, errorOf } from './plugins/responses';
 import { anonymousProofSchema, identityMergeSchema } from './platform/schemas';
 
@@ -17,7 +16,7 @@ const mergeBody = strictObject({
   }),
 }).required();
 
-export async function identityMergeRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function identityMergeRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   app.get('/api/v1/identity/anonymous-proof', {
     schema: {
       response: {
@@ -32,7 +31,7 @@ export async function identityMergeRoutes(app: FastifyInstance, deps: AppDeps): 
     return { data: { anonymousId: me.endUserId, anonymousProof: anonymousProofOf(me.productId, me.endUserId) } };
   });
 
-  app.post<{ Body: { anonymousId: string; anonymousProof?: string } }>('/api/v1/identity/merge', {
+  app.post('/api/v1/identity/merge', {
     schema: {
       body: mergeBody,
       response: {
