@@ -24,7 +24,8 @@ export async function identityMergeRoutes(app: RouteApp, deps: AppDeps): Promise
         403: errorOf('FORBIDDEN: the token\'s end user is not anonymous (anon_...), KEY_AUDIENCE_MISMATCH or PRODUCT_SCOPE_UNAVAILABLE'),
       },
     },
-    config: { tag: 'platform', auth: 'identity', operationId: 'getAnonymousProof', summary: 'The proof an anonymous end user keeps to merge its history after sign-in' },
+    config: { tag: 'platform', auth: 'identity', operationId: 'getAnonymousProof',
+      summary: 'The proof an anonymous end user keeps to merge its history after sign-in' },
   }, async (request) => {
     const me = endUserOf(request);
     if (!ANONYMOUS_ID.test(me.endUserId)) throw forbidden('only an anonymous end user (anon_...) has a merge proof');
@@ -36,11 +37,13 @@ export async function identityMergeRoutes(app: RouteApp, deps: AppDeps): Promise
       body: mergeBody,
       response: {
         200: dataOf(identityMergeSchema),
-        403: errorOf('FORBIDDEN: anonymousProof is missing or does not prove anonymousId in this product (nothing moved), KEY_AUDIENCE_MISMATCH or PRODUCT_SCOPE_UNAVAILABLE'),
+        403: errorOf('FORBIDDEN: anonymousProof is missing or does not prove anonymousId in this product (nothing moved), KEY_AUDIENCE_MISMATCH or ' +
+          'PRODUCT_SCOPE_UNAVAILABLE'),
         404: errorOf('NOT_FOUND: no such anonymous end user in this product'),
       },
     },
-    config: { tag: 'platform', auth: 'identity', operationId: 'mergeIdentity', summary: 'Move an anonymous end user\'s history onto the signed end user (same product), with its proof' },
+    config: { tag: 'platform', auth: 'identity', operationId: 'mergeIdentity',
+      summary: 'Move an anonymous end user\'s history onto the signed end user (same product), with its proof' },
   }, async (request) => {
     const me = endUserOf(request);
     return { data: await mergeEndUsers(deps.dataSource, me, request.body, me.endUserId) };

@@ -62,7 +62,8 @@ function summary(rounds: Round[]) {
   const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
   const count = rounds.reduce((n, r) => n + r.count, 0);
   const ms = rounds.reduce((n, r) => n + r.ms, 0);
-  return { requests: count, errors: rounds.reduce((n, r) => n + r.errors, 0), rps: (count * 1000) / ms, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99) };
+  return { requests: count, errors: rounds.reduce((n, r) => n + r.errors, 0), rps: (count * 1000) / ms, p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99) };
 }
 
 async function main(): Promise<void> {
@@ -100,7 +101,8 @@ async function measure(cleanup: Cleanup): Promise<void> {
   for (let i = 0; i < KEYS; i++) {
     const org = await createOrganization(ds, { name: `Bench ${i}`, sponsored: true });
     const product = await createProduct(ds, { organizationId: org.id, name: 'Bench product' });
-    const issued = await createServiceKey(ds, { organizationId: org.id, productId: product.id, environment: config.environment, scopes: ['service:signals:write'] });
+    const issued = await createServiceKey(ds, { organizationId: org.id, productId: product.id, environment: config.environment,
+      scopes: ['service:signals:write'] });
     keys.push(issued.secret);
   }
   const run = randomBytes(4).toString('hex');
@@ -144,7 +146,8 @@ async function measure(cleanup: Cleanup): Promise<void> {
   const fmt = (x: number) => x.toFixed(2);
   console.log(`concurrency ${CONCURRENCY}, ${ROUNDS} alternating rounds of ${ROUND_MS} ms each; API, worker (relays) and bare app each a process of its own, Temporal running`);
   console.log('route                   requests  errors   req/s    p50 ms   p99 ms');
-  for (const [name, x] of [['bare one-row INSERT', b], ['bare INSERT + key auth', k], ['signals, one workspace', s], [`signals, ${KEYS} workspaces`, sp]] as const) {
+  for (const [name, x] of [['bare one-row INSERT', b], ['bare INSERT + key auth', k], ['signals, one workspace', s],
+    [`signals, ${KEYS} workspaces`, sp]] as const) {
     console.log(`${name.padEnd(22)} ${String(x.requests).padStart(9)} ${String(x.errors).padStart(7)} ${x.rps.toFixed(0).padStart(7)} ${fmt(x.p50).padStart(9)} ${fmt(x.p99).padStart(8)}`);
   }
   const perRound = (rounds: Round[]) => rounds.map((r) => {

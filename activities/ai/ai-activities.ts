@@ -75,7 +75,8 @@ const PARSERS = { summarize: parseSummary, ask_draft: parseAskDraft, case_study:
 
 /** Calls to the AI provider (any OpenAI-compatible endpoint). The workflows bound the retries. */
 export function createAiActivities({ config, dataSource }: AiActivityDeps) {
-  const { configured, chat: complete } = chatProvider({ baseUrl: config.aiBaseUrl, apiKey: config.aiApiKey, model: config.aiModel, timeoutMs: config.aiTimeoutMs });
+  const { configured, chat: complete } = chatProvider({ baseUrl: config.aiBaseUrl, apiKey: config.aiApiKey, model: config.aiModel,
+    timeoutMs: config.aiTimeoutMs });
 
   /** One chat completion (docs/ai.md#connecting-a-provider): a JSON object answer, the program on the system message's first line. */
   const chat = async (program: { id: string; version: string }, user: unknown, timeoutMs: number) => {

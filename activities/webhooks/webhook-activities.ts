@@ -86,7 +86,8 @@ function post(target: URL, body: string, headers: Record<string, string>, timeou
       response.on('end', () => finish(null, true));
       response.on('error', () => finish(null));
     });
-    request.on('error', (err: NodeJS.ErrnoException) => finish(err.code === 'EBLOCKEDADDRESS' ? 'target address is not public' : `${err.code ?? 'error'}: ${err.message}`));
+    request.on('error', (err: NodeJS.ErrnoException) => finish(err.code === 'EBLOCKEDADDRESS' ? 'target address is not public'
+      : `${err.code ?? 'error'}: ${err.message}`));
     request.end(body);
   });
 }

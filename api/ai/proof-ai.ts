@@ -78,7 +78,8 @@ const caseStudyAsset = object({
   files: array(string().defined()).defined(),
   content: object({
     title: string().required(),
-    sections: array(object({ heading: string().required(), statements: array(object({ text: string().required(), citations: array(citation).defined() })).defined() })).defined(),
+    sections: array(object({ heading: string().required(), statements: array(object({ text: string().required(), citations: array(citation).defined() }))
+      .defined() })).defined(),
     length: string().required(),
     goal: string().nullable().defined(),
     customerApprovals: array(object({ proofItemId: string().required(), state: string().required() })).defined(),
@@ -103,7 +104,8 @@ export const aiOperationSchema = object({
   program: program.required(),
   model: modelSchema.nullable().defined(),
   subject: object({ proofItemIds: array(string().defined()).defined(), versionIds: array(string().defined()).defined() }).required(),
-  result: mixed().nullable().defined().meta({ description: 'the data the operation answered; null until it succeeded, or without proof:read_private for a non-public source' }),
+  result: mixed().nullable().defined().meta({ description: 'the data the operation answered; null until it succeeded, or without proof:read_private for a ' +
+    'non-public source' }),
   resultWithheld: boolean().required(),
   failure: object({ code: string().required(), reason: string().required(), attempts: number() }).nullable().defined(),
   createdAt: timestamp().required(),
@@ -134,7 +136,8 @@ export async function proofAiRoutes(app: RouteApp, deps: AppDeps): Promise<void>
   const ds = deps.dataSource;
 
   app.post('/api/v1/proof/items/:id/summarize', {
-    schema: { params: idParams, response: { 200: dataOf(summarySchema), 422: errorOf('NOT_ELIGIBLE: the item cannot be summarized (not approved without proof:read_private, no text, a pending revocation)') } },
+    schema: { params: idParams, response: { 200: dataOf(summarySchema),
+      422: errorOf('NOT_ELIGIBLE: the item cannot be summarized (not approved without proof:read_private, no text, a pending revocation)') } },
     config: {
       tag: 'ai', ...PROOF_API_ROUTE,
       ...write, operationId: 'summarizeProofItem',
@@ -150,7 +153,8 @@ export async function proofAiRoutes(app: RouteApp, deps: AppDeps): Promise<void>
   app.post('/api/v1/proof/requests/draft', {
     schema: {
       body: askDraftBody,
-      response: { 200: dataOf(askDraftSchema), 404: errorOf('NOT_FOUND: no such proof item'), 422: errorOf('NOT_ELIGIBLE: the item cannot be the subject of a request') },
+      response: { 200: dataOf(askDraftSchema), 404: errorOf('NOT_FOUND: no such proof item'),
+        422: errorOf('NOT_ELIGIBLE: the item cannot be the subject of a request') },
     },
     config: {
       tag: 'ai', ...PROOF_API_ROUTE,

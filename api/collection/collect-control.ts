@@ -88,13 +88,15 @@ export async function collectControlRoutes(app: RouteApp, deps: AppDeps): Promis
   app.get('/api/proof/collect/control', {
     schema: { response: { 401: LINK_UNAUTHORIZED, 200: dataOf(object({ person: openObject().required(), stories: array(storySchema).defined() })) } },
     onRequest: auth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getControl', summary: 'The customer\'s stories, pending wording approvals, active uses and corrections' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getControl',
+      summary: 'The customer\'s stories, pending wording approvals, active uses and corrections' },
   }, async (request) => ({ data: await controlView(ds, reachOf(request)) }));
 
   app.post('/api/proof/collect/control', {
     schema: { body: controlBody, response: { 404: NOT_FOUND_FOR_TENANT, 409: STATE_CONFLICT, 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'controlStory', summary: 'approve_wording, decline_wording, request_correction, pause, resume or withdraw (completed at once, final)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'controlStory',
+      summary: 'approve_wording, decline_wording, request_correction, pause, resume or withdraw (completed at once, final)' },
   }, async (request, reply) => {
     const person = reachOf(request);
     const body = request.body;
@@ -108,7 +110,8 @@ export async function collectControlRoutes(app: RouteApp, deps: AppDeps): Promis
   app.get('/api/proof/collect/control/passport', {
     schema: { querystring: itemQuery, response: { 404: NOT_FOUND_FOR_TENANT, 200: dataOf(passportSchema) } },
     onRequest: auth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getPassport', summary: 'Every use of the story and whether it renders now; download=1 answers the signed file' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getPassport',
+      summary: 'Every use of the story and whether it renders now; download=1 answers the signed file' },
   }, async (request, reply) => {
     const person = reachOf(request);
     if (request.query.download !== undefined) {
@@ -122,7 +125,8 @@ export async function collectControlRoutes(app: RouteApp, deps: AppDeps): Promis
   app.post('/api/proof/collect/control/passport', {
     schema: { body: passportBody, response: { 404: NOT_FOUND_FOR_TENANT, 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'changePassport', summary: 'remove_use (a placement stops showing it) or limit_channels (a narrowed grant)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'changePassport',
+      summary: 'remove_use (a placement stops showing it) or limit_channels (a narrowed grant)' },
   }, async (request, reply) => {
     const { status, data } = await passportAction(ds, reachOf(request), request.body);
     return reply.code(status).send({ data });
@@ -131,7 +135,8 @@ export async function collectControlRoutes(app: RouteApp, deps: AppDeps): Promis
   app.get('/api/proof/collect/control/receipt', {
     schema: { querystring: receiptQuery, response: { 404: NOT_FOUND_FOR_TENANT, 200: signedFile } },
     onRequest: auth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getCustomerReceipt', summary: 'The story\'s signed receipt (newest grant), as a downloadable JSON file' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getCustomerReceipt',
+      summary: 'The story\'s signed receipt (newest grant), as a downloadable JSON file' },
   }, async (request, reply) => {
     const receipt = await customerReceipt(ds, reachOf(request), request.query.proofItemId, request.query.receiptId);
     return reply.header('content-disposition', `attachment; filename="receipt-${request.query.proofItemId}.json"`)
@@ -146,7 +151,8 @@ export async function collectControlRoutes(app: RouteApp, deps: AppDeps): Promis
   app.post('/api/proof/collect/control/person-link', {
     schema: {
       body: strictObject({ email: string().required().email().max(320) }).required(),
-      response: { 429: errorOf('RATE_LIMITED: too many person-link requests for this person this minute'), 202: dataOf(object({ accepted: boolean().required() })) },
+      response: { 429: errorOf('RATE_LIMITED: too many person-link requests for this person this minute'),
+        202: dataOf(object({ accepted: boolean().required() })) },
     },
     onRequest: [auth, personLinkRate],
     config: {
@@ -170,7 +176,8 @@ export async function inboxControlLinkRoutes(app: RouteApp, deps: AppDeps): Prom
         201: dataOf(object({ controlToken: string().required(), controlUrl: string().required(), controlExpiresAt: timestamp().required() })),
       },
     },
-    config: { tag: 'collection', auth: 'identity', operationId: 'redeemInboxControlLink', summary: 'The end user\'s person link, delivered in their inbox: a new secret each time, shown once' },
+    config: { tag: 'collection', auth: 'identity', operationId: 'redeemInboxControlLink',
+      summary: 'The end user\'s person link, delivered in their inbox: a new secret each time, shown once' },
   }, async (request, reply) => {
     const link = await redeemInboxPersonLink(ds, endUserOf(request), request.params.id, deps.config.collectPageUrl);
     return reply.code(201).header('cache-control', 'no-store').send({ data: link });
@@ -193,13 +200,15 @@ export async function customerReviewRoutes(app: RouteApp, deps: AppDeps): Promis
   app.get('/api/proof/review', {
     schema: { response: { 200: dataOf(object({ versions: array(openObject()).defined(), assets: array(openObject()).defined() })) } },
     onRequest: auth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getCustomerReview', summary: 'Versions and assets quoting the customer that await their decision' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getCustomerReview',
+      summary: 'Versions and assets quoting the customer that await their decision' },
   }, async (request) => ({ data: await reviewQueue(ds, reachOf(request)) }));
 
   app.post('/api/proof/review', {
     schema: { body: reviewBody, response: { 404: NOT_FOUND_FOR_TENANT, 409: STATE_CONFLICT, 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'decideCustomerReview', summary: 'Approve or decline exact words (contentHash must match: 409)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'decideCustomerReview',
+      summary: 'Approve or decline exact words (contentHash must match: 409)' },
   }, async (request, reply) => {
     const { status, data } = await decideReview(ds, reachOf(request), request.body);
     return reply.code(status).send({ data });

@@ -82,11 +82,13 @@ export async function collectInterviewRoutes(app: RouteApp, deps: AppDeps): Prom
     schema: {
       body: createBody,
       response: { 404: errorOf('NOT_FOUND: the product, or the proof item in it, is not this workspace\'s'), 201: dataOf(object({
-        interview: object({ id: string().required(), state: string().required(), questions: array(questionSchema).defined(), expiresAt: timestamp().required() }).required(),
+        interview: object({ id: string().required(), state: string().required(), questions: array(questionSchema).defined(),
+          expiresAt: timestamp().required() }).required(),
         interviewToken: string().required(), interviewUrl: string().required(),
       })) },
     },
-    config: { tag: 'collection', ...writers, operationId: 'createInterview', summary: 'An asynchronous case-study interview; its iv_ link secret is shown once (30 days)' },
+    config: { tag: 'collection', ...writers, operationId: 'createInterview',
+      summary: 'An asynchronous case-study interview; its iv_ link secret is shown once (30 days)' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const made = await createInterview(ds, { organizationId: s.organizationId, teammateId: s.teammateId }, request.body);
@@ -96,7 +98,8 @@ export async function collectInterviewRoutes(app: RouteApp, deps: AppDeps): Prom
   });
 
   app.get('/api/proof/interview', {
-    schema: { response: { 401: errorOf('UNAUTHORIZED: the interview link is missing, unknown or of the wrong kind'), 410: gone, 200: dataOf(object({ interview: interviewView.required() })) } },
+    schema: { response: { 401: errorOf('UNAUTHORIZED: the interview link is missing, unknown or of the wrong kind'), 410: gone,
+      200: dataOf(object({ interview: interviewView.required() })) } },
     onRequest: interviewAuth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getInterview', summary: 'The interview\'s questions and the answers given so far' },
   }, async (request) => ({ data: { interview: await getInterview(ds, interviewOf(request)) } }));
@@ -106,13 +109,15 @@ export async function collectInterviewRoutes(app: RouteApp, deps: AppDeps): Prom
       body: interviewBody,
       response: {
         409: finished, 410: gone, 413: errorOf('TOO_LARGE: a recorded answer is larger than the video limit'),
-        429: errorOf('RATE_LIMITED: more requests this minute, or this client address opened PROOF_UPLOAD_ADDRESS_DAILY_BYTES of uploads this UTC day; retry after Retry-After'),
+        429: errorOf('RATE_LIMITED: more requests this minute, or this client address opened PROOF_UPLOAD_ADDRESS_DAILY_BYTES of uploads this UTC day; retry ' +
+          'after Retry-After'),
         200: dataOf(object({ interview: interviewView.required() })),
         201: dataOf(object({ upload: interviewUpload.required(), uploadToken: string().required() })),
       },
     },
     onRequest: interviewAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'answerInterview', summary: 'Answer a question by text, open the upload of a recorded answer (201, its token once), or finish' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'answerInterview',
+      summary: 'Answer a question by text, open the upload of a recorded answer (201, its token once), or finish' },
   }, async (request, reply) => {
     const id = interviewOf(request);
     const body = request.body;
@@ -134,11 +139,13 @@ export async function collectInterviewRoutes(app: RouteApp, deps: AppDeps): Prom
         409: finished, 410: gone, 413: errorOf('TOO_LARGE: a Content-Length larger than the upload was opened for'),
         415: errorOf('UNSUPPORTED_MEDIA_TYPE: not application/octet-stream, or the bytes are not an accepted video type'),
         422: errorOf('CHECKSUM_MISMATCH: the bytes do not match the sha256 given at start'),
-        201: dataOf(object({ media: object({ id: string().required(), kind: string().required(), contentType: string().required(), size: number().required(), sha256: string().required() }).required() })),
+        201: dataOf(object({ media: object({ id: string().required(), kind: string().required(), contentType: string().required(), size: number().required(),
+          sha256: string().required() }).required() })),
       },
     },
     onRequest: uploadAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'putInterviewUpload', summary: 'The recorded answer\'s raw bytes in one request, with their Content-Length (video rules); written once' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'putInterviewUpload',
+      summary: 'The recorded answer\'s raw bytes in one request, with their Content-Length (video rules); written once' },
   }, async (request, reply) => {
     if (!request.headers['content-type']?.startsWith('application/octet-stream')) {
       throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'send the recording as application/octet-stream');

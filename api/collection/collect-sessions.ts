@@ -67,10 +67,12 @@ export async function collectSessionRoutes(app: RouteApp, deps: AppDeps): Promis
   app.post('/api/proof/collect/sessions', {
     schema: {
       body: strictObject({ flowId: string().required().max(100), surface: string().required().oneOf(['embedded', 'in_app'] as const) }).required(),
-      response: { 403: errorOf('FORBIDDEN: this caller may not do this'), 409: STATE_CONFLICT, 201: dataOf(object({ draft: draftSchema.required(), draftSession: string().required(), flow: flowView.required() })) },
+      response: { 403: errorOf('FORBIDDEN: this caller may not do this'), 409: STATE_CONFLICT,
+        201: dataOf(object({ draft: draftSchema.required(), draftSession: string().required(), flow: flowView.required() })) },
     },
     onRequest: endUserAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'startEndUserSession', summary: 'A known customer\'s draft for the embedded or in-app prompt (signed end-user token, single use)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'startEndUserSession',
+      summary: 'A known customer\'s draft for the embedded or in-app prompt (signed end-user token, single use)' },
   }, async (request, reply) => {
     const who = personOf(request);
     await checkOrigin(request, (await liveFlow(ds.manager, request.body.flowId, who.productId)).allowedOrigins);
@@ -99,7 +101,8 @@ export async function collectSessionRoutes(app: RouteApp, deps: AppDeps): Promis
       response: { 200: dataOf(promptSchema) },
     },
     onRequest: endUserAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'answerPrompt', summary: 'Record not now (14 days), never ask (an opt-out) or a channel preference' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'answerPrompt',
+      summary: 'Record not now (14 days), never ask (an opt-out) or a channel preference' },
   }, async (request) => ({ data: await recordPromptChoice(ds, personOf(request), request.body) }));
 
   app.post(
@@ -144,7 +147,8 @@ export async function collectSessionRoutes(app: RouteApp, deps: AppDeps): Promis
         data: {
           sessionId: opened.draft.id, draftSession: opened.draftSession, expiresAt: opened.draft.expiresAt, flowVersionId: f.flowVersionId,
           questions: f.questions,
-          consentPolicy: f.consent ? { consentTemplateVersionId: f.consent.consentTemplateVersionId, wording: f.consent.wording, wordingHash: f.consent.wordingHash, terms: f.consent.terms } : null,
+          consentPolicy: f.consent ? { consentTemplateVersionId: f.consent.consentTemplateVersionId, wording: f.consent.wording,
+            wordingHash: f.consent.wordingHash, terms: f.consent.terms } : null,
           uploadLimits: {
             kinds: KIND_MAX_BYTES, partSize: { min: MIN_PART_SIZE, max: MAX_PART_SIZE, default: DEFAULT_PART_SIZE }, maxParts: MAX_PARTS,
             maxUploadsPerDraft: MAX_UPLOADS_PER_DRAFT,

@@ -154,9 +154,14 @@ export async function collectUploadRoutes(app: RouteApp, deps: AppDeps): Promise
   };
 
   app.post('/api/proof/collect/drafts/:id/uploads', {
-    schema: { params: draftParams, body: openBody, response: { 409: STATE_CONFLICT, 413: errorOf('TOO_LARGE: the body or upload is larger than allowed, or the draft\'s uploads would hold more than PROOF_UPLOAD_DRAFT_MAX_BYTES'), 429: errorOf('RATE_LIMITED: more requests this minute, or the form (PROOF_UPLOAD_FLOW_DAILY_BYTES) or this client address (PROOF_UPLOAD_ADDRESS_DAILY_BYTES) opened its bytes of uploads for this UTC day; retry after Retry-After'), 201: dataOf(object({ upload: uploadSchema.required(), uploadToken: string().required() })) } },
+    schema: { params: draftParams, body: openBody, response: { 409: STATE_CONFLICT,
+      413: errorOf('TOO_LARGE: the body or upload is larger than allowed, or the draft\'s uploads would hold more than PROOF_UPLOAD_DRAFT_MAX_BYTES'),
+      429: errorOf('RATE_LIMITED: more requests this minute, or the form (PROOF_UPLOAD_FLOW_DAILY_BYTES) or this client address ' +
+          '(PROOF_UPLOAD_ADDRESS_DAILY_BYTES) opened its bytes of uploads for this UTC day; retry after Retry-After'),
+      201: dataOf(object({ upload: uploadSchema.required(), uploadToken: string().required() })) } },
     onRequest: draftAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'openUpload', summary: 'Open a resumable multipart upload (size and sha256 of the whole file); the upload token once' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'openUpload',
+      summary: 'Open a resumable multipart upload (size and sha256 of the whole file); the upload token once' },
   }, async (request, reply) => {
     const draft = await findDraft(ds, request.params.id);
     if (effectiveDraftStatus(draft) === 'expired') throw expired('draft');
@@ -181,10 +186,14 @@ export async function collectUploadRoutes(app: RouteApp, deps: AppDeps): Promise
   app.put('/api/proof/collect/drafts/:id/uploads/:sessionId', {
     schema: {
       params: uploadParams, querystring: partQuery,
-      response: { 409: STATE_CONFLICT, 410: LINK_EXPIRED, 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'), 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'), 200: dataOf(object({ number: number().required(), size: number().required(), sha256: string().required(), receivedBytes: number().required() })) },
+      response: { 409: STATE_CONFLICT, 410: LINK_EXPIRED, 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'),
+        415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'),
+        422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'),
+        200: dataOf(object({ number: number().required(), size: number().required(), sha256: string().required(), receivedBytes: number().required() })) },
     },
     onRequest: partAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'putUploadPart', summary: 'Send one part (application/octet-stream with its Content-Length, ?part=n, optional x-part-sha256); re-sending replaces it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'putUploadPart',
+      summary: 'Send one part (application/octet-stream with its Content-Length, ?part=n, optional x-part-sha256); re-sending replaces it' },
   }, async (request) => {
     const body = partBody(request);
     const upload = await findUpload(ds, request.params.id, request.params.sessionId);
@@ -194,10 +203,12 @@ export async function collectUploadRoutes(app: RouteApp, deps: AppDeps): Promise
   app.post('/api/proof/collect/drafts/:id/uploads/:sessionId', {
     schema: {
       params: uploadParams, body: strictObject({}).nullable().default(undefined),
-      response: { 409: STATE_CONFLICT, 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'), 200: dataOf(object({ upload: uploadSchema.required() })), 202: dataOf(object({ upload: uploadSchema.required() })) },
+      response: { 409: STATE_CONFLICT, 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'),
+        200: dataOf(object({ upload: uploadSchema.required() })), 202: dataOf(object({ upload: uploadSchema.required() })) },
     },
     onRequest: uploadAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'assembleUpload', summary: 'Assemble the immutable original: 200 complete within the wait, else 202 assembling; idempotent' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'assembleUpload',
+      summary: 'Assemble the immutable original: 200 complete within the wait, else 202 assembling; idempotent' },
   }, async (request, reply) => {
     const upload = await workflows.assembleOrThrow(await findUpload(ds, request.params.id, request.params.sessionId));
     return reply.code(upload.status === 'complete' ? 200 : 202).send({ data: { upload: await withState(upload) } });
@@ -206,7 +217,8 @@ export async function collectUploadRoutes(app: RouteApp, deps: AppDeps): Promise
   app.delete('/api/proof/collect/drafts/:id/uploads/:sessionId', {
     schema: { params: uploadParams, response: { 204: noContent('No Content') } },
     onRequest: uploadAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'cancelUpload', summary: 'Cancel: the bytes are erased and the upload detached; a repeat is 204' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'cancelUpload',
+      summary: 'Cancel: the bytes are erased and the upload detached; a repeat is 204' },
   }, async (request, reply) => {
     await cancelUpload(ds, request.params.id, request.params.sessionId);
     return reply.code(204).send();
@@ -235,7 +247,8 @@ export async function collectUploadRoutes(app: RouteApp, deps: AppDeps): Promise
         await enforceRate(reply, `collect-preview:${sha256Hex(sessionId).slice(0, 32)}`, cfg.rateLimitPerMinute);
         if (!(await previewTokenValid(ds, sessionId, t))) throw unauthorized('the preview token is not valid or has expired');
       },
-      config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'previewUpload', summary: 'Private preview of the customer\'s own recording (t= preview token or x-upload-token); ranges' },
+      config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'previewUpload',
+        summary: 'Private preview of the customer\'s own recording (t= preview token or x-upload-token); ranges' },
     }, async (request, reply) => {
       const upload = await findUpload(ds, request.params.id, request.params.sessionId);
       if (upload.status !== 'complete' || !upload.assetId) throw conflict('the upload is not complete');
@@ -259,7 +272,8 @@ export async function collectUploadRoutes(app: RouteApp, deps: AppDeps): Promise
       response: { 200: fileOf('video/*', 'the video'), 206: fileOf('video/*', 'a byte range') },
     },
     onRequest: async (request, reply) => countPublic(cfg, request, reply),
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getWelcomeVideo', summary: 'A live flow\'s welcome video (byte ranges); 404 unless it passed screening or was cleared and the live version uses it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getWelcomeVideo',
+      summary: 'A live flow\'s welcome video (byte ranges); 404 unless it passed screening or was cleared and the live version uses it' },
   }, async (request, reply) => {
     const media = await servedWelcomeVideo(ds, request.params.videoId);
     if (!media) throw notFound('welcome video');
@@ -276,7 +290,8 @@ export async function collectUploadRoutes(app: RouteApp, deps: AppDeps): Promise
   }).required();
   const captionAnswer = dataOf(object({
     status: string().required().oneOf(['none', 'pending', 'ready', 'failed'] as const),
-    versions: array(object({ version: number().required(), source: string().required(), language: string().nullable().defined(), createdAt: timestamp().required() })).defined(),
+    versions: array(object({ version: number().required(), source: string().required(), language: string().nullable().defined(),
+      createdAt: timestamp().required() })).defined(),
     currentVtt: string().nullable().defined(),
   }));
   const unavailable = errorOf('UNAVAILABLE: transcription is off (TRANSCRIBE_BASE_URL, TRANSCRIBE_MODEL)');
@@ -286,7 +301,8 @@ export async function collectUploadRoutes(app: RouteApp, deps: AppDeps): Promise
   app.get('/api/proof/collect/drafts/:id/uploads/:sessionId/captions', {
     schema: { params: uploadParams, response: { 409: stateConflict, 503: unavailable, 200: captionAnswer } },
     onRequest: draftAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getCaptions', summary: 'Caption state: status, versions and the current WebVTT; 503 UNAVAILABLE while transcription is off' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getCaptions',
+      summary: 'Caption state: status, versions and the current WebVTT; 503 UNAVAILABLE while transcription is off' },
   }, async (request) => {
     if (!transcriptionConfigured(cfg)) throw transcriptionOff();
     const upload = await captionableUpload(ds, request.params.id, request.params.sessionId, false);
@@ -299,7 +315,8 @@ export async function collectUploadRoutes(app: RouteApp, deps: AppDeps): Promise
       response: { 409: stateConflict, 503: unavailable, 200: captionAnswer, 202: captionAnswer },
     },
     onRequest: draftAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'requestCaptions', summary: 'Automatic captions through the transcription provider: 202 pending (ai/transcription/<sessionId>), 200 when a track exists' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'requestCaptions',
+      summary: 'Automatic captions through the transcription provider: 202 pending (ai/transcription/<sessionId>), 200 when a track exists' },
   }, async (request, reply) => {
     if (!transcriptionConfigured(cfg)) throw transcriptionOff();
     const state = await requestCaptions(ds, request.params.id, request.params.sessionId, transcription, cfg.taskQueue);
@@ -309,7 +326,8 @@ export async function collectUploadRoutes(app: RouteApp, deps: AppDeps): Promise
   app.put('/api/proof/collect/drafts/:id/uploads/:sessionId/captions', {
     schema: { params: uploadParams, body: captionBody, response: { 409: stateConflict, 503: unavailable, 201: captionAnswer } },
     onRequest: draftAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'correctCaptions', summary: 'Corrected captions on top of baseVersion: a new version; earlier ones stay' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'correctCaptions',
+      summary: 'Corrected captions on top of baseVersion: a new version; earlier ones stay' },
   }, async (request, reply) => {
     if (!transcriptionConfigured(cfg)) throw transcriptionOff();
     return reply.code(201).send({ data: await correctCaptions(ds, request.params.id, request.params.sessionId, request.body) });

@@ -44,7 +44,9 @@ const incentiveBody = object({
   if (!value || typeof value !== 'object') return true;
   const conditioned = Object.keys(value).filter((k) => CONDITION_KEYS.includes(k));
   if (conditioned.length > 0) {
-    return this.createError({ path: conditioned[0], message: 'an incentive may not depend on a rating, band or sentiment: every response gets the same offer' });
+    return this.createError({
+      path: conditioned[0], message: 'an incentive may not depend on a rating, band or sentiment: every response gets the same offer',
+    });
   }
   const extra = Object.keys(value).filter((k) => !['offered', 'kind', 'description', 'unlockKey', 'appliesTo'].includes(k));
   if (extra.length > 0) return this.createError({ path: extra[0], message: `${extra[0]} is not an allowed property` });
@@ -87,33 +89,40 @@ export async function collectionFlowRoutes(app: RouteApp, deps: AppDeps): Promis
 
   app.get('/api/proof/collect/forms', {
     schema: { querystring: listQuery, response: { 200: pageOf(flowSummary) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listCollectionFlows', summary: 'Flows with their consent template and the monthly allowance' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listCollectionFlows',
+      summary: 'Flows with their consent template and the monthly allowance' },
   }, async (request) => listFlows(ds, who(request).organizationId, settings, request.query));
 
   app.post('/api/proof/collect/forms', {
     schema: { body: createBody, response: { 404: NOT_FOUND_FOR_TENANT, 201: dataOf(flowDetail) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'createCollectionFlow', summary: 'Create a flow (state draft) with an optional draft definition' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'createCollectionFlow',
+      summary: 'Create a flow (state draft) with an optional draft definition' },
   }, async (request, reply) => reply.code(201).send({ data: await createFlow(ds, who(request), request.body, settings) }));
 
   app.get('/api/proof/collect/forms/:id', {
     schema: { params: idParams, querystring: readQuery, response: { 200: dataOf(flowDetail) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getCollectionFlow', summary: 'A flow, its draft definition and versions; ?version=N adds that version' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getCollectionFlow',
+      summary: 'A flow, its draft definition and versions; ?version=N adds that version' },
   }, async (request) => ({ data: await getFlow(ds, who(request).organizationId, request.params.id, settings, request.query.version) }));
 
   app.patch('/api/proof/collect/forms/:id', {
     schema: { params: idParams, body: patchBody, response: { 409: STATE_CONFLICT, 200: dataOf(flowDetail) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'updateCollectionFlow', summary: 'Save the draft (revision checked) or pause, resume or archive the flow' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'updateCollectionFlow',
+      summary: 'Save the draft (revision checked) or pause, resume or archive the flow' },
   }, async (request) => ({ data: await saveFlow(ds, who(request).organizationId, request.params.id, request.body, settings) }));
 
   app.post('/api/proof/collect/forms/:id', {
     schema: { params: idParams, body: publishBody, response: { 409: STATE_CONFLICT, 201: dataOf(object({ flowVersion: flowVersionSchema.required() })) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'publishCollectionFlow', summary: 'Publish the draft as a new immutable version; the live link serves it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'publishCollectionFlow',
+      summary: 'Publish the draft as a new immutable version; the live link serves it' },
   }, async (request, reply) => reply.code(201).send({ data: await publishFlow(ds, who(request), request.params.id, request.body.draftRevision) }));
 
   // A test makes kind, description and appliesTo required together when offered; yup's type cannot say so.
   app.put<{ Params: { id: string }; Body: Incentive }>('/api/proof/collect/forms/:id/incentive', {
-    schema: { params: idParams, body: incentiveBody, response: { 200: dataOf(object({ incentive: openObject().required(), appliesFrom: string().required() })) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'setCollectionIncentive', summary: 'Set or clear the participation reward; it applies from the next publish' },
+    schema: { params: idParams, body: incentiveBody, response: { 200: dataOf(object({ incentive: openObject().required(),
+      appliesFrom: string().required() })) } },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'setCollectionIncentive',
+      summary: 'Set or clear the participation reward; it applies from the next publish' },
     // The customer routes' error body has no details, so the refusal's reasons go into its message.
     attachValidation: true,
   }, async (request) => {
@@ -127,7 +136,8 @@ export async function collectionFlowRoutes(app: RouteApp, deps: AppDeps): Promis
 
   app.get('/api/proof/collect/forms/:id/domains', {
     schema: { params: idParams, response: { 200: pageOf(domainSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listCollectionDomains', summary: 'Custom domains of the flow with their DNS records and verification state' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listCollectionDomains',
+      summary: 'Custom domains of the flow with their DNS records and verification state' },
   }, async (request) => {
     const rows = await listDomains(ds, who(request).organizationId, request.params.id);
     // At most five: always one page.
@@ -142,7 +152,8 @@ export async function collectionFlowRoutes(app: RouteApp, deps: AppDeps): Promis
     config: {
       tag: 'collection', ...CUSTOMER_ROUTE,
       ...writers, operationId: 'addCollectionDomain',
-      summary: 'Claim a custom domain (at most five): 201 with the DNS records to set; the flow\'s own hostname again: 200, checked now; 409 once another flow verified it',
+      summary: 'Claim a custom domain (at most five): 201 with the DNS records to set; the flow\'s own hostname again: 200, checked now; 409 once another ' +
+        'flow verified it',
     },
   }, async (request, reply) => {
     const { domain, created } = await addDomain(ds, who(request).organizationId, request.params.id, request.body.hostname, {
@@ -161,7 +172,8 @@ export async function collectionFlowRoutes(app: RouteApp, deps: AppDeps): Promis
 
   app.get('/api/proof/collect/forms/:id/qr', {
     schema: { params: idParams, querystring: qrQuery, response: { 409: STATE_CONFLICT, 200: fileOf('image/svg+xml', 'the QR code') } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getCollectionFlowQr', summary: 'Printable SVG QR code of the live link; download=1 saves it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getCollectionFlowQr',
+      summary: 'Printable SVG QR code of the live link; download=1 saves it' },
   }, async (request, reply) => {
     const { organizationId } = who(request);
     const flow = await findFlow(ds.manager, organizationId, request.params.id);

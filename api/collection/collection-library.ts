@@ -59,7 +59,8 @@ export async function collectionLibraryRoutes(app: RouteApp, deps: AppDeps): Pro
 
   app.get('/api/proof/collect/questions', {
     schema: { querystring: stateQuery, response: { 200: pageOf(questionSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listCollectionQuestions', summary: 'The question library with how many flows use each question' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listCollectionQuestions',
+      summary: 'The question library with how many flows use each question' },
   }, async (request) => listQuestions(ds, who(request).organizationId, request.query));
 
   app.post('/api/proof/collect/questions', {
@@ -74,12 +75,15 @@ export async function collectionLibraryRoutes(app: RouteApp, deps: AppDeps): Pro
 
   app.patch('/api/proof/collect/questions/:id', {
     schema: { params: idParams, body: questionPatch, response: { 201: dataOf(questionVersionSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'reviseCollectionQuestion', summary: 'Write the next version from the latest one and the fields given; earlier versions never change' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'reviseCollectionQuestion',
+      summary: 'Write the next version from the latest one and the fields given; earlier versions never change' },
   }, async (request, reply) => reply.code(201).send({ data: await reviseQuestion(ds, who(request), request.params.id, request.body) }));
 
   app.post('/api/proof/collect/questions/:id', {
-    schema: { params: idParams, body: questionAction, response: { 409: STATE_CONFLICT, 200: dataOf(anyObject().meta({ description: 'the question (archive, restore) or { flowQuestion } (build)' })) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'actOnCollectionQuestion', summary: 'Archive or restore a question, or build a flow question pinned to a version' },
+    schema: { params: idParams, body: questionAction, response: { 409: STATE_CONFLICT,
+      200: dataOf(anyObject().meta({ description: 'the question (archive, restore) or { flowQuestion } (build)' })) } },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'actOnCollectionQuestion',
+      summary: 'Archive or restore a question, or build a flow question pinned to a version' },
   }, async (request) => {
     const { organizationId } = who(request);
     const { action, version } = request.body;
@@ -89,11 +93,13 @@ export async function collectionLibraryRoutes(app: RouteApp, deps: AppDeps): Pro
 
   app.get('/api/proof/collect/consent-templates', {
     schema: { querystring: productQuery, response: { 200: pageOf(templateVersionSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listConsentTemplateVersions', summary: 'Consent template versions, newest first' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listConsentTemplateVersions',
+      summary: 'Consent template versions, newest first' },
   }, async (request) => listTemplateVersions(ds, who(request).organizationId, request.query));
 
   app.post('/api/proof/collect/consent-templates', {
     schema: { body: templateBody, response: { 201: dataOf(templateVersionSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'publishConsentTemplateVersion', summary: 'Publish the next immutable version of a consent template (owner or admin)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'publishConsentTemplateVersion',
+      summary: 'Publish the next immutable version of a consent template (owner or admin)' },
   }, async (request, reply) => reply.code(201).send({ data: await publishTemplateVersion(ds, who(request), request.body) }));
 }

@@ -82,12 +82,14 @@ export async function collectionRequestRoutes(app: RouteApp, deps: AppDeps): Pro
 
   app.get('/api/proof/collect/requests', {
     schema: { querystring: requestQuery, response: { 200: pageOf(requestSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listProofRequests', summary: 'Personal requests, newest first; never their secrets' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listProofRequests',
+      summary: 'Personal requests, newest first; never their secrets' },
   }, async (request) => listRequests(ds, creator(request).organizationId, request.query));
 
   app.post('/api/proof/collect/requests', {
     schema: { body: createBody, response: { 409: STATE_CONFLICT, 201: dataOf(issued) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'createProofRequest', summary: 'A draft personal request pinned to the live version; its link secret is shown once' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'createProofRequest',
+      summary: 'A draft personal request pinned to the live version; its link secret is shown once' },
   }, async (request, reply) => {
     const made = await createRequest(ds, creator(request), request.body);
     return reply.code(201).send({ data: { request: viewRequest(made.request), linkToken: made.linkToken, linkUrl: linkUrl(made.linkToken) } });
@@ -98,12 +100,14 @@ export async function collectionRequestRoutes(app: RouteApp, deps: AppDeps): Pro
       body: bulkBody,
       response: {
         201: dataOf(object({
-          created: array(object({ index: number().required(), requestId: string().required(), linkToken: string().required(), linkUrl: string().required() })).defined(),
+          created: array(object({ index: number().required(), requestId: string().required(), linkToken: string().required(), linkUrl: string().required() }))
+            .defined(),
           skipped: array(object({ index: number().required(), reason: string().required() })).defined(),
         })),
       },
     },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'createProofRequestsInBulk', summary: 'Draft personal requests for many customers; nothing is sent until a person sends each' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'createProofRequestsInBulk',
+      summary: 'Draft personal requests for many customers; nothing is sent until a person sends each' },
   }, async (request, reply) => {
     const { created, skipped } = await createBulk(ds, creator(request), request.body);
     return reply.code(201).send({
@@ -125,10 +129,12 @@ export async function collectionRequestRoutes(app: RouteApp, deps: AppDeps): Pro
       body: outcomeBody,
       response: { 404: NOT_FOUND_FOR_TENANT, 409: STATE_CONFLICT,
         200: dataOf(object({ candidate: candidateSchema.required() })),
-        201: dataOf(object({ candidate: candidateSchema.required(), request: requestSchema.required(), linkToken: string().required(), linkUrl: string().required() })),
+        201: dataOf(object({ candidate: candidateSchema.required(), request: requestSchema.required(), linkToken: string().required(),
+          linkUrl: string().required() })),
       },
     },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...HUMAN_DECISION, operationId: 'decideAskCandidate', summary: 'Accept a candidate into a draft request (nothing sent) or dismiss it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...HUMAN_DECISION, operationId: 'decideAskCandidate',
+      summary: 'Accept a candidate into a draft request (nothing sent) or dismiss it' },
   }, async (request, reply) => {
     const { candidate, made } = await decideOpportunity(ds, creator(request), request.body);
     if (!made) return { data: { candidate } };
@@ -146,7 +152,8 @@ export async function collectionRequestRoutes(app: RouteApp, deps: AppDeps): Pro
       body: actionBody,
       response: { 409: STATE_CONFLICT, 200: dataOf(object({ request: requestSchema.required(), linkToken: string(), linkUrl: string() })) },
     },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'actOnProofRequest', summary: 'Send a request, send its one reminder, or cancel it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'actOnProofRequest',
+      summary: 'Send a request, send its one reminder, or cancel it' },
   }, async (request) => {
     const { organizationId } = creator(request);
     const id = request.params.id;
@@ -169,12 +176,14 @@ export async function collectionRequestRoutes(app: RouteApp, deps: AppDeps): Pro
 
   app.get('/api/proof/collect/routing', {
     schema: { querystring: routingQuery, response: { 200: pageOf(routingSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listResponseRouting', summary: 'Every scored response with its band and follow-up' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listResponseRouting',
+      summary: 'Every scored response with its band and follow-up' },
   }, async (request) => listRouting(ds, creator(request).organizationId, request.query));
 
   app.patch('/api/proof/collect/routing/:id', {
     schema: { params: idParams, body: routingPatch, response: { 409: STATE_CONFLICT, 200: dataOf(routingSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'updateResponseRouting', summary: 'Move a follow-up forward, link its room or note it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'updateResponseRouting',
+      summary: 'Move a follow-up forward, link its room or note it' },
   }, async (request) => ({ data: await updateRouting(ds, creator(request).organizationId, request.params.id, request.body) }));
 
   app.get('/api/proof/collect/corrections', {
@@ -184,7 +193,8 @@ export async function collectionRequestRoutes(app: RouteApp, deps: AppDeps): Pro
 
   app.patch('/api/proof/collect/corrections/:id', {
     schema: { params: idParams, body: correctionPatch, response: { 409: STATE_CONFLICT, 200: dataOf(correctionSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'closeCorrection', summary: 'Close a correction with a note the customer sees on the control link' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'closeCorrection',
+      summary: 'Close a correction with a note the customer sees on the control link' },
   }, async (request) => ({ data: await closeCorrection(ds, creator(request), request.params.id, request.body.note) }));
 
   app.post('/api/proof/collect/items/:id/approval-link', {
@@ -198,7 +208,8 @@ export async function collectionRequestRoutes(app: RouteApp, deps: AppDeps): Pro
         })),
       },
     },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'issueApprovalLink', summary: 'Ask the item\'s customer to approve its wording; email or in_app also delivers them a person link (never answered)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'issueApprovalLink',
+      summary: 'Ask the item\'s customer to approve its wording; email or in_app also delivers them a person link (never answered)' },
   }, async (request, reply) => {
     const { organizationId } = creator(request);
     const { versionId, deliver } = request.body;

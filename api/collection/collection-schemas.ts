@@ -62,7 +62,8 @@ export const flowVersionSchema = object({
 export const flowDetail = flowSummary.shape({
   definition: openObject().required(),
   incentive: openObject().required(),
-  versions: array(object({ id: string().required(), versionNumber: number().required(), contentHash: string().required(), publishedAt: timestamp().required() })).defined(),
+  versions: array(object({ id: string().required(), versionNumber: number().required(), contentHash: string().required(),
+    publishedAt: timestamp().required() })).defined(),
   version: flowVersionSchema.nullable().defined(),
 });
 

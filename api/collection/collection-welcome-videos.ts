@@ -88,7 +88,8 @@ export async function collectionWelcomeVideoRoutes(app: RouteApp, deps: AppDeps)
 
   app.get('/api/proof/collect/forms/:id/welcome-video', {
     schema: { params: idParams, response: { 200: pageOf(videoSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listWelcomeVideos', summary: 'The flow\'s welcome videos with their screening state' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listWelcomeVideos',
+      summary: 'The flow\'s welcome videos with their screening state' },
   }, async (request) => ({ data: (await listWelcomeVideos(ds, who(request).organizationId, request.params.id)).map(viewWelcomeVideo), nextCursor: null }));
 
   app.post('/api/proof/collect/forms/:id/welcome-video', {
@@ -112,13 +113,15 @@ export async function collectionWelcomeVideoRoutes(app: RouteApp, deps: AppDeps)
       const video = await reviewWelcomeVideo(ds, who(request), request.params.id, body.videoId!, body.decision!);
       return { data: { video: viewWelcomeVideo(video) } };
     }
-    const made = await startWelcomeUpload(ds, who(request), request.params.id, { size: body.size!, sha256: body.sha256!, partSize: body.partSize }, { ttlMs: cfg.uploadTtlMs, taskQueue: cfg.taskQueue });
+    const made = await startWelcomeUpload(ds, who(request), request.params.id, { size: body.size!, sha256: body.sha256!, partSize: body.partSize },
+      { ttlMs: cfg.uploadTtlMs, taskQueue: cfg.taskQueue });
     return reply.code(201).send({ data: { video: viewWelcomeVideo(made.video), upload: await uploadState(made.upload), uploadToken: made.uploadToken } });
   });
 
   app.delete('/api/proof/collect/forms/:id/welcome-video', {
     schema: { params: idParams, response: { 204: noContent('removed: no longer served; the bytes are erased') } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'removeWelcomeVideos', summary: 'Remove the flow\'s welcome videos: serving stops at once, the bytes are erased' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'removeWelcomeVideos',
+      summary: 'Remove the flow\'s welcome videos: serving stops at once, the bytes are erased' },
   }, async (request, reply) => {
     await removeWelcomeVideos(ds, who(request).organizationId, request.params.id);
     return reply.code(204).send();
@@ -126,8 +129,10 @@ export async function collectionWelcomeVideoRoutes(app: RouteApp, deps: AppDeps)
 
   app.get('/api/proof/collect/forms/:id/welcome-video/:videoId', {
     schema: { params: videoParams, response: { 200: dataOf(stateSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getWelcomeVideoState', summary: 'A welcome video\'s state and its upload\'s resume state (parts received)' },
-  }, async (request) => ({ data: await withUpload(await findWelcomeVideo(ds.manager, who(request).organizationId, request.params.id, request.params.videoId)) }));
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getWelcomeVideoState',
+      summary: 'A welcome video\'s state and its upload\'s resume state (parts received)' },
+  }, async (request) => ({ data: await withUpload(await findWelcomeVideo(ds.manager, who(request).organizationId, request.params.id,
+    request.params.videoId)) }));
 
   app.put('/api/proof/collect/forms/:id/welcome-video/:videoId', {
     schema: {
@@ -143,7 +148,8 @@ export async function collectionWelcomeVideoRoutes(app: RouteApp, deps: AppDeps)
       },
     },
     onRequest: videoUploadAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'putWelcomeVideoPart', summary: 'Send one part of the welcome video (application/octet-stream with its Content-Length, ?part=n, x-upload-token); re-sending replaces it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'putWelcomeVideoPart',
+      summary: 'Send one part of the welcome video (application/octet-stream with its Content-Length, ?part=n, x-upload-token); re-sending replaces it' },
   }, async (request) => {
     const body = partBody(request);
     const upload = await findUpload(ds, null, request.customerSecret!.uploadId!);

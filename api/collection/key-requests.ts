@@ -38,14 +38,16 @@ export async function keyRequestRoutes(app: RouteApp, deps: AppDeps): Promise<vo
       response: {
         201: dataOf(keyRequestSchema),
         404: errorOf('NOT_FOUND: no such opportunity or form (details name the path)'),
-        409: errorOf('CONFLICT: the product has no live flow, the form is not live, the opportunity was decided, or the recipient opted out (details.reason opted_out)'),
+        409: errorOf('CONFLICT: the product has no live flow, the form is not live, the opportunity was decided, or the recipient opted out (details.reason ' +
+          'opted_out)'),
         422: errorOf('ASK_POLICY_FAILED: the message gates reviews or conditions a reward on sentiment'),
       },
     },
     config: {
       tag: 'collection', ...PROOF_API_ROUTE,
       auth: 'key', scope: 'service:proof:write', idempotency: 'optional', operationId: 'createProofRequestDraft',
-      summary: 'A draft story request (from an AI draft); nothing is sent, no link secret is issued and the recipient is answered by id only: a person sends it from the workspace',
+      summary: 'A draft story request (from an AI draft); nothing is sent, no link secret is issued and the recipient is answered by id only: a person sends ' +
+        'it from the workspace',
     },
   }, async (request, reply) => {
     const made = await createKeyRequest(ds, productTenant(request), keyPrincipal(request).id, request.body);

@@ -25,7 +25,8 @@ export async function featureRoutes(app: RouteApp, deps: AppDeps): Promise<void>
 
   app.get('/api/v1/features', {
     schema: { querystring: listQuery, response: { 200: pageOf(featureSchema) } },
-    config: { tag: 'customer-loop', auth: 'key', scope: 'service:features:read', operationId: 'listFeatures', summary: 'Features of the product by score, highest first' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:features:read', operationId: 'listFeatures',
+      summary: 'Features of the product by score, highest first' },
   }, async (request) => ({ data: await listFeatures(ds, productTenant(request).productId, request.query), nextCursor: null }));
 
   app.get('/api/v1/features/:id', {
@@ -35,7 +36,8 @@ export async function featureRoutes(app: RouteApp, deps: AppDeps): Promise<void>
 
   app.post('/api/v1/features/:id/votes', {
     schema: { params: idParams, body: voteBody, response: { 200: dataOf(voteSchema) } },
-    config: { tag: 'customer-loop', auth: 'key', scope: 'service:features:write', operationId: 'voteFeature', summary: 'Vote (idempotent per end user); follows unless follow is false' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:features:write', operationId: 'voteFeature',
+      summary: 'Vote (idempotent per end user); follows unless follow is false' },
   }, async (request) => {
     const { endUserId, follow } = request.body;
     return { data: await vote(ds, productTenant(request), request.params.id, endUserId, follow !== false) };
@@ -43,7 +45,8 @@ export async function featureRoutes(app: RouteApp, deps: AppDeps): Promise<void>
 
   app.delete('/api/v1/features/:id/votes', {
     schema: { params: idParams, body: voteBody, response: { 200: dataOf(voteSchema) } },
-    config: { tag: 'customer-loop', auth: 'key', scope: 'service:features:write', operationId: 'withdrawFeatureVote', summary: 'Withdraw a vote; follow:false also stops following' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:features:write', operationId: 'withdrawFeatureVote',
+      summary: 'Withdraw a vote; follow:false also stops following' },
   }, async (request) => {
     const { endUserId, follow } = request.body;
     return { data: await withdrawVote(ds, productTenant(request), request.params.id, endUserId, follow) };

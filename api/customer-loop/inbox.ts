@@ -66,7 +66,8 @@ export async function inboxRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
 
   app.get('/api/v1/inbox', {
     schema: { querystring: pageQuery, response: { 200: dataOf(inboxPageSchema) } },
-    config: { tag: 'customer-loop', auth: 'key-or-identity', scope: 'service:inbox:read', endUserWindow: true, operationId: 'getInbox', summary: 'An end user\'s inbox, newest first, with the unread count' },
+    config: { tag: 'customer-loop', auth: 'key-or-identity', scope: 'service:inbox:read', endUserWindow: true, operationId: 'getInbox',
+      summary: 'An end user\'s inbox, newest first, with the unread count' },
   }, async (request) => {
     const { endUserId, limit, before } = request.query;
     return { data: await inboxPage(ds, inboxOwner(request, endUserId), { limit, before }) };
@@ -84,11 +85,14 @@ export async function inboxRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
     schema: {
       response: {
         200: fileOf('text/event-stream', 'events `ready` {endUserId, unread}, `item` (an InboxItem, id = resume cursor), `unread` {unread}'),
-        429: errorOf('RATE_LIMITED: the end user\'s requests this minute (RATE_LIMIT_PER_MINUTE), or its open streams (SV_INBOX_STREAMS_PER_END_USER, details.reason inbox_streams_per_end_user)', { retryAfter: true }),
-        503: errorOf('SERVICE_UNAVAILABLE: this API process holds its most streams (SV_INBOX_STREAMS_PER_PROCESS, details.reason inbox_streams_per_process), or a dependency is unavailable', { retryAfter: true }),
+        429: errorOf('RATE_LIMITED: the end user\'s requests this minute (RATE_LIMIT_PER_MINUTE), or its open streams (SV_INBOX_STREAMS_PER_END_USER, ' +
+          'details.reason inbox_streams_per_end_user)', { retryAfter: true }),
+        503: errorOf('SERVICE_UNAVAILABLE: this API process holds its most streams (SV_INBOX_STREAMS_PER_PROCESS, details.reason inbox_streams_per_process), ' +
+          'or a dependency is unavailable', { retryAfter: true }),
       },
     },
-    config: { tag: 'customer-loop', auth: 'identity', endUserWindow: true, operationId: 'streamInbox', summary: 'Server-sent events: ready, item, unread; resumes from Last-Event-ID' },
+    config: { tag: 'customer-loop', auth: 'identity', endUserWindow: true, operationId: 'streamInbox',
+      summary: 'Server-sent events: ready, item, unread; resumes from Last-Event-ID' },
   }, async (request, reply) => {
     const me = endUserOf(request);
     const lastEventId = request.headers['last-event-id'];

@@ -58,7 +58,8 @@ export async function publicRoadmapRoutes(app: RouteApp, deps: AppDeps): Promise
 
   app.get('/api/public/roadmap/:productId', {
     schema: { params: productParams, response: { 200: dataOf(publicRoadmapSchema), 404: errorOf('NOT_FOUND: no such active product') } },
-    config: { tag: 'customer-loop', operationId: 'getPublicRoadmap', summary: 'The product\'s public board: features by votes (counts only) and the releases that shipped them' },
+    config: { tag: 'customer-loop', operationId: 'getPublicRoadmap', summary: 'The product\'s public board: features by votes (counts only) and the releases ' +
+      'that shipped them' },
   }, async (request, reply) => {
     const roadmap = await publicRoadmap(ds, request.params.productId);
     if (!roadmap) throw notFound('product');
@@ -68,7 +69,8 @@ export async function publicRoadmapRoutes(app: RouteApp, deps: AppDeps): Promise
 
   app.get('/api/public/roadmap/:productId/me', {
     schema: { params: productParams, response: { 200: dataOf(voterSchema), 404: missing } },
-    config: { tag: 'customer-loop', auth: 'identity', endUserWindow: true, operationId: 'getRoadmapVoter', summary: 'The end user\'s own votes and follows on the board (end-user token; reading keeps the nonce)' },
+    config: { tag: 'customer-loop', auth: 'identity', endUserWindow: true, operationId: 'getRoadmapVoter',
+      summary: 'The end user\'s own votes and follows on the board (end-user token; reading keeps the nonce)' },
   }, async (request, reply) => {
     const who = endUserOf(request);
     if (who.productId !== request.params.productId) throw notFound('product');
@@ -78,7 +80,8 @@ export async function publicRoadmapRoutes(app: RouteApp, deps: AppDeps): Promise
 
   app.put('/api/public/roadmap/:productId/features/:featureId/vote', {
     schema: { params: featureParams, body: voteBody, response: { 200: dataOf(publicVoteSchema), 404: missing } },
-    config: { tag: 'customer-loop', auth: 'identity', operationId: 'votePublicFeature', summary: 'Vote as the token\'s end user (idempotent); follows too unless follow is false' },
+    config: { tag: 'customer-loop', auth: 'identity', operationId: 'votePublicFeature',
+      summary: 'Vote as the token\'s end user (idempotent); follows too unless follow is false' },
   }, async (request) => {
     const who = endUserOf(request);
     await assertPublicFeature(ds, who, request.params.productId, request.params.featureId);
@@ -87,7 +90,8 @@ export async function publicRoadmapRoutes(app: RouteApp, deps: AppDeps): Promise
 
   app.delete('/api/public/roadmap/:productId/features/:featureId/vote', {
     schema: { params: featureParams, querystring: withdrawQuery, response: { 200: dataOf(publicVoteSchema), 404: missing } },
-    config: { tag: 'customer-loop', auth: 'identity', operationId: 'withdrawPublicFeatureVote', summary: 'Withdraw the end user\'s vote; ?follow=false also stops following' },
+    config: { tag: 'customer-loop', auth: 'identity', operationId: 'withdrawPublicFeatureVote',
+      summary: 'Withdraw the end user\'s vote; ?follow=false also stops following' },
   }, async (request) => {
     const who = endUserOf(request);
     await assertPublicFeature(ds, who, request.params.productId, request.params.featureId);

@@ -25,7 +25,8 @@ export async function releaseRoutes(app: RouteApp, deps: AppDeps): Promise<void>
 
   app.post('/api/workspace/releases', {
     schema: { body: releaseBody, response: { 201: dataOf(releaseSchema), 404: errorOf('NOT_FOUND: no such product, or a feature is not of it') } },
-    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'publishRelease', summary: 'Publish a release; voters and followers hear of it in their inbox, and those the team may ask get a draft personal request' },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'publishRelease',
+      summary: 'Publish a release; voters and followers hear of it in their inbox, and those the team may ask get a draft personal request' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     return reply.code(201).send({ data: await publishRelease(ds, {
@@ -35,7 +36,8 @@ export async function releaseRoutes(app: RouteApp, deps: AppDeps): Promise<void>
 
   app.post('/api/v1/releases/:id/confirmation', {
     schema: { params: idParams, body: confirmationBody, response: { 200: dataOf(releaseReceiptSchema) } },
-    config: { tag: 'customer-loop', auth: 'identity', operationId: 'confirmRelease', summary: 'The signed end user says whether the release fixed their problem' },
+    config: { tag: 'customer-loop', auth: 'identity', operationId: 'confirmRelease',
+      summary: 'The signed end user says whether the release fixed their problem' },
   }, async (request) => {
     return { data: await recordReceipt(ds, endUserOf(request), request.params.id, request.body) };
   });

@@ -169,7 +169,8 @@ export const inboxItemSchema = named('InboxItem', object({
   releaseId: string().nullable().defined(),
   roomId: string().nullable().defined().meta({ description: 'the room of a release receipt' }),
   controlLinkExpiresAt: timestamp().nullable().defined()
-    .meta({ description: 'set when the item delivers the end user a person link to their stories: redeem it with POST /api/v1/inbox/{id}/control-link until then' }),
+    .meta({ description: 'set when the item delivers the end user a person link to their stories: redeem it with POST /api/v1/inbox/{id}/control-link until ' +
+      'then' }),
   subject: string().required(),
   preview: string().required(),
   createdAt: timestamp().required(),

@@ -42,7 +42,8 @@ export async function signalRoutes(app: RouteApp, deps: AppDeps): Promise<void> 
       201: dataOf(signalReceiptSchema).meta({ description: 'stored; analysis follows' }),
       429: errorOf('INTAKE_SAFETY_CEILING: the workspace\'s daily ceiling is reached'),
     } },
-    config: { tag: 'customer-loop', auth: 'key', scope: 'service:signals:write', operationId: 'createSignal', summary: 'Capture a signal; the same idempotencyKey replays' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:signals:write', operationId: 'createSignal',
+      summary: 'Capture a signal; the same idempotencyKey replays' },
   }, async (request, reply) => {
     const receipt = await createSignal(ds, counters, productTenant(request), request.body, limits);
     return reply.code(receipt.replayed ? 200 : 201).send({ data: receipt });
@@ -58,6 +59,7 @@ export async function signalRoutes(app: RouteApp, deps: AppDeps): Promise<void> 
 
   app.get('/api/v1/signals/:id', {
     schema: { params: idParams, response: { 200: dataOf(signalWithFeaturesSchema) } },
-    config: { tag: 'customer-loop', auth: 'key', scope: 'service:signals:read', operationId: 'getSignal', summary: 'One signal with the features it is linked to' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:signals:read', operationId: 'getSignal',
+      summary: 'One signal with the features it is linked to' },
   }, async (request) => ({ data: await getSignal(ds, productTenant(request).productId, request.params.id) }));
 }

@@ -24,11 +24,13 @@ export async function similarRoutes(app: RouteApp, deps: AppDeps): Promise<void>
 
   app.get('/api/v1/signals/:id/similar', {
     schema: { params: idParams, response: similarResponse },
-    config: { tag: 'customer-loop', auth: 'key', scope: 'service:signals:read', operationId: 'similarToSignal', summary: 'Features, then signals, most like this signal (at most 10)' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:signals:read', operationId: 'similarToSignal',
+      summary: 'Features, then signals, most like this signal (at most 10)' },
   }, async (request) => ({ data: await similar(request, 'signal', request.params.id) }));
 
   app.get('/api/v1/features/:id/similar', {
     schema: { params: idParams, response: similarResponse },
-    config: { tag: 'customer-loop', auth: 'key', scope: 'service:features:read', operationId: 'similarToFeature', summary: 'Features and unlinked signals most like this feature (at most 10)' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:features:read', operationId: 'similarToFeature',
+      summary: 'Features and unlinked signals most like this feature (at most 10)' },
   }, async (request) => ({ data: await similar(request, 'feature', request.params.id) }));
 }

@@ -34,12 +34,15 @@ export async function threadRoutes(app: RouteApp, deps: AppDeps): Promise<void> 
 
   app.get('/api/v1/threads/:id', {
     schema: { params: idParams, response: { 200: dataOf(threadWithMessagesSchema) } },
-    config: { tag: 'customer-loop', auth: 'key', scope: 'service:threads:read', operationId: 'getThread', summary: 'One thread with its customer-visible messages' },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:threads:read', operationId: 'getThread',
+      summary: 'One thread with its customer-visible messages' },
   }, async (request) => ({ data: await getThread(ds, productTenant(request).productId, request.params.id) }));
 
   app.patch('/api/v1/threads/:id', {
-    schema: { params: idParams, body: patchBody, response: { 200: dataOf(threadSchema), 404: errorOf('NOT_FOUND: no such thread, or ownerId is not a teammate of the workspace') } },
-    config: { tag: 'customer-loop', auth: 'key', scope: 'service:threads:write', operationId: 'updateThread', summary: 'Change the state and/or owner of a thread' },
+    schema: { params: idParams, body: patchBody, response: { 200: dataOf(threadSchema),
+      404: errorOf('NOT_FOUND: no such thread, or ownerId is not a teammate of the workspace') } },
+    config: { tag: 'customer-loop', auth: 'key', scope: 'service:threads:write', operationId: 'updateThread',
+      summary: 'Change the state and/or owner of a thread' },
   }, async (request) => {
     if (request.body.state === undefined && request.body.ownerId === undefined) {
       throw validationFailed([{ path: '', message: 'send state and/or ownerId' }]);

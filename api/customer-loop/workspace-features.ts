@@ -70,7 +70,8 @@ export async function workspaceFeatureRoutes(app: RouteApp, deps: AppDeps): Prom
       200: dataOf(featureMergeSchema), 404: NOT_FOUND_OR_OTHER_PRODUCT,
       409: errorOf('CONFLICT: either feature is already merged, or another feature is merged into this one'),
     } },
-    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'mergeFeature', summary: 'Merge a duplicate into another feature: votes (one per end user), followers and signals move; feature.merged' },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'mergeFeature',
+      summary: 'Merge a duplicate into another feature: votes (one per end user), followers and signals move; feature.merged' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await mergeFeature(ds, s.organizationId, request.params.id, request.body.intoFeatureId, s.teammateId) };
@@ -78,12 +79,14 @@ export async function workspaceFeatureRoutes(app: RouteApp, deps: AppDeps): Prom
 
   app.post('/api/workspace/features/:id/unmerge', {
     schema: { params: idParams, response: { 200: dataOf(featureMergeSchema), 409: errorOf('CONFLICT: the feature is not merged') } },
-    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'unmergeFeature', summary: 'Undo a merge: both features as they were before it; feature.unmerged' },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'unmergeFeature',
+      summary: 'Undo a merge: both features as they were before it; feature.unmerged' },
   }, async (request) => ({ data: await unmergeFeature(ds, sessionPrincipal(request).organizationId, request.params.id) }));
 
   app.post('/api/workspace/features/:id/not-duplicate', {
     schema: { params: idParams, body: notDuplicateBody, response: { 200: dataOf(notDuplicateSchema), 404: NOT_FOUND_OR_OTHER_PRODUCT } },
-    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'markFeatureNotDuplicate', summary: 'Keep this pair out of each other\'s similar features for good' },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'markFeatureNotDuplicate',
+      summary: 'Keep this pair out of each other\'s similar features for good' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await markNotDuplicate(ds, s.organizationId, request.params.id, request.body.featureId, s.teammateId) };

@@ -25,7 +25,8 @@ export async function workspaceThreadRoutes(app: RouteApp, deps: AppDeps): Promi
 
   app.get('/api/workspace/threads/:id', {
     schema: { params: idParams, response: { 200: dataOf(teamThreadSchema) } },
-    config: { tag: 'customer-loop', auth: 'session', operationId: 'getTeamThread', summary: 'A thread as the team sees it: every message, and its likely duplicate (never shown to the customer)' },
+    config: { tag: 'customer-loop', auth: 'session', operationId: 'getTeamThread',
+      summary: 'A thread as the team sees it: every message, and its likely duplicate (never shown to the customer)' },
   }, async (request) => {
     const { thread, view } = await getTeamThread(ds, sessionPrincipal(request).organizationId, request.params.id);
     return { data: { ...view, duplicateSuggestion: await threadSuggestion(ds, thread.productId, thread.id, deps.config.duplicateThreshold) } };

@@ -8,7 +8,8 @@ import { AUTOMATION_CATALOG } from './automation-catalog';
 
 const catalogSchema = object({
   version: number().integer().required(),
-  triggers: array(object({ key: string().required(), name: string().required(), description: string().required(), samplePayload: openObject().required() })).defined(),
+  triggers: array(object({ key: string().required(), name: string().required(), description: string().required(), samplePayload: openObject().required() }))
+    .defined(),
   actions: array(object({
     key: string().required(), name: string().required(), description: string().required(), method: string().required(), path: string().required(),
     auth: string().oneOf(['hook_token', 'service_key'] as const).required(), scope: string().nullable().defined(), bodySchema: openObject().required(),

@@ -49,13 +49,15 @@ export async function crmDealRoutes(app: RouteApp, deps: AppDeps): Promise<void>
 
   app.post('/api/v1/proof/crm/deals', {
     schema: { body: pushBody, response: { 200: dataOf(pushResult) } },
-    config: { tag: 'integrations', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:write', operationId: 'pushCrmDeals', summary: 'Upsert deal records; stale updates are skipped' },
+    config: { tag: 'integrations', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:write', operationId: 'pushCrmDeals',
+      summary: 'Upsert deal records; stale updates are skipped' },
   }, async (request) => ({
     data: await pushDeals(ds, productTenant(request), request.body.format, request.body.deals, keyPrincipal(request).id),
   }));
 
   app.get('/api/v1/proof/crm/influence', {
     schema: { querystring: influenceQuery, response: { 200: dataOf(influence) } },
-    config: { tag: 'integrations', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'getCrmInfluence', summary: 'Deals touched by each approved, unrevoked proof item' },
+    config: { tag: 'integrations', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'getCrmInfluence',
+      summary: 'Deals touched by each approved, unrevoked proof item' },
   }, async (request) => ({ data: await influenceReport(ds, productTenant(request).productId, request.query) }));
 }

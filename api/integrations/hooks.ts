@@ -43,8 +43,11 @@ export async function hookRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
 
   app.post('/api/public/proof/hooks/:token', {
     bodyLimit: HOOK_BODY_LIMIT,
-    schema: { params: tokenParams, body: valueEventBody, response: { 404: errorOf('NOT_FOUND: the token is unknown, malformed, rotated away or disabled, or its product is inactive (one answer for all)'), 429: errorOf('RATE_LIMITED: this hook was called more than PROOF_HOOK_RATE_PER_MINUTE times this minute; retry after Retry-After'), 200: dataOf(hookReceipt), 202: dataOf(hookReceipt) } },
-    config: { tag: 'integrations', auth: 'public', operationId: 'callValueEventHook', summary: 'Report a value event through a hook token; 202 first, 200 for a repeated eventId' },
+    schema: { params: tokenParams, body: valueEventBody, response: { 404: errorOf('NOT_FOUND: the token is unknown, malformed, rotated away or disabled, or ' +
+      'its product is inactive (one answer for all)'), 429: errorOf('RATE_LIMITED: this hook was called more than PROOF_HOOK_RATE_PER_MINUTE times this ' +
+        'minute; retry after Retry-After'), 200: dataOf(hookReceipt), 202: dataOf(hookReceipt) } },
+    config: { tag: 'integrations', auth: 'public', operationId: 'callValueEventHook',
+      summary: 'Report a value event through a hook token; 202 first, 200 for a repeated eventId' },
     // The token is checked before the body is read, so every bad token hears the same 404 whatever it sent.
     onRequest: async (request, reply) => {
       const hook = await resolveHookToken(ds, (request.params as { token: string }).token);
@@ -76,7 +79,8 @@ export async function hookRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   }, async (request) => listHooks(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post('/api/workspace/proof/hooks/:id/rotate', {
-    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no hook with this id in the workspace'), 409: errorOf('CONFLICT: the hook is disabled; a disabled hook is not rotated'), 200: dataOf(issuedHook) } },
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no hook with this id in the workspace'),
+      409: errorOf('CONFLICT: the hook is disabled; a disabled hook is not rotated'), 200: dataOf(issuedHook) } },
     config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'rotateHook', summary: 'A new token, shown once; the old one stops at once' },
   }, async (request) => {
     const { hook, token } = await rotateHook(ds, sessionPrincipal(request).organizationId, request.params.id);

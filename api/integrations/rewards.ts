@@ -43,7 +43,9 @@ export async function rewardRoutes(app: RouteApp, deps: AppDeps): Promise<void> 
   const ds = deps.dataSource;
 
   app.post('/api/v1/proof/rewards/:id/confirm', {
-    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'), 409: errorOf('CONFLICT: the reward is not a feature unlock waiting for confirmation (another kind, pending, issued or cancelled)'), 200: dataOf(rewardSchema) } },
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'),
+      409: errorOf('CONFLICT: the reward is not a feature unlock waiting for confirmation (another kind, pending, issued or cancelled)'),
+      200: dataOf(rewardSchema) } },
     config: {
       tag: 'integrations', ...PROOF_API_ROUTE,
       auth: 'key', scope: 'service:proof:write', operationId: 'confirmReward',
@@ -61,11 +63,13 @@ export async function rewardRoutes(app: RouteApp, deps: AppDeps): Promise<void> 
 
   app.post('/api/workspace/proof/rewards', {
     schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: productId or proofItemId is not one of this workspace'), 201: dataOf(rewardSchema) } },
-    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createReward', summary: 'A pending participation reward; never conditioned on rating or sentiment' },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createReward',
+      summary: 'A pending participation reward; never conditioned on rating or sentiment' },
   }, async (request, reply) => reply.code(201).send({ data: await createReward(ds, sessionPrincipal(request).organizationId, request.body) }));
 
   app.post('/api/workspace/proof/rewards/:id/approve', {
-    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'), 409: errorOf('CONFLICT: the reward is not pending (already issued, unlock pending, fulfilled or cancelled)'), 200: dataOf(rewardSchema) } },
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'),
+      409: errorOf('CONFLICT: the reward is not pending (already issued, unlock pending, fulfilled or cancelled)'), 200: dataOf(rewardSchema) } },
     config: { tag: 'integrations', ...HUMAN_DECISION, operationId: 'approveReward', summary: 'A person approves the participation: issued, or unlock pending' },
   }, async (request) => {
     const s = sessionPrincipal(request);
@@ -73,7 +77,8 @@ export async function rewardRoutes(app: RouteApp, deps: AppDeps): Promise<void> 
   });
 
   app.post('/api/workspace/proof/rewards/:id/cancel', {
-    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'), 409: errorOf('CONFLICT: the reward is already issued, fulfilled or cancelled'), 200: dataOf(rewardSchema) } },
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'),
+      409: errorOf('CONFLICT: the reward is already issued, fulfilled or cancelled'), 200: dataOf(rewardSchema) } },
     config: { tag: 'integrations', ...HUMAN_DECISION, operationId: 'cancelReward', summary: 'Cancel a pending reward' },
   }, async (request) => {
     const s = sessionPrincipal(request);

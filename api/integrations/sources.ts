@@ -45,7 +45,8 @@ const sourceSchema = object({
     step: string().required(), at: timestamp().required(), actor: object({ type: string().required(), id: string().nullable().defined() }).required(),
     ref: string().nullable().defined(), contentHash: string().nullable().defined(),
   })).defined(),
-  policy: object({ reuse: string().oneOf(['allowed_with_consent', 'internal_only', 'blocked'] as const).required(), reasons: array(string().defined()).defined() }).required(),
+  policy: object({ reuse: string().oneOf(['allowed_with_consent', 'internal_only', 'blocked'] as const).required(),
+    reasons: array(string().defined()).defined() }).required(),
   createdAt: timestamp().required(),
 });
 
@@ -86,7 +87,8 @@ export async function sourceRoutes(app: RouteApp, deps: AppDeps): Promise<void> 
 
   app.get('/api/v1/sources', {
     schema: { querystring: sourceQuery, response: { 200: pageOf(sourceSchema) } },
-    config: { tag: 'integrations', auth: 'key', scope: 'service:sources:read', operationId: 'listSources', summary: 'Search attributed source records, newest first' },
+    config: { tag: 'integrations', auth: 'key', scope: 'service:sources:read', operationId: 'listSources',
+      summary: 'Search attributed source records, newest first' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listSources(ds, productTenant(request).productId, filter, { limit, cursor }, canReadPrivate(keyPrincipal(request).scopes));
@@ -101,7 +103,8 @@ export async function sourceRoutes(app: RouteApp, deps: AppDeps): Promise<void> 
 
   app.post('/api/workspace/proof/brand-mentions', {
     schema: { body: mentionBody, response: { 404: UNKNOWN_PRODUCT_ID, 200: dataOf(mentionSchema), 201: dataOf(mentionSchema) } },
-    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createBrandMention', summary: 'Record a brand mention; the same URL answers the existing one' },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createBrandMention',
+      summary: 'Record a brand mention; the same URL answers the existing one' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const { mention, created } = await createMention(ds, s.organizationId, request.body, { type: 'teammate', id: s.teammateId });
@@ -114,8 +117,11 @@ export async function sourceRoutes(app: RouteApp, deps: AppDeps): Promise<void> 
   }, async (request) => listMentions(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post('/api/workspace/proof/brand-mentions/:id/import', {
-    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no brand mention with this id in the workspace'), 409: errorOf('CONFLICT: the mention was already imported'), 422: errorOf('SOURCE_POLICY_BLOCKED: the mention\'s reuse is blocked (details.reasons)'), 201: dataOf(imported) } },
-    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'importBrandMention', summary: 'Import a mention as a review item that renders nowhere until consented' },
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no brand mention with this id in the workspace'),
+      409: errorOf('CONFLICT: the mention was already imported'), 422: errorOf('SOURCE_POLICY_BLOCKED: the mention\'s reuse is blocked (details.reasons)'),
+      201: dataOf(imported) } },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'importBrandMention',
+      summary: 'Import a mention as a review item that renders nowhere until consented' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     return reply.code(201).send({ data: await importMention(ds, s.organizationId, request.params.id, s.teammateId) });

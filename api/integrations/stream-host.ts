@@ -44,11 +44,13 @@ export async function streamHostRoutes(app: RouteApp, deps: AppDeps): Promise<vo
       response: {
         200: fileOf('*/*', 'the original, in its own media type'),
         206: fileOf('*/*', 'the requested byte range'),
-        404: errorOf('NOT_FOUND: the link is not one this service signed, has expired, or the version is no longer approved, a revocation was filed or the grant no longer allows the media'),
+        404: errorOf('NOT_FOUND: the link is not one this service signed, has expired, or the version is no longer approved, a revocation was filed or the ' +
+          'grant no longer allows the media'),
         416: noContent('the range is outside the file'),
       },
     },
-    config: { tag: 'integrations', auth: 'public', operationId: 'getStreamSource', summary: 'The original the video host copies, through a short-lived signed link; byte ranges' },
+    config: { tag: 'integrations', auth: 'public', operationId: 'getStreamSource',
+      summary: 'The original the video host copies, through a short-lived signed link; byte ranges' },
   }, async (request, reply) => {
     const claims = await readStreamSourceToken(ds, request.params.token, Math.floor(Date.now() / 1000));
     const media = claims ? await streamableMedia(ds, claims) : null;
@@ -63,8 +65,11 @@ export async function streamHostRoutes(app: RouteApp, deps: AppDeps): Promise<vo
     raw.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     raw.post('/api/public/proof/stream/webhook', {
       bodyLimit: 64 * 1024,
-      schema: { response: { 400: errorOf('VALIDATION_FAILED: webhook-signature is missing, does not match or is over 5 min away (details path webhook-signature), or the body is not a notice with a uid'), 404: errorOf('NOT_FOUND: PROOF_STREAM_WEBHOOK_SECRET is not set, so the video host webhook does not exist'), 200: dataOf(object({ received: boolean().required() })) } },
-      config: { tag: 'integrations', auth: 'public', operationId: 'receiveStreamWebhook', summary: 'Readiness webhook of the video host (404 unless its secret is configured)' },
+      schema: { response: { 400: errorOf('VALIDATION_FAILED: webhook-signature is missing, does not match or is over 5 min away (details path ' +
+        'webhook-signature), or the body is not a notice with a uid'), 404: errorOf('NOT_FOUND: PROOF_STREAM_WEBHOOK_SECRET is not set, so the video host ' +
+          'webhook does not exist'), 200: dataOf(object({ received: boolean().required() })) } },
+      config: { tag: 'integrations', auth: 'public', operationId: 'receiveStreamWebhook',
+        summary: 'Readiness webhook of the video host (404 unless its secret is configured)' },
       onRequest: async () => {
         if (!secret) throw notFound('resource');
       },
@@ -79,7 +84,8 @@ export async function streamHostRoutes(app: RouteApp, deps: AppDeps): Promise<vo
         throw validationFailed([{ path: 'uid', message: 'is required' }]);
       }
       const notice = parsed as StreamNotice;
-      await recordStreamNotice(ds, { uid: notice.uid, readyToStream: notice.readyToStream, status: typeof notice.status === 'object' && notice.status ? notice.status : undefined });
+      await recordStreamNotice(ds, { uid: notice.uid, readyToStream: notice.readyToStream,
+        status: typeof notice.status === 'object' && notice.status ? notice.status : undefined });
       return { data: { received: true } };
     });
   });

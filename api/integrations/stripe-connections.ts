@@ -64,7 +64,8 @@ export async function stripeConnectionRoutes(app: RouteApp, deps: AppDeps): Prom
       schema: {
         params: tokenParams,
         response: {
-          400: errorOf('VALIDATION_FAILED: Stripe-Signature is missing, does not match, is over 5 min old or ahead (details path stripe-signature), the connection has no signing secret, or the body is not an event'),
+          400: errorOf('VALIDATION_FAILED: Stripe-Signature is missing, does not match, is over 5 min old or ahead (details path stripe-signature), the ' +
+            'connection has no signing secret, or the body is not an event'),
           404: errorOf('NOT_FOUND: the token is unknown, malformed or rotated away, the connection is disabled or its product inactive (one answer for all)'),
           200: dataOf(receiptSchema),
         },
@@ -95,7 +96,8 @@ export async function stripeConnectionRoutes(app: RouteApp, deps: AppDeps): Prom
 
   app.post('/api/workspace/proof/stripe-connections', {
     schema: { body: createBody, response: { 404: UNKNOWN_PRODUCT_ID, 201: dataOf(issuedConnection) } },
-    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createStripeConnection', summary: 'Connect a payment processor; the URL token is shown once' },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createStripeConnection',
+      summary: 'Connect a payment processor; the URL token is shown once' },
   }, async (request, reply) => {
     const { connection, token } = await createConnection(ds, sessionPrincipal(request).organizationId, request.body);
     return reply.code(201).send({ data: { connection, url: connectorUrl(token), token } });
@@ -107,13 +109,17 @@ export async function stripeConnectionRoutes(app: RouteApp, deps: AppDeps): Prom
   }, async (request) => listConnections(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.patch('/api/workspace/proof/stripe-connections/:id', {
-    schema: { params: idParams, body: patchBody, response: { 404: errorOf('NOT_FOUND: no connection with this id in the workspace'), 200: dataOf(connectionSchema) } },
-    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'updateStripeConnection', summary: 'Rename, set the signing secret, disable, or set invoice milestones' },
+    schema: { params: idParams, body: patchBody, response: { 404: errorOf('NOT_FOUND: no connection with this id in the workspace'),
+      200: dataOf(connectionSchema) } },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'updateStripeConnection',
+      summary: 'Rename, set the signing secret, disable, or set invoice milestones' },
   }, async (request) => ({ data: await updateConnection(ds, sessionPrincipal(request).organizationId, request.params.id, request.body) }));
 
   app.post('/api/workspace/proof/stripe-connections/:id/rotate', {
-    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no connection with this id in the workspace'), 409: errorOf('CONFLICT: the connection is disabled; a disabled connection is not rotated'), 200: dataOf(issuedConnection) } },
-    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'rotateStripeConnection', summary: 'A new URL token, shown once; the old URL stops at once' },
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no connection with this id in the workspace'),
+      409: errorOf('CONFLICT: the connection is disabled; a disabled connection is not rotated'), 200: dataOf(issuedConnection) } },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'rotateStripeConnection',
+      summary: 'A new URL token, shown once; the old URL stops at once' },
   }, async (request) => {
     const { connection, token } = await rotateConnection(ds, sessionPrincipal(request).organizationId, request.params.id);
     return { data: { connection, url: connectorUrl(token), token } };

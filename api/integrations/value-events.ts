@@ -74,7 +74,8 @@ export async function valueEventRoutes(app: RouteApp, deps: AppDeps): Promise<vo
 
   app.get('/api/v1/proof/opportunities', {
     schema: { querystring: opportunityQuery, response: { 200: pageOf(opportunitySchema) } },
-    config: { tag: 'integrations', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'listOpportunities', summary: 'Ask candidates, newest first' },
+    config: { tag: 'integrations', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'listOpportunities',
+      summary: 'Ask candidates, newest first' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listOpportunities(ds, { productId: productTenant(request).productId }, filter, { limit, cursor });

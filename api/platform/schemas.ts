@@ -60,7 +60,8 @@ export const identityMergeSchema = named('IdentityMerge', object({
   endUserId: string().required(),
   moved: mixed().required().meta({
     jsonSchema: { type: 'object', additionalProperties: { type: 'integer' } },
-    description: 'rows moved onto the signed end user, per table (signals, threads, inbox_items, feature_votes, ..., room_members, room_messages, room_agent_runs)',
+    description: 'rows moved onto the signed end user, per table (signals, threads, inbox_items, feature_votes, ..., room_members, room_messages, ' +
+      'room_agent_runs)',
   }),
 }));
 

@@ -27,7 +27,8 @@ export async function workspaceKeyRoutes(app: RouteApp, deps: AppDeps): Promise<
 
   app.post('/api/workspace/keys', {
     schema: { body: createKeyBody, response: { 201: dataOf(issuedKeySchema), 404: NO_SUCH_PRODUCT } },
-    config: { tag: 'platform', auth: 'session', roles: ['owner'], operationId: 'createKey', summary: 'Issue a service key; the key is in the answer this once' },
+    config: { tag: 'platform', auth: 'session', roles: ['owner'], operationId: 'createKey',
+      summary: 'Issue a service key; the key is in the answer this once' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const issued = await createServiceKey(ds, { ...request.body, organizationId: s.organizationId, createdBy: s.teammateId });

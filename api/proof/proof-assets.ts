@@ -41,12 +41,14 @@ export async function proofAssetRoutes(app: RouteApp, deps: AppDeps): Promise<vo
   }, async (request, reply) => {
     const key = keyPrincipal(request);
     const scope = productTenant(request);
-    return reply.code(201).send({ data: await generateQuoteCard(deps.dataSource, scope, request.body, { type: 'service_key', id: key.id }, answerWithWrite(request, 201)) });
+    return reply.code(201).send({ data: await generateQuoteCard(deps.dataSource, scope, request.body, { type: 'service_key', id: key.id },
+      answerWithWrite(request, 201)) });
   });
 
   app.get('/api/v1/proof/assets/:id', {
     schema: { params: idParams, response: { 200: dataOf(assetSchema), 409: errorOf('CONFLICT: the asset\'s source is no longer usable') } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'getAsset', summary: 'One asset with its lineage, approval state and file' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'getAsset',
+      summary: 'One asset with its lineage, approval state and file' },
   }, async (request) => {
     return { data: await getAsset(deps.dataSource, productTenant(request), request.params.id) };
   });

@@ -12,7 +12,8 @@ export const proofContentSchema = strictObject({
   attribution: openObject<string>().test('string-values', 'attribution values must be strings of at most 300 characters',
     (value) => value == null || Object.values(value).every((v) => typeof v === 'string' && v.length <= 300))
     // A display mode shows a name as given, by its first word or by initials: a name needs a word.
-    .test('name', 'attribution.name must not be empty or only spaces', (value?: Record<string, unknown>) => value?.name === undefined || /\S/.test(String(value.name))),
+    .test('name', 'attribution.name must not be empty or only spaces', (value?: Record<string, unknown>) =>
+      value?.name === undefined || /\S/.test(String(value.name))),
   answers: openObject(),
 }).test('not-empty', 'content needs text, a title or media', (value) =>
   value == null || Boolean(value.text || value.title || value.mediaAssetIds?.length)).required();

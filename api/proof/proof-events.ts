@@ -17,7 +17,8 @@ const ledgerQuery = strictObject({
 export async function proofEventRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   app.get('/api/v1/proof/events', {
     schema: { querystring: ledgerQuery, response: { 200: pageOf(proofEventSchema) } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'listProofEvents', summary: 'The proof ledger, oldest first' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'listProofEvents',
+      summary: 'The proof ledger, oldest first' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listProofEvents(deps.dataSource, productTenant(request).productId, filter, { limit, cursor });

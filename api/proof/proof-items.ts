@@ -70,7 +70,8 @@ export async function proofItemRoutes(app: RouteApp, deps: AppDeps): Promise<voi
 
   app.get('/api/v1/proof/items', {
     schema: { querystring: listQuery, response: { 200: pageOf(proofItemListEntrySchema) } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listProofItems', summary: 'Proof items, newest first; status comma-separated or repeated; optional expand' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listProofItems',
+      summary: 'Proof items, newest first; status comma-separated or repeated; optional expand' },
   }, async (request) => {
     const s = scopeOf(request);
     const expand = expandOf(request.query.expand);
@@ -89,15 +90,18 @@ export async function proofItemRoutes(app: RouteApp, deps: AppDeps): Promise<voi
 
   app.get('/api/v1/proof/items/:id/versions', {
     schema: { params: idParams, response: { 200: pageOf(proofVersionSchema), 410: GONE } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listProofVersions', summary: 'Versions, oldest first; unapproved ones only with proof:read_private' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listProofVersions',
+      summary: 'Versions, oldest first; unapproved ones only with proof:read_private' },
   }, async (request) => {
     const s = scopeOf(request);
     return listVersions(ds, s, request.params.id, s.readPrivate);
   });
 
   app.post('/api/v1/proof/items/:id/versions', {
-    schema: { params: idParams, body: versionBody, response: { 201: dataOf(proofVersionSchema), 409: errorOf('CONFLICT: the parent version is not of this item, or the item is revoked'), 410: GONE } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...write, operationId: 'createProofVersion', summary: 'Create a draft derivative with a semantic diff against its parent' },
+    schema: { params: idParams, body: versionBody, response: { 201: dataOf(proofVersionSchema),
+      409: errorOf('CONFLICT: the parent version is not of this item, or the item is revoked'), 410: GONE } },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...write, operationId: 'createProofVersion',
+      summary: 'Create a draft derivative with a semantic diff against its parent' },
   }, async (request, reply) => {
     const s = scopeOf(request);
     const version = await createVersion(ds, s, request.params.id, request.body, { type: 'service_key', id: s.keyId }, answerWithWrite(request, 201));
@@ -105,12 +109,15 @@ export async function proofItemRoutes(app: RouteApp, deps: AppDeps): Promise<voi
   });
 
   app.post('/api/v1/proof/items/:id/request-approval', {
-    schema: { params: idParams, body: requestApprovalBody, response: { 200: dataOf(approvalRequestedSchema), 409: errorOf('CONFLICT: the version cannot be queued (already decided, or the item is revoked)'), 410: GONE } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...write, operationId: 'requestProofApproval', summary: 'Queue a version for a person; requesting is not approving' },
+    schema: { params: idParams, body: requestApprovalBody, response: { 200: dataOf(approvalRequestedSchema),
+      409: errorOf('CONFLICT: the version cannot be queued (already decided, or the item is revoked)'), 410: GONE } },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...write, operationId: 'requestProofApproval',
+      summary: 'Queue a version for a person; requesting is not approving' },
   }, async (request) => {
     const s = scopeOf(request);
     const answer = (r: Awaited<ReturnType<typeof requestApproval>>) => ({ item: r.item, version: r.version, approvalRequestId: r.approvalRequestId });
-    const result = await requestApproval(ds, s, request.params.id, request.body.versionId, { type: 'service_key', id: s.keyId }, deps.config.proofApprovalReminderMs,
+    const result = await requestApproval(ds, s, request.params.id, request.body.versionId, { type: 'service_key', id: s.keyId },
+      deps.config.proofApprovalReminderMs,
       answerWithWrite(request, 200, answer));
     return { data: answer(result) };
   });
@@ -119,7 +126,8 @@ export async function proofItemRoutes(app: RouteApp, deps: AppDeps): Promise<voi
   for (const action of ['approve', 'reject']) {
     app.post(`/api/v1/proof/items/:id/${action}`, {
       schema: { params: idParams, response: { 403: errorOf('HUMAN_APPROVAL_REQUIRED, always') } },
-      config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', operationId: `${action}ProofItemByKey`, summary: `Always 403 HUMAN_APPROVAL_REQUIRED: ${action} is a person's decision in the workspace` },
+      config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', operationId: `${action}ProofItemByKey`,
+        summary: `Always 403 HUMAN_APPROVAL_REQUIRED: ${action} is a person's decision in the workspace` },
     }, async () => {
       throw humanOnly();
     });
@@ -131,21 +139,26 @@ export async function proofItemRoutes(app: RouteApp, deps: AppDeps): Promise<voi
   };
   app.post('/api/v1/proof/items/:id/consents', {
     schema: { params: idParams, response: { 403: errorOf('FORBIDDEN, always') } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', operationId: 'createConsentByKey', summary: 'Always 403 FORBIDDEN: consent is recorded by a person (POST /api/workspace/proof/items/{id}/consents)' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', operationId: 'createConsentByKey',
+      summary: 'Always 403 FORBIDDEN: consent is recorded by a person (POST /api/workspace/proof/items/{id}/consents)' },
   }, consentByKey);
   app.patch('/api/v1/proof/consents/:id', {
     schema: { params: idParams, response: { 403: errorOf('FORBIDDEN, always') } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', operationId: 'updateConsentByKey', summary: 'Always 403 FORBIDDEN: consent is changed by a person in the workspace' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', operationId: 'updateConsentByKey',
+      summary: 'Always 403 FORBIDDEN: consent is changed by a person in the workspace' },
   }, consentByKey);
 
   app.get('/api/v1/proof/items/:id/consent', {
     schema: { params: idParams, response: { 200: dataOf(consentSummarySchema), 410: GONE } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'getProofConsent', summary: 'Consent status with grant summaries; evidence never leaves' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'getProofConsent',
+      summary: 'Consent status with grant summaries; evidence never leaves' },
   }, async (request) => ({ data: await getConsent(ds, scopeOf(request), request.params.id) }));
 
   app.post('/api/v1/proof/items/:id/revoke', {
-    schema: { params: idParams, body: revokeBody, response: { 202: dataOf(revocationFiledSchema), 409: errorOf('CONFLICT: the item is already revoked'), 410: GONE } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...write, operationId: 'revokeProofItem', summary: 'File a revocation request (202); new renders stop at once, a person completes it' },
+    schema: { params: idParams, body: revokeBody, response: { 202: dataOf(revocationFiledSchema), 409: errorOf('CONFLICT: the item is already revoked'),
+      410: GONE } },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...write, operationId: 'revokeProofItem',
+      summary: 'File a revocation request (202); new renders stop at once, a person completes it' },
   }, async (request, reply) => {
     const s = scopeOf(request);
     const filed = await requestRevocation(ds, s, { proofItemId: request.params.id }, {

@@ -16,7 +16,8 @@ import { idParams, pathParams } from '../plugins/path-params';
 import { pageQuery, RouteApp, strictObject } from '../plugins/validation';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
 import {
-  PLACEMENT_ARCHIVED, placementItemSchema, placementItemWithEngagementSchema, placementReadSchema, placementSchema, publishResultSchema, removedPlacementItemSchema,
+  PLACEMENT_ARCHIVED, placementItemSchema, placementItemWithEngagementSchema, placementReadSchema, placementSchema, publishResultSchema,
+  removedPlacementItemSchema,
 } from './schemas';
 import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
@@ -64,7 +65,8 @@ const itemBody = strictObject({
 
 const listQuery = strictObject({ ...pageQuery, state: string().oneOf([...PLACEMENT_STATES]) });
 const readQuery = strictObject({
-  expand: mixed().meta({ jsonSchema: { type: 'array', items: { type: 'string', enum: ['items'] }, maxItems: 1 }, description: 'items: embed the first 50 placed items' }),
+  expand: mixed().meta({ jsonSchema: { type: 'array', items: { type: 'string', enum: ['items'] }, maxItems: 1 },
+    description: 'items: embed the first 50 placed items' }),
 });
 const publishQuery = strictObject({ dryRun: boolean().default(false) });
 const itemParams = pathParams('id', 'itemId');
@@ -82,7 +84,8 @@ export async function proofPlacementRoutes(app: RouteApp, deps: AppDeps): Promis
 
   app.get('/api/v1/proof/placements', {
     schema: { querystring: listQuery, response: { 200: pageOf(placementSchema) } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listPlacements', summary: 'Placements of the key\'s product, newest first; optional state filter' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listPlacements',
+      summary: 'Placements of the key\'s product, newest first; optional state filter' },
   }, async (request) => {
     const { limit, cursor, state } = request.query;
     return listPlacements(ds, scopeOf(request).scope.productId, state, { limit, cursor });
@@ -90,7 +93,8 @@ export async function proofPlacementRoutes(app: RouteApp, deps: AppDeps): Promis
 
   app.post('/api/v1/proof/placements', {
     schema: { body: createBody, response: { 201: dataOf(placementSchema) } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'createPlacement', summary: 'Create a placement (state draft); the product comes from the key' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'createPlacement',
+      summary: 'Create a placement (state draft); the product comes from the key' },
   }, async (request, reply) => {
     const { scope, actor } = scopeOf(request);
     return reply.code(201).send({ data: await createPlacement(ds, scope, request.body, actor, answerWithWrite(request, 201)) });
@@ -98,7 +102,8 @@ export async function proofPlacementRoutes(app: RouteApp, deps: AppDeps): Promis
 
   app.get('/api/v1/proof/placements/:id', {
     schema: { params: idParams, querystring: readQuery, response: { 200: dataOf(placementReadSchema) } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'getPlacement', summary: 'One placement; expand=items adds the first 50 placed items with their live decision' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'getPlacement',
+      summary: 'One placement; expand=items adds the first 50 placed items with their live decision' },
   }, async (request) => {
     const expand = closedList('expand', request.query.expand, ['items'] as const, { max: 1, unique: true });
     return { data: await getPlacement(ds, scopeOf(request).scope, request.params.id, expand.length > 0) };
@@ -106,7 +111,8 @@ export async function proofPlacementRoutes(app: RouteApp, deps: AppDeps): Promis
 
   app.patch('/api/v1/proof/placements/:id', {
     schema: { params: idParams, body: patchBody, response: { 200: dataOf(placementSchema), 409: PLACEMENT_ARCHIVED } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'updatePlacement', summary: 'Change name, state, renderConfig or eligibilityPolicy; renderCacheVersion increases' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'updatePlacement',
+      summary: 'Change name, state, renderConfig or eligibilityPolicy; renderCacheVersion increases' },
   }, async (request) => {
     const { scope, actor } = scopeOf(request);
     return { data: await updatePlacement(ds, scope, request.params.id, request.body, actor, answerWithWrite(request, 200)) };
@@ -122,12 +128,15 @@ export async function proofPlacementRoutes(app: RouteApp, deps: AppDeps): Promis
 
   app.get('/api/v1/proof/placements/:id/items', {
     schema: { params: idParams, response: { 200: pageOf(placementItemWithEngagementSchema) } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listPlacementItems', summary: 'Placed items in position order, each with its live eligibility decision and engagement counts' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listPlacementItems',
+      summary: 'Placed items in position order, each with its live eligibility decision and engagement counts' },
   }, async (request) => listPlacementItems(ds, scopeOf(request).scope, request.params.id));
 
   app.post('/api/v1/proof/placements/:id/items', {
-    schema: { params: idParams, body: itemBody, response: { 201: dataOf(placementItemSchema), 409: errorOf('CONFLICT: the item is already placed, or the placement is archived') } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'addPlacementItem', summary: 'Place an item; the answer carries the current eligibility decision' },
+    schema: { params: idParams, body: itemBody, response: { 201: dataOf(placementItemSchema),
+      409: errorOf('CONFLICT: the item is already placed, or the placement is archived') } },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'addPlacementItem',
+      summary: 'Place an item; the answer carries the current eligibility decision' },
   }, async (request, reply) => {
     const { scope, actor } = scopeOf(request);
     return reply.code(201).send({ data: await addPlacementItem(ds, scope, request.params.id, request.body, actor, answerWithWrite(request, 201)) });
@@ -143,7 +152,8 @@ export async function proofPlacementRoutes(app: RouteApp, deps: AppDeps): Promis
 
   app.post('/api/v1/proof/placements/:id/publish', {
     schema: { params: idParams, querystring: publishQuery, response: { 200: dataOf(publishResultSchema), 409: PLACEMENT_ARCHIVED } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'publishPlacement', summary: 'Publish (state active); ineligible items are excluded and counted; dryRun writes nothing' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'publishPlacement',
+      summary: 'Publish (state active); ineligible items are excluded and counted; dryRun writes nothing' },
   }, async (request) => {
     const { scope, actor } = scopeOf(request);
     return { data: await publishPlacement(ds, scope, request.params.id, request.query.dryRun, actor, answerWithWrite(request, 200)) };

@@ -22,7 +22,8 @@ export const consentTermsSchema = strictObject({
   identityFields: array(string().required().oneOf([...IDENTITY_FIELDS])).required().max(IDENTITY_FIELDS.length),
   channels: array(string().required().oneOf([...PROOF_CHANNELS])).required().min(1).max(PROOF_CHANNELS.length),
   products: strictObject({ all: boolean(), ids: array(string().required().max(100)).min(1).max(100) }).required()
-    .test('all-or-ids', 'products is either {"all": true} or {"ids": [...]}', (v) => v == null || (v.all === true && v.ids === undefined) || (v.all === undefined && v.ids !== undefined)),
+    .test('all-or-ids', 'products is either {"all": true} or {"ids": [...]}',
+      (v) => v == null || (v.all === true && v.ids === undefined) || (v.all === undefined && v.ids !== undefined)),
   media: array(string().required().oneOf([...CONSENT_MEDIA])).required().min(1).max(CONSENT_MEDIA.length),
   paidUseAllowed: boolean().required(),
   translationAllowed: boolean().required(),

@@ -41,7 +41,8 @@ export async function publicProofRoutes(app: RouteApp, deps: AppDeps): Promise<v
 
   app.get('/api/public/proof/render/:id', {
     schema: { params: idParams, response: { 200: renderManifestSchema, 304: noContent('the manifest is unchanged (If-None-Match)') } },
-    config: { tag: 'proof', operationId: 'renderPlacement', summary: 'Signed render manifest (service-proof-render-v1) of the eligible items; strong ETag, 304 on If-None-Match' },
+    config: { tag: 'proof', operationId: 'renderPlacement', summary: 'Signed render manifest (service-proof-render-v1) of the eligible items; strong ETag, ' +
+      '304 on If-None-Match' },
   }, async (request, reply) => {
     const render = await currentRender(ds, request.params.id);
     if (!render) throw notFound('placement');
@@ -60,7 +61,8 @@ export async function publicProofRoutes(app: RouteApp, deps: AppDeps): Promise<v
         416: noContent('the range is outside the file'),
       },
     },
-    config: { tag: 'proof', operationId: 'getPlacementMedia', summary: 'A file of an item in the placement\'s current eligible manifest; byte ranges; anything else 404' },
+    config: { tag: 'proof', operationId: 'getPlacementMedia', summary: 'A file of an item in the placement\'s current eligible manifest; byte ranges; ' +
+      'anything else 404' },
   }, async (request, reply) => {
     if (request.params.assetId.startsWith('med_')) {
       const media = await placedMedia(ds, request.params.placementId, request.params.assetId);
@@ -88,7 +90,8 @@ export async function publicProofRoutes(app: RouteApp, deps: AppDeps): Promise<v
   app.post('/api/public/proof/events', {
     bodyLimit: BEACON_BODY_LIMIT,
     schema: { response: { 204: noContent('recorded'), 403: errorOf('FORBIDDEN: the event token is not one this service signed, or it has expired') } },
-    config: { tag: 'proof', operationId: 'recordProofEngagement', summary: 'Cookie-free engagement beacon (text/plain JSON {token, type}); needs the manifest\'s event token' },
+    config: { tag: 'proof', operationId: 'recordProofEngagement', summary: 'Cookie-free engagement beacon (text/plain JSON {token, type}); needs the ' +
+      'manifest\'s event token' },
   }, async (request, reply) => {
     const expected = `send {"token": <eventToken>, "type": ${ENGAGEMENT_TYPES.join('|')}}`;
     // navigator.sendBeacon sends text/plain without a preflight; the text is JSON, read like any JSON body.

@@ -129,7 +129,8 @@ export const reviewRequestSchema = named('ReviewRequest', object({
   remindersSent: number().integer().required(),
   item: proofItemSchema.defined(),
   version: proofVersionSchema.defined(),
-  original: proofVersionSchema.nullable().defined().meta({ description: 'the item\'s original version, beside a derivative; null when the queued version is the original' }),
+  original: proofVersionSchema.nullable().defined().meta({ description: 'the item\'s original version, beside a derivative; null when the queued version is ' +
+    'the original' }),
   consent: consentSummarySchema.defined(),
 }));
 
@@ -245,7 +246,8 @@ export const renderManifestSchema = named('SignedRenderManifest', object({
     canonicalization: string().required().oneOf(['RFC8785'] as const).meta({ description: 'the signature is over the RFC 8785 canonical JSON of manifest' }),
     expiresAt: timestamp().required().meta({ description: 'end of the event tokens\' last valid day; a wall shows nothing from a manifest past it' }),
     placement: anyObject().required(),
-    items: array(anyObject()).defined().meta({ description: 'eligible items with content, attribution, labels, media ({assetId, kind, url}), receiptId and eventToken' }),
+    items: array(anyObject()).defined().meta({ description: 'eligible items with content, attribution, labels, media ({assetId, kind, url}), receiptId and ' +
+      'eventToken' }),
   }).required(),
   signature: signatureSchema.defined(),
 }));

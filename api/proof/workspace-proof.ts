@@ -11,7 +11,8 @@ import { HUMAN_DECISION, OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/
 import type { AppDeps } from '../app-deps';
 import { dataOf, errorOf, NO_SUCH_PRODUCT, pageOf } from '../plugins/responses';
 import {
-  assetSchema, consentGrantSchema, deletedItemSchema, exportSchema, itemAndVersionSchema, openRevocationSchema, PLACEMENT_ARCHIVED, publishResultSchema, reviewRequestSchema, revocationFiledSchema,
+  assetSchema, consentGrantSchema, deletedItemSchema, exportSchema, itemAndVersionSchema, openRevocationSchema, PLACEMENT_ARCHIVED, publishResultSchema,
+  reviewRequestSchema, revocationFiledSchema,
 } from './schemas';
 import { idParams } from '../plugins/path-params';
 import { consentTermsSchema } from './proof-submissions';
@@ -53,13 +54,15 @@ export async function workspaceProofRoutes(app: RouteApp, deps: AppDeps): Promis
     config: { tag: 'proof', ...HUMAN_DECISION, operationId: 'rejectProofItem', summary: 'Reject the queued version with a reason' },
   }, async (request) => {
     const s = sessionPrincipal(request);
-    const decided = await decideApproval(ds, s.organizationId, request.params.id, { kind: 'reject', reason: request.body.reason, versionId: request.body.versionId }, s.teammateId);
+    const decided = await decideApproval(ds, s.organizationId, request.params.id,
+      { kind: 'reject', reason: request.body.reason, versionId: request.body.versionId }, s.teammateId);
     return { data: { item: decided.item, version: decided.version } };
   });
 
   app.post('/api/workspace/proof/placements/:id/publish', {
     schema: { params: idParams, response: { 200: dataOf(publishResultSchema), 409: PLACEMENT_ARCHIVED } },
-    config: { tag: 'proof', ...HUMAN_DECISION, operationId: 'publishPlacementAsPerson', summary: 'Publish a placement as a person: the only way to make paid use live' },
+    config: { tag: 'proof', ...HUMAN_DECISION, operationId: 'publishPlacementAsPerson',
+      summary: 'Publish a placement as a person: the only way to make paid use live' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const scope = await placementScope(ds, s.organizationId, request.params.id);
@@ -68,15 +71,19 @@ export async function workspaceProofRoutes(app: RouteApp, deps: AppDeps): Promis
 
   app.post('/api/workspace/proof/items/:id/consents', {
     schema: { params: idParams, body: consentBody, response: { 201: dataOf(consentGrantSchema), 409: errorOf('CONFLICT: the item is revoked'), 410: GONE } },
-    config: { tag: 'proof', ...OWNERS_AND_ADMINS, operationId: 'grantConsent', summary: 'Record the customer\'s consent for an exact version; it supersedes the item\'s active grants' },
+    config: { tag: 'proof', ...OWNERS_AND_ADMINS, operationId: 'grantConsent',
+      summary: 'Record the customer\'s consent for an exact version; it supersedes the item\'s active grants' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     return reply.code(201).send({ data: await grantConsent(ds, s.organizationId, request.params.id, request.body, s.teammateId) });
   });
 
   app.post('/api/workspace/proof/assets/:id/approve', {
-    schema: { params: idParams, response: { 200: dataOf(assetSchema), 409: errorOf('CONFLICT: the asset is not a draft, or its source is no longer eligible') } },
-    config: { tag: 'proof', ...HUMAN_DECISION, operationId: 'approveAsset', summary: 'Approve a generated asset; only approved assets are served as public media' },
+    schema: {
+      params: idParams, response: { 200: dataOf(assetSchema), 409: errorOf('CONFLICT: the asset is not a draft, or its source is no longer eligible') },
+    },
+    config: { tag: 'proof', ...HUMAN_DECISION, operationId: 'approveAsset',
+      summary: 'Approve a generated asset; only approved assets are served as public media' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await approveAsset(ds, s.organizationId, request.params.id, { type: 'teammate', id: s.teammateId }) };
@@ -84,7 +91,8 @@ export async function workspaceProofRoutes(app: RouteApp, deps: AppDeps): Promis
 
   app.get('/api/workspace/proof/revocations', {
     schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(openRevocationSchema) } },
-    config: { tag: 'proof', ...OWNERS_AND_ADMINS, operationId: 'listOpenRevocations', summary: 'Revocations awaiting completion, oldest first, with their SLA deadline and the placements that still list the item' },
+    config: { tag: 'proof', ...OWNERS_AND_ADMINS, operationId: 'listOpenRevocations',
+      summary: 'Revocations awaiting completion, oldest first, with their SLA deadline and the placements that still list the item' },
   }, async (request) => openRevocations(ds, sessionPrincipal(request).organizationId, request.query));
 
   app.post('/api/workspace/proof/revocations/:id/complete', {
@@ -105,7 +113,8 @@ export async function workspaceProofRoutes(app: RouteApp, deps: AppDeps): Promis
   });
 
   app.post('/api/workspace/proof/items/:id/restore', {
-    schema: { params: idParams, response: { 200: dataOf(deletedItemSchema), 409: errorOf('CONFLICT: the item is not deleted'), 410: errorOf('GONE: the recovery window has closed') } },
+    schema: { params: idParams, response: { 200: dataOf(deletedItemSchema), 409: errorOf('CONFLICT: the item is not deleted'),
+      410: errorOf('GONE: the recovery window has closed') } },
     config: { tag: 'proof', ...OWNERS_AND_ADMINS, operationId: 'restoreProofItem', summary: 'Restore a deleted item inside its recovery window' },
   }, async (request) => {
     const s = sessionPrincipal(request);
@@ -114,7 +123,8 @@ export async function workspaceProofRoutes(app: RouteApp, deps: AppDeps): Promis
 
   app.post('/api/workspace/proof/exports/raw', {
     schema: { body: rawExportBody, response: { 201: dataOf(exportSchema), 404: NO_SUCH_PRODUCT } },
-    config: { tag: 'proof', auth: 'session', roles: ['owner'], operationId: 'exportRawProof', summary: 'Raw originals of a product (owner only), with a sha256 digest' },
+    config: { tag: 'proof', auth: 'session', roles: ['owner'], operationId: 'exportRawProof',
+      summary: 'Raw originals of a product (owner only), with a sha256 digest' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     return reply.code(201).send({ data: await exportRaw(ds, s.organizationId, request.body.productId) });

@@ -51,7 +51,8 @@ export async function agentRunRoutes(app: RouteApp, deps: AppDeps): Promise<void
         503: errorOf('AI_UNAVAILABLE: no AI provider is configured (no run is made)'),
       },
     },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: WRITE, idempotency: 'optional', operationId: 'invokeRoomAgent', summary: 'Start an agent run (queued; its workflow starts through the outbox)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: WRITE, idempotency: 'optional', operationId: 'invokeRoomAgent',
+      summary: 'Start an agent run (queued; its workflow starts through the outbox)' },
   }, async (request, reply) => {
     const caller = productCaller(request);
     const visibility = request.body.visibility ?? 'customer';
@@ -69,7 +70,8 @@ export async function agentRunRoutes(app: RouteApp, deps: AppDeps): Promise<void
       querystring: runsQuery,
       response: { 200: pageOf(agentRunSchema), 403: END_USER_NOT_JOINED },
     },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'listRoomAgentRuns', summary: 'Agent runs of the room, newest first (an end user: only its own)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'listRoomAgentRuns',
+      summary: 'Agent runs of the room, newest first (an end user: only its own)' },
   }, async (request) => {
     const { limit, cursor, status } = request.query;
     return listRuns(ds, productCaller(request), request.params.id, status, { limit, cursor });
@@ -77,7 +79,8 @@ export async function agentRunRoutes(app: RouteApp, deps: AppDeps): Promise<void
 
   app.get('/api/v1/agent-runs/:runId', {
     schema: { params: runParams, response: { 200: dataOf(agentRunSchema) } },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'getAgentRun', summary: 'One agent run (unknown and not one\'s own are the same 404)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'getAgentRun',
+      summary: 'One agent run (unknown and not one\'s own are the same 404)' },
   }, async (request) => ({ data: await getRun(ds, productCaller(request), request.params.runId) }));
 
   app.post('/api/v1/agent-runs/:runId/cancel', {
@@ -85,12 +88,14 @@ export async function agentRunRoutes(app: RouteApp, deps: AppDeps): Promise<void
       params: runParams,
       response: { 200: dataOf(agentRunSchema), 409: errorOf('CONFLICT: the run already succeeded or failed') },
     },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: WRITE, operationId: 'cancelAgentRun', summary: 'Cancel a run; a cancelled run never executes its side effect later' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: WRITE, operationId: 'cancelAgentRun',
+      summary: 'Cancel a run; a cancelled run never executes its side effect later' },
   }, async (request) => ({ data: await cancelRun(ds, productCaller(request), request.params.runId) }));
 
   app.get('/api/v1/approvals', {
     schema: { querystring: approvalsQuery, response: { 200: pageOf(approvalSchema) } },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'listRoomApprovals', summary: 'Approvals, newest first (an end user: of its own runs and appeals)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'listRoomApprovals',
+      summary: 'Approvals, newest first (an end user: of its own runs and appeals)' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listApprovals(ds, productCaller(request), filter, { limit, cursor });

@@ -90,7 +90,8 @@ export async function roomDocumentRoutes(app: RouteApp, deps: AppDeps): Promise<
       request.log.error({ err }, 'could not start the compile workflow');
     }
     if (!ended) {
-      throw new ServiceError('AI_UNAVAILABLE', 'the compile is still running; the document records its outcome', { documentId, reason: 'still_running' }, { 'retry-after': '30' });
+      throw new ServiceError('AI_UNAVAILABLE', 'the compile is still running; the document records its outcome', { documentId, reason: 'still_running' },
+        { 'retry-after': '30' });
     }
     return reply.code(201).send({ data: await compiledDocument(ds, documentId) });
   });

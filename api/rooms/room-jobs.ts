@@ -21,7 +21,8 @@ const PARAMS: Record<JobType, AnySchema> = {
     text: string().min(1).max(500).required(),
     dueAt: isoDateTime().required()
       .test('future', 'must be in the future', (v) => v === undefined || Date.parse(v) > Date.now())
-      .test('horizon', `must be at most ${PROMISE_HORIZON_DAYS} days ahead`, (v) => v === undefined || Date.parse(v) <= Date.now() + PROMISE_HORIZON_DAYS * DAY_MS),
+      .test('horizon', `must be at most ${PROMISE_HORIZON_DAYS} days ahead`,
+        (v) => v === undefined || Date.parse(v) <= Date.now() + PROMISE_HORIZON_DAYS * DAY_MS),
   }).required(),
   complete_promise: strictObject({ promiseId: idString() }).required(),
   open_solve_session: strictObject({ termsVersion: string().min(1).max(50).required(), termsText: string().min(1).max(10_000).required() }).required(),
@@ -30,7 +31,8 @@ const PARAMS: Record<JobType, AnySchema> = {
 
 const jobBody = strictObject({
   type: string().oneOf([...JOB_TYPES]).required(),
-  params: openObject().required().meta({ description: 'per type (docs/rooms.md#jobs-promises-solve-sessions-and-handoff): releaseId; text, dueAt; promiseId; termsVersion, termsText; sessionId' }),
+  params: openObject().required().meta({ description: 'per type (docs/rooms.md#jobs-promises-solve-sessions-and-handoff): releaseId; text, dueAt; promiseId; ' +
+    'termsVersion, termsText; sessionId' }),
 }).required();
 const jobParams = pathParams('id', 'jobId');
 const sessionParams = pathParams('id', 'sessionId');
@@ -92,7 +94,8 @@ export async function roomJobRoutes(app: RouteApp, deps: AppDeps): Promise<void>
         409: errorOf('CONSENT_INVALID: the version or hash is not the session\'s terms; CONFLICT: the session ended, or the room is archived'),
       },
     },
-    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'joinSolveSession', summary: 'Join a recorded solve session, consenting to its recording terms (a repeat answers the same)' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'joinSolveSession',
+      summary: 'Join a recorded solve session, consenting to its recording terms (a repeat answers the same)' },
   }, async (request) => ({
     data: await joinSolveSession(ds, endUserOnly(request), request.params.id, request.params.sessionId,
       // The schema admits `accepted: true` only; yup types a boolean's oneOf as boolean.
@@ -139,6 +142,7 @@ export async function roomJobRoutes(app: RouteApp, deps: AppDeps): Promise<void>
         409: ROOM_ARCHIVED,
       },
     },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: WRITE, idempotency: 'optional', operationId: 'endRoomHandoff', summary: 'End the active handoff (404 when none is active)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: WRITE, idempotency: 'optional', operationId: 'endRoomHandoff',
+      summary: 'End the active handoff (404 when none is active)' },
   }, async (request) => ({ data: await endHandoff(ds, productCaller(request), request.params.id) }));
 }

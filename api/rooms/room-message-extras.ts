@@ -96,7 +96,8 @@ export async function roomMessageExtraRoutes(app: RouteApp, deps: AppDeps): Prom
       params: pathParams('id', 'attachmentId'),
       response: { 200: fileOf('*/*', 'the file, as a download'), 206: fileOf('*/*', 'a byte range'), 416: noContent('the range is outside the file') },
     },
-    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'getRoomAttachment', summary: 'Download an attachment: one\'s own upload, or one on a message whose content one sees' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'getRoomAttachment',
+      summary: 'Download an attachment: one\'s own upload, or one on a message whose content one sees' },
   }, async (request, reply) => {
     const attachment = await readableAttachment(ds, endUserOnly(request), request.params.id, request.params.attachmentId);
     reply.header('content-disposition', attachmentDisposition(attachment.filename)).header('x-content-type-options', 'nosniff')
@@ -115,7 +116,8 @@ export async function roomMessageExtraRoutes(app: RouteApp, deps: AppDeps): Prom
         409: errorOf('CONFLICT: the poll\'s message was deleted, or the room is archived'),
       },
     },
-    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'respondToRoomPoll', summary: 'Answer a poll (one answer per member; a later answer replaces it)' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'respondToRoomPoll',
+      summary: 'Answer a poll (one answer per member; a later answer replaces it)' },
   }, async (request) => ({
     data: await respondToPoll(ds, endUserOnly(request), request.params.id, request.params.pollId, request.body.optionIndex),
   }));
@@ -151,7 +153,8 @@ export async function roomMessageExtraRoutes(app: RouteApp, deps: AppDeps): Prom
         409: errorOf('CONFLICT: the case is not actioned, or the room is archived'),
       },
     },
-    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'appealRoomModeration', summary: 'The author appeals a hidden message; a person decides through its appeal approval' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'appealRoomModeration',
+      summary: 'The author appeals a hidden message; a person decides through its appeal approval' },
   }, async (request, reply) => reply.code(201).send({
     data: await appealCase(ds, endUserOnly(request), request.params.id, request.params.caseId, request.body.statement),
   }));

@@ -14,7 +14,8 @@ import { dataOf, errorOf, pageOf } from '../plugins/responses';
 import { pageQuery, RouteApp, strictObject } from '../plugins/validation';
 import { READ, ROOMS_ROUTE, WRITE, addRoomsVersionHeader, endUserOnly, keyOnly, productCaller, roomCaller } from './room-caller';
 import {
-  CALLER_NOT_JOINED, canvasSchema, catchUpSchema, END_USER_NOT_JOINED, eventsPageSchema, invitedSchema, memberSchema, messageSchema, ROOM_ARCHIVED, roomSchema, searchHitSchema,
+  CALLER_NOT_JOINED, canvasSchema, catchUpSchema, END_USER_NOT_JOINED, eventsPageSchema, invitedSchema, memberSchema, messageSchema, ROOM_ARCHIVED, roomSchema,
+  searchHitSchema,
 } from './schemas';
 
 const ids = () => array(string().required().max(100)).max(20);
@@ -76,7 +77,8 @@ export async function roomRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
 
   app.get('/api/v1/rooms/search', {
     schema: { querystring: searchQuery, response: { 200: pageOf(searchHitSchema) } },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'searchRooms', summary: 'Rooms whose title, purpose or a visible message contains the text' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'searchRooms',
+      summary: 'Rooms whose title, purpose or a visible message contains the text' },
   }, async (request) => {
     const { limit, cursor, q, status } = request.query;
     return searchRooms(ds, productCaller(request), q, { status }, { limit, cursor });
@@ -166,7 +168,8 @@ export async function roomRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
       params: messageParams,
       body: editBody,
       response: {
-        200: dataOf(messageSchema), 403: errorOf('FORBIDDEN: not the author, or not joined'), 409: errorOf('CONFLICT: the message was deleted, or the room is archived'),
+        200: dataOf(messageSchema), 403: errorOf('FORBIDDEN: not the author, or not joined'),
+        409: errorOf('CONFLICT: the message was deleted, or the room is archived'),
       },
     },
     config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'editRoomMessage', summary: 'Edit one\'s own message' },
@@ -186,7 +189,8 @@ export async function roomRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
       querystring: membersQuery,
       response: { 200: pageOf(memberSchema), 403: END_USER_NOT_JOINED },
     },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'listRoomMembers', summary: 'Members of the room (invited and joined unless `state` says)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'listRoomMembers',
+      summary: 'Members of the room (invited and joined unless `state` says)' },
   }, async (request) => {
     const { limit, cursor, state } = request.query;
     return listMembers(ds, roomCaller(request), request.params.id, state ? [state] : undefined, { limit, cursor });
@@ -223,7 +227,8 @@ export async function roomRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
       querystring: canvasQuery,
       response: { 200: dataOf(canvasSchema), 403: END_USER_NOT_JOINED },
     },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'getRoomCanvas', summary: 'The canvas (or an earlier version); etag is the version' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'getRoomCanvas',
+      summary: 'The canvas (or an earlier version); etag is the version' },
   }, async (request, reply) => {
     const canvas = await getCanvas(ds, roomCaller(request), request.params.id, request.query.version);
     reply.header('etag', `"${canvas.version}"`);

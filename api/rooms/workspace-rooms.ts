@@ -32,7 +32,8 @@ export async function workspaceRoomRoutes(app: RouteApp, deps: AppDeps): Promise
 
   app.post('/api/workspace/rooms/:id/messages', {
     schema: { params: idParams, body: messageBody, response: { 201: dataOf(messageSchema), 409: ROOM_ARCHIVED } },
-    config: { ...ROOMS_ROUTE, auth: 'session', operationId: 'postWorkspaceRoomMessage', summary: 'Post as a teammate: a reply, an internal note, or a decision' },
+    config: { ...ROOMS_ROUTE, auth: 'session', operationId: 'postWorkspaceRoomMessage',
+      summary: 'Post as a teammate: a reply, an internal note, or a decision' },
   }, async (request, reply) => {
     const { body, visibility, kind } = request.body;
     return reply.code(201).send({ data: await postMessage(ds, roomCaller(request), request.params.id, { body, visibility, kind: kind ?? 'text' }) });

@@ -57,7 +57,8 @@ export async function workspaceWebhookRoutes(app: RouteApp, deps: AppDeps): Prom
   }, async (request) => ({ data: await getEndpoint(ds, org(request), request.params.id) }));
 
   app.patch('/api/workspace/webhooks/endpoints/:id', {
-    schema: { params: idParams, body: updateBody, response: { 200: dataOf(webhookEndpointSchema) } }, config: config('updateWebhookEndpoint', 'Change url, description, subscriptions or enabled'),
+    schema: { params: idParams, body: updateBody, response: { 200: dataOf(webhookEndpointSchema) } },
+    config: config('updateWebhookEndpoint', 'Change url, description, subscriptions or enabled'),
   }, async (request) => {
     const patch = { ...request.body };
     if (patch.url !== undefined) patch.url = await checkWebhookUrl(patch.url, allowPrivate);
@@ -65,28 +66,33 @@ export async function workspaceWebhookRoutes(app: RouteApp, deps: AppDeps): Prom
   });
 
   app.delete('/api/workspace/webhooks/endpoints/:id', {
-    schema: { params: idParams, response: { 200: dataOf(webhookEndpointDeletedSchema) } }, config: config('deleteWebhookEndpoint', 'Delete an endpoint; its delivery log stays'),
+    schema: { params: idParams, response: { 200: dataOf(webhookEndpointDeletedSchema) } },
+    config: config('deleteWebhookEndpoint', 'Delete an endpoint; its delivery log stays'),
   }, async (request) => {
     await deleteEndpoint(ds, org(request), request.params.id);
     return { data: { id: request.params.id, deleted: true } };
   });
 
   app.post('/api/workspace/webhooks/endpoints/:id/rotate-secret', {
-    schema: { params: idParams, response: { 200: dataOf(webhookEndpointWithSecretSchema) } }, config: config('rotateWebhookSecret', 'New signing secret, shown once; the old one stops verifying at once'),
+    schema: { params: idParams, response: { 200: dataOf(webhookEndpointWithSecretSchema) } },
+    config: config('rotateWebhookSecret', 'New signing secret, shown once; the old one stops verifying at once'),
   }, async (request) => ({ data: await rotateEndpointSecret(ds, org(request), request.params.id) }));
 
   app.get('/api/workspace/webhooks/deliveries', {
-    schema: { querystring: deliveryQuery, response: { 200: pageOf(webhookDeliverySchema) } }, config: config('listWebhookDeliveries', 'Delivery log, newest first'),
+    schema: { querystring: deliveryQuery, response: { 200: pageOf(webhookDeliverySchema) } },
+    config: config('listWebhookDeliveries', 'Delivery log, newest first'),
   }, async (request) => {
     const { limit, cursor, ...filters } = request.query;
     return listDeliveries(ds, org(request), { ...filters, status: filters.status as DeliveryStatus | undefined }, { limit, cursor });
   });
 
   app.get('/api/workspace/webhooks/deliveries/:id', {
-    schema: { params: idParams, response: { 200: dataOf(webhookDeliveryDetailSchema) } }, config: config('getWebhookDelivery', 'One delivery with its body and every attempt'),
+    schema: { params: idParams, response: { 200: dataOf(webhookDeliveryDetailSchema) } },
+    config: config('getWebhookDelivery', 'One delivery with its body and every attempt'),
   }, async (request) => ({ data: await getDelivery(ds, org(request), request.params.id) }));
 
   app.post('/api/workspace/webhooks/deliveries/:id/replay', {
-    schema: { params: idParams, response: { 201: dataOf(webhookDeliverySchema) } }, config: config('replayWebhookDelivery', 'Send again: same event id and body, new delivery id'),
+    schema: { params: idParams, response: { 201: dataOf(webhookDeliverySchema) } },
+    config: config('replayWebhookDelivery', 'Send again: same event id and body, new delivery id'),
   }, async (request, reply) => reply.code(201).send({ data: await replayDelivery(ds, org(request), request.params.id) }));
 }

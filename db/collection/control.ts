@@ -276,7 +276,8 @@ export async function signedPassport(ds: DataSource, person: ControlReach, itemI
   return { passport: payload, signature: signCanonical(key, payload) };
 }
 
-export type PassportAction = { action: 'remove_use'; proofItemId: string; placementId: string } | { action: 'limit_channels'; proofItemId: string; channels: string[] };
+export type PassportAction = { action: 'remove_use'; proofItemId: string; placementId: string }
+  | { action: 'limit_channels'; proofItemId: string; channels: string[] };
 
 export async function passportAction(ds: DataSource, person: ControlReach, body: PassportAction) {
   return ds.transaction(async (em) => {

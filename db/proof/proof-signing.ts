@@ -6,7 +6,8 @@ import { openSecret, sealSecret } from '../../runtime/secret-box';
 
 /**
  * The service's Ed25519 keys (render manifests, receipts) and the beacon's event tokens. The private
- * key lives in the database (table proof_signing_keys), sealed like webhook secrets (runtime/secret-box.ts); the first key is generated when none exists, and a rotation retires the old one, which
+ * key lives in the database (table proof_signing_keys), sealed like webhook secrets (runtime/secret-box.ts); the first key is generated when none exists, and a
+ * rotation retires the old one, which
  * stays in the key set so that every earlier signature keeps verifying.
  */
 

@@ -63,7 +63,8 @@ describe('paged reads at scale: no read a user makes grows with the workspace (E
     proofKey = (await createServiceKey(ctx.dataSource, {
       organizationId: tenant.organizationId, productId: tenant.product.id, environment: 'production', scopes: ['service:proof:read'],
     })).secret;
-    endpointId = (await createEndpoint(ctx.dataSource, tenant.organizationId, { url: 'https://receiver.example.com/in', subscriptions: ['signal.created'] })).endpoint.id;
+    endpointId = (await createEndpoint(ctx.dataSource, tenant.organizationId,
+      { url: 'https://receiver.example.com/in', subscriptions: ['signal.created'] })).endpoint.id;
     await seedWorkspace(ctx.dataSource, {
       organizationId: tenant.organizationId, productId: tenant.product.id, ownerId: tenant.owner.id, endpointId,
       prefix: (prefix = `s${randomBytes(3).toString('hex')}_`),
@@ -106,7 +107,8 @@ describe('paged reads at scale: no read a user makes grows with the workspace (E
     ["one end user's inbox", () => key('/api/v1/inbox?limit=50&endUserId=user-42')],
     ['the delivery log', () => asTeammate(tenant.owner, { method: 'GET', url: '/api/workspace/webhooks/deliveries?limit=50' })],
     ['failed deliveries', () => asTeammate(tenant.owner, { method: 'GET', url: '/api/workspace/webhooks/deliveries?limit=50&status=failed' })],
-    ['one endpoint\'s deliveries', () => asTeammate(tenant.owner, { method: 'GET', url: `/api/workspace/webhooks/deliveries?limit=50&endpointId=${endpointId}` })],
+    ['one endpoint\'s deliveries', () => asTeammate(tenant.owner, { method: 'GET',
+      url: `/api/workspace/webhooks/deliveries?limit=50&endpointId=${endpointId}` })],
   ];
 
   for (const [name, request] of reads) {
