@@ -1,11 +1,10 @@
-import { FastifyInstance } from 'fastify';
 import { string } from 'yup';
 import { anonymousProofOf, mergeEndUsers } from '../db/identity-merge';
 import { ANONYMOUS_ID } from '../db/rules/ids';
 import { forbidden } from '../runtime/service-error';
 import type { AppDeps } from './app-deps';
 import { endUserOf } from './plugins/product-tenant';
-import { strictObject } from './plugins/validation';
+import { RouteApp, strictObject } from './plugins/validation';
 import { dataOf, errorOf } from './plugins/responses';
 import { anonymousProofSchema, identityMergeSchema } from './platform/schemas';
 
@@ -17,7 +16,7 @@ const mergeBody = strictObject({
   }),
 }).required();
 
-export async function identityMergeRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function identityMergeRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   app.get('/api/v1/identity/anonymous-proof', {
     schema: {
       response: {
@@ -25,23 +24,26 @@ export async function identityMergeRoutes(app: FastifyInstance, deps: AppDeps): 
         403: errorOf('FORBIDDEN: the token\'s end user is not anonymous (anon_...), KEY_AUDIENCE_MISMATCH or PRODUCT_SCOPE_UNAVAILABLE'),
       },
     },
-    config: { tag: 'platform', auth: 'identity', operationId: 'getAnonymousProof', summary: 'The proof an anonymous end user keeps to merge its history after sign-in' },
+    config: { tag: 'platform', auth: 'identity', operationId: 'getAnonymousProof',
+      summary: 'The proof an anonymous end user keeps to merge its history after sign-in' },
   }, async (request) => {
     const me = endUserOf(request);
     if (!ANONYMOUS_ID.test(me.endUserId)) throw forbidden('only an anonymous end user (anon_...) has a merge proof');
     return { data: { anonymousId: me.endUserId, anonymousProof: anonymousProofOf(me.productId, me.endUserId) } };
   });
 
-  app.post<{ Body: { anonymousId: string; anonymousProof?: string } }>('/api/v1/identity/merge', {
+  app.post('/api/v1/identity/merge', {
     schema: {
       body: mergeBody,
       response: {
         200: dataOf(identityMergeSchema),
-        403: errorOf('FORBIDDEN: anonymousProof is missing or does not prove anonymousId in this product (nothing moved), KEY_AUDIENCE_MISMATCH or PRODUCT_SCOPE_UNAVAILABLE'),
+        403: errorOf('FORBIDDEN: anonymousProof is missing or does not prove anonymousId in this product (nothing moved), KEY_AUDIENCE_MISMATCH or ' +
+          'PRODUCT_SCOPE_UNAVAILABLE'),
         404: errorOf('NOT_FOUND: no such anonymous end user in this product'),
       },
     },
-    config: { tag: 'platform', auth: 'identity', operationId: 'mergeIdentity', summary: 'Move an anonymous end user\'s history onto the signed end user (same product), with its proof' },
+    config: { tag: 'platform', auth: 'identity', operationId: 'mergeIdentity',
+      summary: 'Move an anonymous end user\'s history onto the signed end user (same product), with its proof' },
   }, async (request) => {
     const me = endUserOf(request);
     return { data: await mergeEndUsers(deps.dataSource, me, request.body, me.endUserId) };

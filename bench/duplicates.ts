@@ -139,7 +139,8 @@ function fit(rows: Array<{ x: DuplicateMeasures; y: number }>): DuplicateModel {
   return { intercept: round(b), weights: Object.fromEntries(MEASURE_NAMES.map((n) => [n, round(w[n])])) as unknown as DuplicateMeasures };
 }
 
-const trainingRows = (queries: Query[]) => queries.flatMap((q) => q.candidates.map((c) => ({ x: c.measures, y: q.group !== null && c.group === q.group ? 1 : 0 })));
+const trainingRows = (queries: Query[]) => queries.flatMap((q) => q.candidates.map((c) =>
+  ({ x: c.measures, y: q.group !== null && c.group === q.group ? 1 : 0 })));
 
 const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
 

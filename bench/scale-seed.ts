@@ -122,7 +122,8 @@ function* map<T>(n: number, row: (i: number) => T): Generator<T> {
 }
 
 const STORY_STATUS = (i: number) => (['in_review', 'submitted', 'rejected', 'revoked'][i % 50] ?? 'approved');
-const VERSION_STATE: Record<string, string> = { in_review: 'pending_review', submitted: 'draft', rejected: 'rejected', revoked: 'approved', approved: 'approved' };
+const VERSION_STATE: Record<string, string> = { in_review: 'pending_review', submitted: 'draft', rejected: 'rejected', revoked: 'approved',
+  approved: 'approved' };
 const LEDGER_TYPES = [
   ...Array(40).fill('proof.item.submitted'), ...Array(30).fill('proof.version.created'), ...Array(20).fill('proof.approval.start'),
   ...Array(40).fill('proof.item.approved'), ...Array(30).fill('proof.consent.granted'), ...Array(20).fill('proof.placement.item_added'),
@@ -284,7 +285,8 @@ export async function seedWorkspace(ds: DataSource, t: SeedTarget, size: SeedSiz
     (function* () {
       for (const r of range(size.rooms)) {
         for (let s = 1; s <= length; s++) {
-          if (s % 10 !== 0) yield [message(r, s), id('room', r), s, 'end_user', seat(r, s % MEMBERS_PER_ROOM), 'text', `Message ${s} about ${TOPICS[s % TOPICS.length]}`, 'customer', entryAt(r, s)];
+          if (s % 10 !== 0) yield [message(r, s), id('room', r), s, 'end_user', seat(r, s % MEMBERS_PER_ROOM), 'text',
+            `Message ${s} about ${TOPICS[s % TOPICS.length]}`, 'customer', entryAt(r, s)];
         }
       }
     })());

@@ -171,7 +171,8 @@ class Walker {
 }
 
 async function credentials(ds: Awaited<ReturnType<typeof openBenchDatabase>>, w: ScaleWorkspace): Promise<Credentials> {
-  const key = async (scopes: string[]) => (await createServiceKey(ds, { organizationId: w.organizationId, productId: w.productId, environment: 'production', scopes })).secret;
+  const key = async (scopes: string[]) => (await createServiceKey(ds, { organizationId: w.organizationId, productId: w.productId, environment: 'production',
+    scopes })).secret;
   return {
     key: await key(['service:signals:read', 'service:threads:read', 'service:features:read', 'service:inbox:read', 'service:sources:read']),
     proofKey: await key(['service:proof:read']),

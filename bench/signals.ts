@@ -66,7 +66,8 @@ async function measure(cleanup: Cleanup): Promise<void> {
   for (let i = 0; i < KEYS; i++) {
     const org = await createOrganization(ds, { name: `Bench ${i}`, sponsored: true });
     const product = await createProduct(ds, { organizationId: org.id, name: 'Bench product' });
-    const issued = await createServiceKey(ds, { organizationId: org.id, productId: product.id, environment: config.environment, scopes: ['service:signals:write'] });
+    const issued = await createServiceKey(ds, { organizationId: org.id, productId: product.id, environment: config.environment,
+      scopes: ['service:signals:write'] });
     keys.push(issued.secret);
   }
   const run = randomBytes(4).toString('hex');

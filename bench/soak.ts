@@ -103,7 +103,8 @@ async function main(): Promise<void> {
       req.on('end', () => {
         received.attempts++;
         const body = Buffer.concat(chunks);
-        if (!verifyWebhookSignature({ body, header: req.headers['service-signature'] as string | undefined, secrets: endpointSecret })) received.badSignatures++;
+        if (!verifyWebhookSignature({ body, header: req.headers['service-signature'] as string | undefined,
+          secrets: endpointSecret })) received.badSignatures++;
         const delivery = String(req.headers['service-delivery-id']);
         const attempt = Number(req.headers['service-delivery-attempt']);
         const numbers = seen.get(delivery) ?? new Set<number>();
@@ -121,14 +122,17 @@ async function main(): Promise<void> {
     // Tenant, key, owner session, webhook endpoint and a feature, written directly.
     const org = await createOrganization(ds, { name: 'Soak', sponsored: true });
     const product = await createProduct(ds, { organizationId: org.id, name: 'Soak' });
-    const keyWith = async (scopes: string[]) => (await createServiceKey(ds, { organizationId: org.id, productId: product.id, environment: 'production', scopes })).secret;
+    const keyWith = async (scopes: string[]) => (await createServiceKey(ds,
+      { organizationId: org.id, productId: product.id, environment: 'production', scopes })).secret;
     const keys = {
-      proof: await keyWith(['service:proof:read', 'service:proof:read_private', 'service:proof:write', 'service:proof:submissions:write', 'service:proof:publish']),
+      proof: await keyWith(['service:proof:read', 'service:proof:read_private', 'service:proof:write', 'service:proof:submissions:write',
+        'service:proof:publish']),
       loop: await keyWith(['service:signals:write', 'service:features:write', 'service:features:read']),
     };
     const owner = await createTeammate(ds, { organizationId: org.id, email: 'owner@soak.test', role: 'owner' });
     const session = await createSession(ds, owner.id, 2);
-    endpointSecret = (await createEndpoint(ds, org.id, { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, subscriptions: ['*'] })).secret;
+    endpointSecret = (await createEndpoint(ds, org.id, { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+      subscriptions: ['*'] })).secret;
     const feature = await createFeature(ds, org.id, product.id, { title: 'Soak feature', problem: 'Votes under faults' });
 
     // The workflows bundled once: a restarted worker polls within seconds instead of bundling again.
@@ -187,7 +191,8 @@ async function main(): Promise<void> {
         const body = Buffer.concat(chunks);
         const tryPort = (n: number) => {
           const port = apiPorts[(turn + n) % apiPorts.length];
-          const upstream = http.request({ host: '127.0.0.1', port, method: req.method, path: req.url, headers: { ...req.headers, 'x-forwarded-for': '198.51.100.7' } }, (up) => {
+          const upstream = http.request({ host: '127.0.0.1', port, method: req.method, path: req.url,
+            headers: { ...req.headers, 'x-forwarded-for': '198.51.100.7' } }, (up) => {
             res.writeHead(up.statusCode ?? 502, up.headers);
             up.pipe(res);
           });
@@ -235,7 +240,8 @@ async function main(): Promise<void> {
         counts.requests++;
         const started = performance.now();
         try {
-          const res = await fetch(`${base}${url}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: AbortSignal.timeout(30_000) });
+          const res = await fetch(`${base}${url}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+            signal: AbortSignal.timeout(30_000) });
           const text = await res.text();
           const retryable = res.status >= 500 || res.status === 429 || (res.status === 409 && text.includes('IDEMPOTENCY_IN_PROGRESS'));
           if (!retryable) {
@@ -264,7 +270,8 @@ async function main(): Promise<void> {
     const free = () => written.items.filter((i) => !taken.has(i.id));
     let placementId = '';
     {
-      const created = await send('POST', '/api/v1/proof/placements', { key: 'proof', body: { name: 'Soak wall', placementType: 'wall', channel: 'website' }, idempotency: `plc-${randomBytes(6).toString('hex')}` });
+      const created = await send('POST', '/api/v1/proof/placements', { key: 'proof', body: { name: 'Soak wall', placementType: 'wall', channel: 'website' },
+        idempotency: `plc-${randomBytes(6).toString('hex')}` });
       placementId = created.json.data.id;
       await send('POST', `/api/v1/proof/placements/${placementId}/publish`, { key: 'proof', idempotency: `pub-${randomBytes(6).toString('hex')}` });
     }
@@ -281,7 +288,9 @@ async function main(): Promise<void> {
     const operations: Array<[number, () => Promise<void>]> = [
       [3, async () => {
         const n = ++serial;
-        const res = await send('POST', '/api/v1/signals', { key: 'loop', body: { endUserId: `user-${n % 40}`, title: `Signal ${n}`, body: 'Exports are slow under load.', idempotencyKey: `sig-${n}-${randomBytes(4).toString('hex')}` } });
+        const res = await send('POST', '/api/v1/signals', { key: 'loop',
+          body: { endUserId: `user-${n % 40}`, title: `Signal ${n}`, body: 'Exports are slow under load.',
+            idempotencyKey: `sig-${n}-${randomBytes(4).toString('hex')}` } });
         if (res.status < 300 && res.status > 0) written.signals.push(res.json.data.id);
       }],
       [2, async () => {
@@ -291,14 +300,16 @@ async function main(): Promise<void> {
       }],
       [3, async () => {
         const n = ++serial;
-        const res = await send('POST', '/api/v1/proof/submissions', { key: 'proof', body: submission(n), idempotency: `sub-${n}-${randomBytes(4).toString('hex')}` });
+        const res = await send('POST', '/api/v1/proof/submissions', { key: 'proof', body: submission(n),
+          idempotency: `sub-${n}-${randomBytes(4).toString('hex')}` });
         if (res.status === 201) written.items.push({ id: res.json.data.proofItemId, versionId: res.json.data.originalVersionId });
       }],
       [2, async () => {
         const item = pick(free());
         if (!item) return;
         taken.add(item.id);
-        const asked = await send('POST', `/api/v1/proof/items/${item.id}/request-approval`, { key: 'proof', body: { versionId: item.versionId }, idempotency: `apr-${item.id}` });
+        const asked = await send('POST', `/api/v1/proof/items/${item.id}/request-approval`,
+          { key: 'proof', body: { versionId: item.versionId }, idempotency: `apr-${item.id}` });
         if (asked.status !== 200) return;
         // Some stay pending, so their reminders must come.
         if (Math.random() < 0.3) {
@@ -308,7 +319,8 @@ async function main(): Promise<void> {
         const approved = await send('POST', `/api/workspace/proof/items/${item.id}/approve`, { session: true, body: { versionId: item.versionId } });
         if (approved.status === 200) {
           written.approved.push(item.id);
-          const placed = await send('POST', `/api/v1/proof/placements/${placementId}/items`, { key: 'proof', body: { proofItemId: item.id }, idempotency: `ppi-${item.id}` });
+          const placed = await send('POST', `/api/v1/proof/placements/${placementId}/items`,
+            { key: 'proof', body: { proofItemId: item.id }, idempotency: `ppi-${item.id}` });
           if (placed.status === 201) written.placed.push(item.id);
         }
       }],
@@ -395,7 +407,8 @@ async function main(): Promise<void> {
       };
       await missing('2xx signals missing', 'signals', written.signals);
       await missing('2xx submissions missing', 'proof_items', written.items.map((i) => i.id));
-      const [votes] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM feature_votes WHERE feature_id = $1 AND end_user_id = ANY($2)`, [feature.id, [...written.voters]]);
+      const [votes] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM feature_votes WHERE feature_id = $1 AND end_user_id = ANY($2)`,
+        [feature.id, [...written.voters]]);
       problems['2xx votes missing'] = written.voters.size - votes.n;
       const ledgerMissing = async (name: string, type: string, ids: string[]) => {
         if (ids.length === 0) return;

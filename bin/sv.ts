@@ -212,7 +212,8 @@ async function main(argv: string[]): Promise<number> {
     const config = loadConfig();
     if (parsed.positionals.join(' ') === 'temporal search-attributes') {
       const names = await registerSearchAttributes(config);
-      console.log(values.json ? JSON.stringify({ namespace: config.temporalNamespace, searchAttributes: names }) : `${names.join(', ')} registered on ${config.temporalNamespace}`);
+      console.log(values.json ? JSON.stringify({ namespace: config.temporalNamespace, searchAttributes: names })
+        : `${names.join(', ')} registered on ${config.temporalNamespace}`);
       return 0;
     }
     assertSecretKeysConfigured(config);

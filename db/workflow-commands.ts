@@ -29,10 +29,12 @@ export type WorkflowCommandBody =
   | { type: 'collection.domain.check'; tenant: Tenant; domainId: string; intervalMs: number; deadline: string }
   | { type: 'collection.upload.start'; tenant: Tenant; sessionId: string; expiresAt: string; taskQueue: string }
   | { type: 'collection.upload.cancel'; sessionId: string }
-  | { type: 'collection.transcription.start'; tenant: Tenant; sessionId: string; taskQueue: string; settings: { maxAttempts: number; retryInitialMs: number; timeoutMs: number } }
+  | { type: 'collection.transcription.start'; tenant: Tenant; sessionId: string; taskQueue: string;
+    settings: { maxAttempts: number; retryInitialMs: number; timeoutMs: number }; }
   | { type: 'proof.stream.copy'; tenant: { organizationId: string; productId: string }; mediaAssetId: string; versionId: string }
   | { type: 'room.agent_run.start'; tenant: Tenant & { productId: string }; runId: string; approvalTtlMs: number }
-  | { type: 'room.compile.start'; tenant: Tenant & { productId: string }; documentId: string; ai: { maxAttempts: number; retryInitialMs: number; timeoutMs: number } }
+  | { type: 'room.compile.start'; tenant: Tenant & { productId: string }; documentId: string;
+    ai: { maxAttempts: number; retryInitialMs: number; timeoutMs: number }; }
   | { type: 'room.agent_run.wake'; runId: string }
   | { type: 'room.job.start'; tenant: Tenant & { productId: string }; jobId: string }
   | { type: 'room.promise.watch'; tenant: Tenant & { productId: string }; promiseId: string; dueAt: string }

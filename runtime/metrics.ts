@@ -34,7 +34,8 @@ export const relayRows = new Counter({
   name: 'sv_relay_rows_total', help: 'Rows a relay handed to Temporal, by relay', labelNames: ['relay'] as const, registers: [metricsRegistry],
 });
 export const relayFailures = new Counter({
-  name: 'sv_relay_failures_total', help: 'Relay ticks that failed (retried with backoff), by relay', labelNames: ['relay'] as const, registers: [metricsRegistry],
+  name: 'sv_relay_failures_total', help: 'Relay ticks that failed (retried with backoff), by relay', labelNames: ['relay'] as const,
+  registers: [metricsRegistry],
 });
 export const aiOperations = new Counter({
   name: 'sv_ai_operations_total', help: 'AI provider calls, by operation and outcome (succeeded, failed)',

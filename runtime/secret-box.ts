@@ -53,7 +53,8 @@ function defaultKeyRing(dataDir: string): KeyRing {
  */
 export function assertSecretKeysConfigured(config: Pick<Config, 'databaseUrl' | 'secretKeys'>): void {
   if (config.databaseUrl && !config.secretKeys) {
-    throw new ConfigError('SV_SECRET_KEYS must be set when DATABASE_URL is: every role and the sv CLI need the same key ring; make one with `sv secret-keys generate`');
+    throw new ConfigError('SV_SECRET_KEYS must be set when DATABASE_URL is: every role and the sv CLI need the same key ring; make one with `sv secret-keys ' +
+      'generate`');
   }
   if (config.secretKeys) parseKeyRing(config.secretKeys);
 }

@@ -26,11 +26,15 @@ const COMPILE_INSTRUCTIONS = [
 ].join('\n');
 
 const INSTRUCTIONS = {
-  assistant: 'You are the assistant of a shared product room. Answer the request in plain text (at most 4000 characters), using only the room\'s messages and canvas.',
+  assistant: 'You are the assistant of a shared product room. Answer the request in plain text (at most 4000 characters), using only the room\'s messages ' +
+    'and canvas.',
   editor: 'You edit the room\'s canvas, a Markdown document. Answer with the whole new canvas in Markdown (at most 100000 characters) and nothing else.',
 } as const;
 
-/** The steps of `agent-run/<runId>`, `room-job/<jobId>` and `room-promise/<promiseId>`; database steps are idempotent, the model call is bounded by the workflow. */
+/**
+ * The steps of `agent-run/<runId>`, `room-job/<jobId>` and `room-promise/<promiseId>`; database steps are idempotent, the model call is bounded by the
+ * workflow.
+ */
 export function createRoomActivities({ dataSource: ds, config, stopping }: RoomActivityDeps) {
   const provider = chatProvider({ baseUrl: config.aiBaseUrl, apiKey: config.aiApiKey, model: config.aiModel, timeoutMs: config.aiTimeoutMs, stopping });
   const chat = async (system: string, user: unknown, json: boolean) => (await provider.chat({ system, user, json })).content;

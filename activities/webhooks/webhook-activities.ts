@@ -105,7 +105,8 @@ function post(
       response.on('end', () => finish(null, true));
       response.on('error', () => finish(null));
     });
-    request.on('error', (err: NodeJS.ErrnoException) => finish(err.code === 'EBLOCKEDADDRESS' ? 'target address is not public' : `${err.code ?? 'error'}: ${err.message}`));
+    request.on('error', (err: NodeJS.ErrnoException) => finish(err.code === 'EBLOCKEDADDRESS' ? 'target address is not public'
+      : `${err.code ?? 'error'}: ${err.message}`));
     request.end(body);
   });
 }

@@ -53,7 +53,8 @@ export async function runAiOperation(
   const { config, dataSource: ds } = deps;
   const derivedId = request.idempotency ? idempotentOperationId(scope, request.idempotency) : undefined;
   const path = PATHS[input.operation];
-  const ai = { maxAttempts: config.aiMaxAttempts, retryInitialMs: config.aiRetryInitialMs, timeoutMs: config.aiTimeoutMs, evaluatedModels: config.aiEvaluatedModels };
+  const ai = { maxAttempts: config.aiMaxAttempts, retryInitialMs: config.aiRetryInitialMs, timeoutMs: config.aiTimeoutMs,
+    evaluatedModels: config.aiEvaluatedModels };
   const { id: operationId, rerun } = await startOperation(
     ds, scope, input, subject, { type: 'service_key', id: keyPrincipal(request).id }, config.aiMonthlyAllowance,
     { path, taskQueue: config.taskQueue, ai }, derivedId);

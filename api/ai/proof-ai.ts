@@ -1,4 +1,3 @@
-import { FastifyInstance } from 'fastify';
 import { array, boolean, mixed, number, object, string } from 'yup';
 import { caseStudySources, askSource, sourceForModel, summarySource } from '../../db/ai/ai-sources';
 import { findOperation, viewOperation } from '../../db/ai/ai-operations';
@@ -11,7 +10,7 @@ import type { AppDeps } from '../app-deps';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, errorOf, timestamp } from '../plugins/responses';
-import { strictObject } from '../plugins/validation';
+import { RouteApp, strictObject } from '../plugins/validation';
 import { canReadPrivate, runAiOperation } from './ai-runner';
 import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
@@ -24,7 +23,7 @@ export const modelSchema = object({
   resolved: string().nullable().defined(),
   evaluated: boolean().required(),
   needsHumanReview: boolean().required(),
-  reviewReason: string().oneOf(['model_unevaluated', 'resolved_model_unknown']).nullable().defined(),
+  reviewReason: string().oneOf(['model_unevaluated', 'resolved_model_unknown'] as const).nullable().defined(),
   reviewMessage: string().nullable().defined(),
 });
 
@@ -35,9 +34,9 @@ export const summarySchema = object({
   caveats: array(string().defined()).defined(),
   sourceVersionId: string().required(),
   label: string().required(),
-  actionLevel: string().oneOf(['read']).required(),
+  actionLevel: string().oneOf(['read'] as const).required(),
   validation: object({
-    status: string().oneOf(['passed', 'revised', 'fallback']).required(),
+    status: string().oneOf(['passed', 'revised', 'fallback'] as const).required(),
     issues: array(issue).defined(),
     rejected: array(string().defined()).defined(),
     added: array(string().defined()).defined(),
@@ -49,11 +48,11 @@ export const summarySchema = object({
   operationId: string().required(),
 });
 
-const policyCheck = object({ name: string().oneOf([...POLICY_CHECKS]).required(), status: string().oneOf(['pass', 'fail']).required() });
+const policyCheck = object({ name: string().oneOf([...POLICY_CHECKS]).required(), status: string().oneOf(['pass', 'fail'] as const).required() });
 export const askDraftSchema = object({
   draft: object({ subject: string().required(), body: string().required() }).required(),
   label: string().required(),
-  actionLevel: string().oneOf(['draft']).required(),
+  actionLevel: string().oneOf(['draft'] as const).required(),
   requiresApproval: string().required(),
   needsHumanReview: boolean().required(),
   reviewMessage: string().nullable().defined(),
@@ -69,7 +68,7 @@ const rejectedStatement = object({
 });
 const caseStudyAsset = object({
   id: string().required(),
-  assetType: string().oneOf(['case_study']).required(),
+  assetType: string().oneOf(['case_study'] as const).required(),
   sourceProofIds: array(string().defined()).defined(),
   sourceVersionIds: array(string().defined()).defined(),
   templateId: string().nullable().defined(),
@@ -79,7 +78,8 @@ const caseStudyAsset = object({
   files: array(string().defined()).defined(),
   content: object({
     title: string().required(),
-    sections: array(object({ heading: string().required(), statements: array(object({ text: string().required(), citations: array(citation).defined() })).defined() })).defined(),
+    sections: array(object({ heading: string().required(), statements: array(object({ text: string().required(), citations: array(citation).defined() }))
+      .defined() })).defined(),
     length: string().required(),
     goal: string().nullable().defined(),
     customerApprovals: array(object({ proofItemId: string().required(), state: string().required() })).defined(),
@@ -100,11 +100,12 @@ export const caseStudySchema = object({
 export const aiOperationSchema = object({
   id: string().required(),
   operation: string().oneOf([...AI_OPERATIONS]).required(),
-  status: string().oneOf(['running', 'succeeded', 'discarded', 'failed']).required(),
+  status: string().oneOf(['running', 'succeeded', 'discarded', 'failed'] as const).required(),
   program: program.required(),
   model: modelSchema.nullable().defined(),
   subject: object({ proofItemIds: array(string().defined()).defined(), versionIds: array(string().defined()).defined() }).required(),
-  result: mixed().nullable().defined().meta({ description: 'the data the operation answered; null until it succeeded, or without proof:read_private for a non-public source' }),
+  result: mixed().nullable().defined().meta({ description: 'the data the operation answered; null until it succeeded, or without proof:read_private for a ' +
+    'non-public source' }),
   resultWithheld: boolean().required(),
   failure: object({ code: string().required(), reason: string().required(), attempts: number() }).nullable().defined(),
   createdAt: timestamp().required(),
@@ -112,46 +113,31 @@ export const aiOperationSchema = object({
   completedAt: timestamp().nullable().defined(),
 });
 
-interface AskDraftBody {
-  proofItemId?: string;
-  recipientName?: string;
-  context?: string;
-  incentiveDisclosure?: string;
-  channel?: string;
-  tone?: string;
-}
-
 const askDraftBody = strictObject({
   proofItemId: string().max(100),
   recipientName: string().max(200),
   context: string().max(2000),
   incentiveDisclosure: string().max(500),
-  channel: string().oneOf(['email', 'in_app', 'link', 'room']),
-  tone: string().oneOf(['warm', 'brief', 'formal']),
+  channel: string().oneOf(['email', 'in_app', 'link', 'room'] as const),
+  tone: string().oneOf(['warm', 'brief', 'formal'] as const),
 }).default({});
-
-interface CaseStudyBody {
-  proofItemIds: string[];
-  template?: (typeof CASE_STUDY_TEMPLATES)[number];
-  length?: keyof typeof CASE_STUDY_LENGTHS;
-  goal?: string;
-}
 
 const caseStudyBody = strictObject({
   proofItemIds: array(string().required().max(100)).required().min(1).max(10),
   template: string().oneOf([...CASE_STUDY_TEMPLATES]),
-  length: string().oneOf(Object.keys(CASE_STUDY_LENGTHS)),
+  length: string().oneOf(Object.keys(CASE_STUDY_LENGTHS) as (keyof typeof CASE_STUDY_LENGTHS)[]),
   goal: string().max(500),
 }).required();
 
 const write = { auth: 'key' as const, scope: 'service:proof:write', idempotency: 'optional' as const };
 
 /** The proof AI operations (docs/ai.md#summarize, docs/ai.md#ask-draft, docs/ai.md#case-studies) and their records (docs/ai.md#operation-records). */
-export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function proofAiRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
 
-  app.post<{ Params: { id: string } }>('/api/v1/proof/items/:id/summarize', {
-    schema: { params: idParams, response: { 200: dataOf(summarySchema), 422: errorOf('NOT_ELIGIBLE: the item cannot be summarized (not approved without proof:read_private, no text, a pending revocation)') } },
+  app.post('/api/v1/proof/items/:id/summarize', {
+    schema: { params: idParams, response: { 200: dataOf(summarySchema),
+      422: errorOf('NOT_ELIGIBLE: the item cannot be summarized (not approved without proof:read_private, no text, a pending revocation)') } },
     config: {
       tag: 'ai', ...PROOF_API_ROUTE,
       ...write, operationId: 'summarizeProofItem',
@@ -164,10 +150,11 @@ export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promis
     return { data };
   });
 
-  app.post<{ Body: AskDraftBody }>('/api/v1/proof/requests/draft', {
+  app.post('/api/v1/proof/requests/draft', {
     schema: {
       body: askDraftBody,
-      response: { 200: dataOf(askDraftSchema), 404: errorOf('NOT_FOUND: no such proof item'), 422: errorOf('NOT_ELIGIBLE: the item cannot be the subject of a request') },
+      response: { 200: dataOf(askDraftSchema), 404: errorOf('NOT_FOUND: no such proof item'),
+        422: errorOf('NOT_ELIGIBLE: the item cannot be the subject of a request') },
     },
     config: {
       tag: 'ai', ...PROOF_API_ROUTE,
@@ -187,7 +174,7 @@ export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promis
     return { data };
   });
 
-  app.post<{ Body: CaseStudyBody }>('/api/v1/proof/case-studies', {
+  app.post('/api/v1/proof/case-studies', {
     schema: {
       body: caseStudyBody,
       response: {
@@ -217,7 +204,7 @@ export async function proofAiRoutes(app: FastifyInstance, deps: AppDeps): Promis
     return reply.code(201).send({ data });
   });
 
-  app.get<{ Params: { id: string } }>('/api/v1/proof/ai-operations/:id', {
+  app.get('/api/v1/proof/ai-operations/:id', {
     schema: { params: idParams, response: { 200: dataOf(aiOperationSchema) } },
     config: {
       tag: 'ai', ...PROOF_API_ROUTE,

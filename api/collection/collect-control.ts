@@ -1,29 +1,32 @@
-import { FastifyInstance, onRequestHookHandler } from 'fastify';
-import { array, boolean, mixed, number, object, string } from 'yup';
-import {
-  ControlAction, ControlReach, PassportAction, controlAction, controlView, customerReceipt, passport, passportAction, signedPassport, withdraw,
-} from '../../db/collection/control';
+import { onRequestHookHandler } from 'fastify';
+import { ISchema, InferType, array, boolean, mixed, number, object, string } from 'yup';
+import { ControlReach, controlAction, controlView, customerReceipt, passport, passportAction, signedPassport, withdraw } from '../../db/collection/control';
 import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
 import { ServiceError } from '../../runtime/service-error';
 import type { AppDeps } from '../app-deps';
 import { dataOf, timestamp, errorOf } from '../plugins/responses';
-import { openObject, strictObject } from '../plugins/validation';
+import { openObject, RouteApp, strictObject } from '../plugins/validation';
 import { customerAuth, secretOf } from './customer-auth';
 import { redeemInboxPersonLink, requestPersonLink } from '../../db/collection/control-links';
 import { sha256Hex } from '../../db/rules/secrets';
 import { enforceRate } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { endUserOf } from '../plugins/product-tenant';
-import { ReviewDecision, decideReview, reviewQueue } from '../../db/collection/review';
+import { decideReview, reviewQueue } from '../../db/collection/review';
 import { CUSTOMER_ROUTE } from '../plugins/route-traits';
 import { LINK_UNAUTHORIZED, NOT_FOUND_FOR_TENANT, STATE_CONFLICT } from './collection-schemas';
 
 const id = () => string().required().max(100);
 
 type Shape = ReturnType<typeof strictObject>;
+/** One of the shapes, its `action` the name it is listed under. */
+type ActionOf<S extends Record<string, Shape>> = { [A in keyof S & string]: InferType<S[A]> & { action: A } }[keyof S & string];
 
-/** A body whose `action` picks the strict shape of its other fields. */
-function actionBody(shapes: Record<string, Shape>) {
+/**
+ * A body whose `action` picks the strict shape of its other fields; its type is the union of those shapes,
+ * which yup cannot infer from a test, so it is stated here once for every such body.
+ */
+function actionBody<S extends Record<string, Shape>>(shapes: S): ISchema<ActionOf<S>> {
   return object({ action: string().required().oneOf(Object.keys(shapes)) })
     .test('fields', 'unexpected or missing fields for this action', function check(v: Record<string, unknown> | undefined) {
       const shape = v ? shapes[String(v.action)] : undefined;
@@ -34,7 +37,7 @@ function actionBody(shapes: Record<string, Shape>) {
       } catch (err) {
         return this.createError({ message: (err as Error).message });
       }
-    }).required();
+    }).required() as unknown as ISchema<ActionOf<S>>;
 }
 
 const controlBody = actionBody({
@@ -64,7 +67,7 @@ const passportSchema = object({
   })).defined(),
   assets: array(openObject()).defined(),
 });
-const itemQuery = strictObject({ proofItemId: id(), download: mixed().oneOf(['1', 1]) });
+const itemQuery = strictObject({ proofItemId: id(), download: mixed().oneOf(['1', 1] as const) });
 const receiptQuery = strictObject({ proofItemId: id(), receiptId: string().max(100) });
 const signedFile = object({ receipt: openObject(), passport: openObject(), signature: object({ alg: string(), kid: string(), value: string() }).required() });
 
@@ -76,7 +79,7 @@ const reachOf = (request: Parameters<typeof secretOf>[0]): ControlReach => {
 };
 
 /** The customer's control link: their stories, wording decisions, corrections, pause, withdraw; passport; receipts. */
-export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function collectControlRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   // Customer routes answer 415 for any body type they do not take (Fastify would read text/plain).
   app.removeContentTypeParser('text/plain');
@@ -85,13 +88,15 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
   app.get('/api/proof/collect/control', {
     schema: { response: { 401: LINK_UNAUTHORIZED, 200: dataOf(object({ person: openObject().required(), stories: array(storySchema).defined() })) } },
     onRequest: auth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getControl', summary: 'The customer\'s stories, pending wording approvals, active uses and corrections' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getControl',
+      summary: 'The customer\'s stories, pending wording approvals, active uses and corrections' },
   }, async (request) => ({ data: await controlView(ds, reachOf(request)) }));
 
-  app.post<{ Body: ControlAction | { action: 'withdraw'; proofItemId: string; confirm: true } }>('/api/proof/collect/control', {
+  app.post('/api/proof/collect/control', {
     schema: { body: controlBody, response: { 404: NOT_FOUND_FOR_TENANT, 409: STATE_CONFLICT, 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'controlStory', summary: 'approve_wording, decline_wording, request_correction, pause, resume or withdraw (completed at once, final)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'controlStory',
+      summary: 'approve_wording, decline_wording, request_correction, pause, resume or withdraw (completed at once, final)' },
   }, async (request, reply) => {
     const person = reachOf(request);
     const body = request.body;
@@ -102,10 +107,11 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
     return reply.code(status).send({ data });
   });
 
-  app.get<{ Querystring: { proofItemId: string; download?: string } }>('/api/proof/collect/control/passport', {
+  app.get('/api/proof/collect/control/passport', {
     schema: { querystring: itemQuery, response: { 404: NOT_FOUND_FOR_TENANT, 200: dataOf(passportSchema) } },
     onRequest: auth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getPassport', summary: 'Every use of the story and whether it renders now; download=1 answers the signed file' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getPassport',
+      summary: 'Every use of the story and whether it renders now; download=1 answers the signed file' },
   }, async (request, reply) => {
     const person = reachOf(request);
     if (request.query.download !== undefined) {
@@ -116,19 +122,21 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
     return { data: await passport(ds, person, request.query.proofItemId) };
   });
 
-  app.post<{ Body: PassportAction }>('/api/proof/collect/control/passport', {
+  app.post('/api/proof/collect/control/passport', {
     schema: { body: passportBody, response: { 404: NOT_FOUND_FOR_TENANT, 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'changePassport', summary: 'remove_use (a placement stops showing it) or limit_channels (a narrowed grant)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'changePassport',
+      summary: 'remove_use (a placement stops showing it) or limit_channels (a narrowed grant)' },
   }, async (request, reply) => {
     const { status, data } = await passportAction(ds, reachOf(request), request.body);
     return reply.code(status).send({ data });
   });
 
-  app.get<{ Querystring: { proofItemId: string; receiptId?: string } }>('/api/proof/collect/control/receipt', {
+  app.get('/api/proof/collect/control/receipt', {
     schema: { querystring: receiptQuery, response: { 404: NOT_FOUND_FOR_TENANT, 200: signedFile } },
     onRequest: auth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getCustomerReceipt', summary: 'The story\'s signed receipt (newest grant), as a downloadable JSON file' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getCustomerReceipt',
+      summary: 'The story\'s signed receipt (newest grant), as a downloadable JSON file' },
   }, async (request, reply) => {
     const receipt = await customerReceipt(ds, reachOf(request), request.query.proofItemId, request.query.receiptId);
     return reply.header('content-disposition', `attachment; filename="receipt-${request.query.proofItemId}.json"`)
@@ -140,10 +148,11 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
     const { organizationId, productId, personRef } = reachOf(request);
     await enforceRate(reply, `person-link:${sha256Hex(`${organizationId}/${productId}/${personRef}`).slice(0, 32)}`, deps.config.personLinkPerMinute);
   };
-  app.post<{ Body: { email: string } }>('/api/proof/collect/control/person-link', {
+  app.post('/api/proof/collect/control/person-link', {
     schema: {
       body: strictObject({ email: string().required().email().max(320) }).required(),
-      response: { 429: errorOf('RATE_LIMITED: too many person-link requests for this person this minute'), 202: dataOf(object({ accepted: boolean().required() })) },
+      response: { 429: errorOf('RATE_LIMITED: too many person-link requests for this person this minute'),
+        202: dataOf(object({ accepted: boolean().required() })) },
     },
     onRequest: [auth, personLinkRate],
     config: {
@@ -158,16 +167,17 @@ export async function collectControlRoutes(app: FastifyInstance, deps: AppDeps):
 }
 
 /** `/api/v1/inbox/{id}/control-link`: the signed end user redeems the person link an inbox item delivers. */
-export async function inboxControlLinkRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function inboxControlLinkRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
-  app.post<{ Params: { id: string } }>('/api/v1/inbox/:id/control-link', {
+  app.post('/api/v1/inbox/:id/control-link', {
     schema: {
       params: idParams,
       response: {
         201: dataOf(object({ controlToken: string().required(), controlUrl: string().required(), controlExpiresAt: timestamp().required() })),
       },
     },
-    config: { tag: 'collection', auth: 'identity', operationId: 'redeemInboxControlLink', summary: 'The end user\'s person link, delivered in their inbox: a new secret each time, shown once' },
+    config: { tag: 'collection', auth: 'identity', operationId: 'redeemInboxControlLink',
+      summary: 'The end user\'s person link, delivered in their inbox: a new secret each time, shown once' },
   }, async (request, reply) => {
     const link = await redeemInboxPersonLink(ds, endUserOf(request), request.params.id, deps.config.collectPageUrl);
     return reply.code(201).header('cache-control', 'no-store').send({ data: link });
@@ -175,14 +185,14 @@ export async function inboxControlLinkRoutes(app: FastifyInstance, deps: AppDeps
 }
 
 const reviewBody = strictObject({
-  kind: string().required().oneOf(['version', 'asset']),
+  kind: string().required().oneOf(['version', 'asset'] as const),
   id: id(),
-  decision: string().required().oneOf(['approve', 'decline']),
+  decision: string().required().oneOf(['approve', 'decline'] as const),
   contentHash: string().required().max(200),
 }).required();
 
 /** `/api/proof/review`: the customer approves or declines the exact words of new versions and assets quoting them. */
-export async function customerReviewRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function customerReviewRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   app.removeContentTypeParser('text/plain');
   const auth = customerAuth(ds, deps.config, 'control');
@@ -190,13 +200,15 @@ export async function customerReviewRoutes(app: FastifyInstance, deps: AppDeps):
   app.get('/api/proof/review', {
     schema: { response: { 200: dataOf(object({ versions: array(openObject()).defined(), assets: array(openObject()).defined() })) } },
     onRequest: auth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getCustomerReview', summary: 'Versions and assets quoting the customer that await their decision' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getCustomerReview',
+      summary: 'Versions and assets quoting the customer that await their decision' },
   }, async (request) => ({ data: await reviewQueue(ds, reachOf(request)) }));
 
-  app.post<{ Body: ReviewDecision }>('/api/proof/review', {
+  app.post('/api/proof/review', {
     schema: { body: reviewBody, response: { 404: NOT_FOUND_FOR_TENANT, 409: STATE_CONFLICT, 200: dataOf(openObject()), 201: dataOf(openObject()) } },
     onRequest: auth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'decideCustomerReview', summary: 'Approve or decline exact words (contentHash must match: 409)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'decideCustomerReview',
+      summary: 'Approve or decline exact words (contentHash must match: 409)' },
   }, async (request, reply) => {
     const { status, data } = await decideReview(ds, reachOf(request), request.body);
     return reply.code(status).send({ data });

@@ -1,7 +1,6 @@
-import { FastifyInstance } from 'fastify';
 import { array, boolean, mixed, number, object, string } from 'yup';
 import {
-  effectiveDraftStatus, DraftPatch, findDraft, issueContinuation, optOut, patchDraft, readDraft, redeemContinuation, startPublicDraft, startRequestDraft,
+  effectiveDraftStatus, findDraft, issueContinuation, optOut, patchDraft, readDraft, redeemContinuation, startPublicDraft, startRequestDraft,
 } from '../../db/collection/drafts';
 import { expired } from '../../db/collection/uploads';
 import { liveFlow, publicFlow } from '../../db/collection/pinned-flow';
@@ -12,7 +11,7 @@ import { ServiceError } from '../../runtime/service-error';
 import type { AppDeps } from '../app-deps';
 import { pathParams } from '../plugins/path-params';
 import { CEILING_OR_RATE, dataOf, timestamp, errorOf } from '../plugins/responses';
-import { isoDateTime, openObject, strictObject } from '../plugins/validation';
+import { isoDateTime, openObject, RouteApp, strictObject } from '../plugins/validation';
 import { countPublic, countSecret, customerAuth, headerSecret } from './customer-auth';
 import { CUSTOMER_ROUTE } from '../plugins/route-traits';
 import { LINK_EXPIRED, LINK_UNAUTHORIZED, NOT_FOUND_FOR_TENANT, STATE_CONFLICT } from './collection-schemas';
@@ -28,7 +27,7 @@ export const draftSchema = object({
   id: string().required(),
   flowId: string().required(),
   flowVersionId: string().required(),
-  status: string().oneOf(['open', 'submitted', 'expired']).required(),
+  status: string().oneOf(['open', 'submitted', 'expired'] as const).required(),
   revision: number().integer().required(),
   expiresAt: timestamp().required(),
   submittedAt: timestamp().nullable().defined(),
@@ -65,10 +64,12 @@ const patchBody = strictObject({
   rating: number().integer().min(0).max(10),
   consentAccepted: boolean(),
   answers: object().test('answers', 'answers are text, true/false, or null to remove', (v) =>
-    v == null || Object.entries(v).every(([k, a]) => k.length <= 100 && (a === null || typeof a === 'boolean' || (typeof a === 'string' && a.length <= 10_000)))),
+    v == null || Object.entries(v).every(([k, a]) => k.length <= 100 && (a === null || typeof a === 'boolean'
+      || (typeof a === 'string' && a.length <= 10_000)))),
   identity: strictObject({
     // Empty clears the name; only spaces is no name to show by first word or initials.
-    name: string().max(120).matches(/^$|\S/, 'must not be only spaces'), company: string().max(120), title: string().max(120), location: string().max(120), email: string().email().max(320),
+    name: string().max(120).matches(/^$|\S/, 'must not be only spaces'), company: string().max(120), title: string().max(120), location: string().max(120),
+    email: string().email().max(320),
   }).default(undefined),
   displayMode: string().oneOf([...DISPLAY_MODES]),
   identityFields: array(string().required().oneOf([...IDENTITY_FIELDS])).max(IDENTITY_FIELDS.length),
@@ -88,19 +89,22 @@ const startBody = strictObject({ flowId: string().max(100) }).nullable().default
 const emptyBody = strictObject({}).nullable().default(undefined);
 
 /** Drafts: start, resume, auto-save, continue elsewhere, submit; opt-out by personal link. */
-export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function collectDraftRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   // Customer routes answer 415 for any body type they do not take (Fastify would read text/plain).
   app.removeContentTypeParser('text/plain');
   const cfg = deps.config;
   const draftAuth = customerAuth(ds, cfg, 'draft_session', { draftParam: 'id' });
-  app.post<{ Body: { flowId?: string } | undefined }>('/api/proof/collect/drafts', {
-    schema: { body: startBody, response: { 404: NOT_FOUND_FOR_TENANT, 409: STATE_CONFLICT, 410: LINK_EXPIRED, 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'), 200: dataOf(draftOpened), 201: dataOf(draftOpened) } },
+  app.post('/api/proof/collect/drafts', {
+    schema: { body: startBody, response: { 404: NOT_FOUND_FOR_TENANT, 409: STATE_CONFLICT, 410: LINK_EXPIRED,
+      413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'),
+      200: dataOf(draftOpened), 201: dataOf(draftOpened) } },
     onRequest: async (request, reply) => {
       if (request.headers['x-link-token'] === undefined) await countPublic(cfg, request, reply);
       else await countSecret(cfg, reply, headerSecret(request, 'x-link-token', 'pr'));
     },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'startDraft', summary: 'Start a draft on a live flow ({flowId}: its publicId), or open the recipient\'s draft with x-link-token: pr_' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'startDraft',
+      summary: 'Start a draft on a live flow ({flowId}: its publicId), or open the recipient\'s draft with x-link-token: pr_' },
   }, async (request, reply) => {
     const linkToken = request.headers['x-link-token'] as string | undefined;
     if (linkToken) {
@@ -112,36 +116,40 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
     return reply.code(201).send({ data: await startPublicDraft(ds, request.body.flowId, cfg.draftTtlDays) });
   });
 
-  app.get<{ Params: { publicId: string } }>('/api/proof/collect/flows/:publicId', {
+  app.get('/api/proof/collect/flows/:publicId', {
     schema: {
       params: pathParams('publicId'),
       response: { 404: errorOf('NOT_FOUND: no such resource for this tenant'), 409: errorOf('CONFLICT: the flow is not live'), 200: dataOf(flowView) },
     },
     onRequest: async (request, reply) => countPublic(cfg, request, reply),
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getLiveFlow', summary: 'The live flow\'s public view (the same flow object a draft answers); creates nothing, cacheable for a minute' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getLiveFlow',
+      summary: 'The live flow\'s public view (the same flow object a draft answers); creates nothing, cacheable for a minute' },
   }, async (request, reply) => {
     const flow = publicFlow(await liveFlow(ds.manager, request.params.publicId));
     // A minute of caching: a page shows the form without a query per view; a new publish shows within a minute.
     return reply.header('cache-control', `public, max-age=${LIVE_FLOW_MAX_AGE_S}`).send({ data: flow });
   });
 
-  app.get<{ Params: { id: string } }>('/api/proof/collect/drafts/:id', {
-    schema: { params: draftParams, response: { 401: LINK_UNAUTHORIZED, 410: errorOf('EXPIRED: the draft was idle past its lifetime and is erased'), 200: dataOf(draftRead) } },
+  app.get('/api/proof/collect/drafts/:id', {
+    schema: { params: draftParams, response: { 401: LINK_UNAUTHORIZED, 410: errorOf('EXPIRED: the draft was idle past its lifetime and is erased'),
+      200: dataOf(draftRead) } },
     onRequest: draftAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getDraft', summary: 'Resume a draft: its fields, uploads and the pinned flow version; 410 once expired' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getDraft',
+      summary: 'Resume a draft: its fields, uploads and the pinned flow version; 410 once expired' },
   }, async (request) => {
     const draft = await findDraft(ds, request.params.id);
     if (effectiveDraftStatus(draft) === 'expired') throw expired('draft');
     return { data: await readDraft(ds, draft) };
   });
 
-  app.patch<{ Params: { id: string }; Body: DraftPatch }>('/api/proof/collect/drafts/:id', {
+  app.patch('/api/proof/collect/drafts/:id', {
     schema: { params: draftParams, body: patchBody, response: { 409: STATE_CONFLICT, 410: LINK_EXPIRED, 200: dataOf(draftRead) } },
     onRequest: draftAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'saveDraft', summary: 'Auto-save: merge fields (a null answer removes it); optional revision check' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'saveDraft',
+      summary: 'Auto-save: merge fields (a null answer removes it); optional revision check' },
   }, async (request) => ({ data: await patchDraft(ds, request.params.id, request.body, cfg.draftTtlDays) }));
 
-  app.post<{ Params: { id: string } }>('/api/proof/collect/drafts/:id/submit', {
+  app.post('/api/proof/collect/drafts/:id/submit', {
     schema: {
       params: draftParams, body: emptyBody,
       response: {
@@ -160,25 +168,28 @@ export async function collectDraftRoutes(app: FastifyInstance, deps: AppDeps): P
     return reply.code(201).send({ data });
   });
 
-  app.post<{ Params: { id: string } }>('/api/proof/collect/drafts/:id/continuation', {
+  app.post('/api/proof/collect/drafts/:id/continuation', {
     schema: {
       params: draftParams, body: emptyBody,
       response: { 201: dataOf(object({ continuationToken: string().required(), continuationUrl: string().required(), expiresAt: timestamp().required() })) },
     },
     onRequest: draftAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'createContinuation', summary: 'A single-use link to continue on another device, valid 7 days' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'createContinuation',
+      summary: 'A single-use link to continue on another device, valid 7 days' },
   }, async (request, reply) => reply.code(201).send({ data: await issueContinuation(ds, request.params.id, cfg.collectPageUrl) }));
 
   app.post('/api/proof/collect/continue', {
     schema: { body: emptyBody, response: { 409: STATE_CONFLICT, 410: LINK_EXPIRED, 200: dataOf(draftOpened) } },
     onRequest: async (request, reply) => countSecret(cfg, reply, headerSecret(request, 'x-link-token', 'cl')),
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'continueDraft', summary: 'Redeem a continuation link (x-link-token: cl_) for a fresh draft session' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'continueDraft',
+      summary: 'Redeem a continuation link (x-link-token: cl_) for a fresh draft session' },
   }, async (request) => ({ data: await redeemContinuation(ds, request.headers['x-link-token'] as string) }));
 
   app.post('/api/proof/collect/opt-out', {
-    schema: { body: emptyBody, response: { 401: LINK_UNAUTHORIZED, 200: dataOf(object({ status: mixed().oneOf(['opted_out']).required() })) } },
+    schema: { body: emptyBody, response: { 401: LINK_UNAUTHORIZED, 200: dataOf(object({ status: mixed().oneOf(['opted_out'] as const).required() })) } },
     onRequest: async (request, reply) => countSecret(cfg, reply, headerSecret(request, 'x-link-token', 'pr')),
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'optOut', summary: 'Stop all story requests to this recipient (x-link-token: pr_); idempotent' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'optOut',
+      summary: 'Stop all story requests to this recipient (x-link-token: pr_); idempotent' },
   }, async (request) => {
     await optOut(ds, request.headers['x-link-token'] as string);
     return { data: { status: 'opted_out' } };

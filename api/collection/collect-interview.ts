@@ -1,8 +1,6 @@
-import { FastifyInstance, onRequestHookHandler } from 'fastify';
+import { onRequestHookHandler } from 'fastify';
 import { array, number, object, string } from 'yup';
-import {
-  NewInterview, answerInterview, createInterview, finishInterview, putInterviewUpload, getInterview, startInterviewUpload,
-} from '../../db/collection/interviews';
+import { answerInterview, createInterview, finishInterview, putInterviewUpload, getInterview, startInterviewUpload } from '../../db/collection/interviews';
 import { SHA256_HEX } from '../../db/rules/upload-rules';
 import { mediaStoreOf } from '../../runtime/media-store';
 import { ServiceError, notFound } from '../../runtime/service-error';
@@ -11,7 +9,7 @@ import { sessionPrincipal } from '../plugins/auth';
 import { pathParams } from '../plugins/path-params';
 import { dataOf, errorOf, timestamp } from '../plugins/responses';
 import { bodyChunks, declaredLength, takeStreamedBodies } from '../plugins/streamed-body';
-import { strictObject } from '../plugins/validation';
+import { RouteApp, strictObject } from '../plugins/validation';
 import { customerAuth, secretOf } from './customer-auth';
 import { writers } from './collection-schemas';
 import { clientAddressDigest } from '../plugins/client-address';
@@ -19,7 +17,7 @@ import { CUSTOMER_ROUTE } from '../plugins/route-traits';
 
 const questionSchema = object({ id: string().required(), text: string().required() });
 const interviewView = object({
-  id: string().required(), state: string().required().oneOf(['open', 'finished']), expiresAt: timestamp().required(),
+  id: string().required(), state: string().required().oneOf(['open', 'finished'] as const), expiresAt: timestamp().required(),
   finishedAt: timestamp().nullable().defined(),
   questions: array(object({
     id: string().required(), text: string().required(),
@@ -41,7 +39,7 @@ const createBody = strictObject({
 
 /** One body, three shapes: an answer's text, opening a recorded answer's upload, or finishing. */
 const interviewBody = strictObject({
-  action: string().oneOf(['start_upload', 'finish']),
+  action: string().oneOf(['start_upload', 'finish'] as const),
   questionId: string().max(20),
   text: string().min(1).max(10_000),
   size: number().integer().min(1),
@@ -54,13 +52,11 @@ const interviewBody = strictObject({
     || (v.action === 'finish' && keys === 'action');
 }).required();
 
-type InterviewBody = { action?: 'start_upload' | 'finish'; questionId?: string; text?: string; size?: number; sha256?: string };
-
 /**
  * Asynchronous case-study interviews: a teammate makes one (`POST /api/workspace/proof/interviews`);
  * the customer answers through their `iv_` link, by text or by a recorded answer sent in one request.
  */
-export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function collectInterviewRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const cfg = deps.config;
   const store = mediaStoreOf(cfg);
@@ -82,15 +78,17 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
   const finished = errorOf('CONFLICT or ALREADY_USED: the interview is finished, or the answer was already uploaded');
   const gone = errorOf('EXPIRED: the interview link has expired');
 
-  app.post<{ Body: NewInterview }>('/api/workspace/proof/interviews', {
+  app.post('/api/workspace/proof/interviews', {
     schema: {
       body: createBody,
       response: { 404: errorOf('NOT_FOUND: the product, or the proof item in it, is not this workspace\'s'), 201: dataOf(object({
-        interview: object({ id: string().required(), state: string().required(), questions: array(questionSchema).defined(), expiresAt: timestamp().required() }).required(),
+        interview: object({ id: string().required(), state: string().required(), questions: array(questionSchema).defined(),
+          expiresAt: timestamp().required() }).required(),
         interviewToken: string().required(), interviewUrl: string().required(),
       })) },
     },
-    config: { tag: 'collection', ...writers, operationId: 'createInterview', summary: 'An asynchronous case-study interview; its iv_ link secret is shown once (30 days)' },
+    config: { tag: 'collection', ...writers, operationId: 'createInterview',
+      summary: 'An asynchronous case-study interview; its iv_ link secret is shown once (30 days)' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const made = await createInterview(ds, { organizationId: s.organizationId, teammateId: s.teammateId }, request.body);
@@ -100,23 +98,26 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
   });
 
   app.get('/api/proof/interview', {
-    schema: { response: { 401: errorOf('UNAUTHORIZED: the interview link is missing, unknown or of the wrong kind'), 410: gone, 200: dataOf(object({ interview: interviewView.required() })) } },
+    schema: { response: { 401: errorOf('UNAUTHORIZED: the interview link is missing, unknown or of the wrong kind'), 410: gone,
+      200: dataOf(object({ interview: interviewView.required() })) } },
     onRequest: interviewAuth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getInterview', summary: 'The interview\'s questions and the answers given so far' },
   }, async (request) => ({ data: { interview: await getInterview(ds, interviewOf(request)) } }));
 
-  app.post<{ Body: InterviewBody }>('/api/proof/interview', {
+  app.post('/api/proof/interview', {
     schema: {
       body: interviewBody,
       response: {
         409: finished, 410: gone, 413: errorOf('TOO_LARGE: a recorded answer is larger than the video limit'),
-        429: errorOf('RATE_LIMITED: more requests this minute, or this client address opened PROOF_UPLOAD_ADDRESS_DAILY_BYTES of uploads this UTC day; retry after Retry-After'),
+        429: errorOf('RATE_LIMITED: more requests this minute, or this client address opened PROOF_UPLOAD_ADDRESS_DAILY_BYTES of uploads this UTC day; retry ' +
+          'after Retry-After'),
         200: dataOf(object({ interview: interviewView.required() })),
         201: dataOf(object({ upload: interviewUpload.required(), uploadToken: string().required() })),
       },
     },
     onRequest: interviewAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'answerInterview', summary: 'Answer a question by text, open the upload of a recorded answer (201, its token once), or finish' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'answerInterview',
+      summary: 'Answer a question by text, open the upload of a recorded answer (201, its token once), or finish' },
   }, async (request, reply) => {
     const id = interviewOf(request);
     const body = request.body;
@@ -130,7 +131,7 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
     return { data: { interview: await answerInterview(ds, id, body.questionId!, body.text!) } };
   });
 
-  app.put<{ Params: { sessionId: string } }>('/api/proof/interview/uploads/:sessionId', {
+  app.put('/api/proof/interview/uploads/:sessionId', {
     schema: {
       params: pathParams('sessionId'),
       response: {
@@ -138,11 +139,13 @@ export async function collectInterviewRoutes(app: FastifyInstance, deps: AppDeps
         409: finished, 410: gone, 413: errorOf('TOO_LARGE: a Content-Length larger than the upload was opened for'),
         415: errorOf('UNSUPPORTED_MEDIA_TYPE: not application/octet-stream, or the bytes are not an accepted video type'),
         422: errorOf('CHECKSUM_MISMATCH: the bytes do not match the sha256 given at start'),
-        201: dataOf(object({ media: object({ id: string().required(), kind: string().required(), contentType: string().required(), size: number().required(), sha256: string().required() }).required() })),
+        201: dataOf(object({ media: object({ id: string().required(), kind: string().required(), contentType: string().required(), size: number().required(),
+          sha256: string().required() }).required() })),
       },
     },
     onRequest: uploadAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'putInterviewUpload', summary: 'The recorded answer\'s raw bytes in one request, with their Content-Length (video rules); written once' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'putInterviewUpload',
+      summary: 'The recorded answer\'s raw bytes in one request, with their Content-Length (video rules); written once' },
   }, async (request, reply) => {
     if (!request.headers['content-type']?.startsWith('application/octet-stream')) {
       throw new ServiceError('UNSUPPORTED_MEDIA_TYPE', 'send the recording as application/octet-stream');

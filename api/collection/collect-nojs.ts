@@ -1,4 +1,3 @@
-import { FastifyInstance } from 'fastify';
 import { DraftFields } from '../../db/collection/drafts';
 import { liveFlow } from '../../db/collection/pinned-flow';
 import { claimSubmissionKey, storeSubmission } from '../../db/collection/submit';
@@ -8,6 +7,7 @@ import { newId } from '../../db/rules/ids';
 import { ServiceError, conflict } from '../../runtime/service-error';
 import { CEILING_OR_RATE, errorOf, fileOf } from '../plugins/responses';
 import type { AppDeps } from '../app-deps';
+import type { RouteApp } from '../plugins/validation';
 import { countPublic } from './customer-auth';
 import { CUSTOMER_ROUTE } from '../plugins/route-traits';
 import { STATE_CONFLICT } from './collection-schemas';
@@ -57,7 +57,7 @@ function parseForm(text: string): Form {
  * The no-JavaScript form: a urlencoded post that creates what a submit creates, answered by a plain
  * HTML receipt (no script, CSP default-src 'none') showing the control link once.
  */
-export async function collectNojsRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function collectNojsRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   // Customer routes answer 415 for any body type they do not take (Fastify would read text/plain).
   app.removeContentTypeParser('text/plain');

@@ -1,8 +1,8 @@
-import { FastifyInstance, FastifyRequest } from 'fastify';
+import { FastifyRequest } from 'fastify';
 import { array, boolean, object, string } from 'yup';
 import { startKnownDraft } from '../../db/collection/drafts';
 import { liveFlow } from '../../db/collection/pinned-flow';
-import { PromptChoice, PromptPerson, promptState, recordPromptChoice } from '../../db/collection/prompt';
+import { PromptPerson, promptState, recordPromptChoice } from '../../db/collection/prompt';
 import { consumeNonce } from '../../db/platform/identity-nonces';
 import { DEFAULT_PART_SIZE, KIND_MAX_BYTES, MAX_PARTS, MAX_PART_SIZE, MAX_UPLOADS_PER_DRAFT, MIN_PART_SIZE } from '../../db/rules/upload-rules';
 import { ServiceError } from '../../runtime/service-error';
@@ -11,7 +11,7 @@ import { keyPrincipal } from '../plugins/auth';
 import { EndUserIdentity, verifyIdentityToken } from '../plugins/identity-token';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, timestamp, errorOf } from '../plugins/responses';
-import { openObject, strictObject } from '../plugins/validation';
+import { openObject, RouteApp, strictObject } from '../plugins/validation';
 import { draftSchema, flowView } from './collect-drafts';
 import { countSecret, unauthorized } from './customer-auth';
 import { CUSTOMER_ROUTE, PROOF_API_ROUTE } from '../plugins/route-traits';
@@ -25,7 +25,7 @@ declare module 'fastify' {
 
 const promptSchema = object({
   show: boolean().required(),
-  reason: string().oneOf(['eligible', 'not_now', 'never_ask', 'opted_out', 'already_responded', 'flow_not_live']).required(),
+  reason: string().oneOf(['eligible', 'not_now', 'never_ask', 'opted_out', 'already_responded', 'flow_not_live'] as const).required(),
   channelPreference: string().nullable().defined(),
   nextEligibleAt: timestamp().nullable().defined(),
 });
@@ -40,7 +40,7 @@ async function checkOrigin(request: FastifyRequest, allowed: string[]): Promise<
  * Signed end-user sessions and the prompt (every call consumes the token's nonce: a replay is
  * ALREADY_USED), and the key route a custom UI starts a draft with.
  */
-export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function collectSessionRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const cfg = deps.config;
   app.removeContentTypeParser('text/plain');
@@ -64,13 +64,15 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
     return { organizationId: u.organizationId, productId: u.productId, endUserId: u.endUserId };
   };
 
-  app.post<{ Body: { flowId: string; surface: string } }>('/api/proof/collect/sessions', {
+  app.post('/api/proof/collect/sessions', {
     schema: {
-      body: strictObject({ flowId: string().required().max(100), surface: string().required().oneOf(['embedded', 'in_app']) }).required(),
-      response: { 403: errorOf('FORBIDDEN: this caller may not do this'), 409: STATE_CONFLICT, 201: dataOf(object({ draft: draftSchema.required(), draftSession: string().required(), flow: flowView.required() })) },
+      body: strictObject({ flowId: string().required().max(100), surface: string().required().oneOf(['embedded', 'in_app'] as const) }).required(),
+      response: { 403: errorOf('FORBIDDEN: this caller may not do this'), 409: STATE_CONFLICT,
+        201: dataOf(object({ draft: draftSchema.required(), draftSession: string().required(), flow: flowView.required() })) },
     },
     onRequest: endUserAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'startEndUserSession', summary: 'A known customer\'s draft for the embedded or in-app prompt (signed end-user token, single use)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'startEndUserSession',
+      summary: 'A known customer\'s draft for the embedded or in-app prompt (signed end-user token, single use)' },
   }, async (request, reply) => {
     const who = personOf(request);
     await checkOrigin(request, (await liveFlow(ds.manager, request.body.flowId, who.productId)).allowedOrigins);
@@ -81,28 +83,29 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
     return reply.code(201).send({ data: opened });
   });
 
-  app.get<{ Querystring: { flowId: string } }>('/api/proof/collect/prompt', {
+  app.get('/api/proof/collect/prompt', {
     schema: { querystring: strictObject({ flowId: string().required().max(100) }), response: { 401: LINK_UNAUTHORIZED, 200: dataOf(promptSchema) } },
     onRequest: endUserAuth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getPrompt', summary: 'May the prompt show now, and why not' },
   }, async (request) => ({ data: await promptState(ds, personOf(request), request.query.flowId) }));
 
-  app.post<{ Body: PromptChoice }>('/api/proof/collect/prompt', {
+  app.post('/api/proof/collect/prompt', {
     schema: {
       body: strictObject({
         flowId: string().required().max(100),
-        choice: string().required().oneOf(['not_now', 'never_ask', 'prefer_channel']),
-        channel: string().oneOf(['in_app', 'email', 'link']).when('choice', {
+        choice: string().required().oneOf(['not_now', 'never_ask', 'prefer_channel'] as const),
+        channel: string().oneOf(['in_app', 'email', 'link'] as const).when('choice', {
           is: 'prefer_channel', then: (s) => s.required('channel is required with prefer_channel'),
         }),
       }).required(),
       response: { 200: dataOf(promptSchema) },
     },
     onRequest: endUserAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'answerPrompt', summary: 'Record not now (14 days), never ask (an opt-out) or a channel preference' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'answerPrompt',
+      summary: 'Record not now (14 days), never ask (an opt-out) or a channel preference' },
   }, async (request) => ({ data: await recordPromptChoice(ds, personOf(request), request.body) }));
 
-  app.post<{ Body: { flowId: string; customer?: { personRef?: string; email?: string; name?: string }; endUserId?: string } }>(
+  app.post(
     '/api/v1/proof/submissions/sessions', {
       schema: {
         body: strictObject({
@@ -144,7 +147,8 @@ export async function collectSessionRoutes(app: FastifyInstance, deps: AppDeps):
         data: {
           sessionId: opened.draft.id, draftSession: opened.draftSession, expiresAt: opened.draft.expiresAt, flowVersionId: f.flowVersionId,
           questions: f.questions,
-          consentPolicy: f.consent ? { consentTemplateVersionId: f.consent.consentTemplateVersionId, wording: f.consent.wording, wordingHash: f.consent.wordingHash, terms: f.consent.terms } : null,
+          consentPolicy: f.consent ? { consentTemplateVersionId: f.consent.consentTemplateVersionId, wording: f.consent.wording,
+            wordingHash: f.consent.wordingHash, terms: f.consent.terms } : null,
           uploadLimits: {
             kinds: KIND_MAX_BYTES, partSize: { min: MIN_PART_SIZE, max: MAX_PART_SIZE, default: DEFAULT_PART_SIZE }, maxParts: MAX_PARTS,
             maxUploadsPerDraft: MAX_UPLOADS_PER_DRAFT,

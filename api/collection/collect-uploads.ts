@@ -1,12 +1,12 @@
 import { createHmac } from 'node:crypto';
 import { Client, WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
-import { FastifyInstance, FastifyRequest } from 'fastify';
+import { FastifyRequest } from 'fastify';
 import { array, boolean, number, object, string } from 'yup';
 import { DataSource } from 'typeorm';
 import { findDraft, effectiveDraftStatus } from '../../db/collection/drafts';
 import { pinnedFlow } from '../../db/collection/pinned-flow';
 import {
-  OpenUploadBody, PartBody, cancelUpload, checkAssemblable, effectiveStatus, expired, findUpload, openUpload, partsOf, putPart, viewUpload,
+  PartBody, cancelUpload, checkAssemblable, effectiveStatus, expired, findUpload, openUpload, partsOf, putPart, viewUpload,
 } from '../../db/collection/uploads';
 import { CollectionMedia, CollectionUpload } from '../../db/entities';
 import { activeSigningKey } from '../../db/proof/proof-signing';
@@ -21,12 +21,10 @@ import type { AppDeps } from '../app-deps';
 import { enforceRate } from '../plugins/auth';
 import { pathParams } from '../plugins/path-params';
 import { dataOf, errorOf, fileOf, noContent, timestamp } from '../plugins/responses';
-import { strictObject } from '../plugins/validation';
+import { RouteApp, strictObject } from '../plugins/validation';
 import { countPublic, customerAuth, unauthorized } from './customer-auth';
 import { servedWelcomeVideo } from '../../db/collection/media';
-import {
-  CaptionCorrection, captionState, captionableUpload, correctCaptions, currentVtt, requestCaptions,
-} from '../../db/collection/captions';
+import { captionState, captionableUpload, correctCaptions, currentVtt, requestCaptions } from '../../db/collection/captions';
 import { sendStoredRange } from '../plugins/byte-ranges';
 import { bodyChunks, declaredLength, takeStreamedBodies } from '../plugins/streamed-body';
 import { uploadWorkflowId } from '../../workflows/workflow-ids';
@@ -51,18 +49,18 @@ const openBody = strictObject({
   kind: string().required().oneOf([...UPLOAD_KINDS]),
   size: number().required().integer().min(1),
   sha256: string().required().matches(SHA256_HEX, 'must be 64 lowercase hex characters'),
-  purpose: string().oneOf(['response', 'photo', 'logo']),
+  purpose: string().oneOf(['response', 'photo', 'logo'] as const),
   partSize: number().integer().min(MIN_PART_SIZE).max(MAX_PART_SIZE),
   questionId: string().max(100),
   capture: strictObject({
-    source: string().required().oneOf(['camera', 'screen', 'microphone', 'file']),
+    source: string().required().oneOf(['camera', 'screen', 'microphone', 'file'] as const),
     screenConsent: boolean(),
     consentVersionId: string().max(100),
   }).default(undefined),
 }).required();
 
 export const partQuery = strictObject({ part: number().required().integer() });
-const previewQuery = strictObject({ t: string().max(300), track: string().oneOf(['captions']) });
+const previewQuery = strictObject({ t: string().max(300), track: string().oneOf(['captions'] as const) });
 
 const previewMac = (secret: Buffer, sessionId: string, exp: string | number) =>
   createHmac('sha256', secret).update(`preview.${sessionId}.${exp}`).digest('base64url');
@@ -132,7 +130,7 @@ export function uploadWorkflows(ds: DataSource, temporal: Client, config: Config
 }
 
 /** Resumable uploads of a draft's recordings and images; bytes go to the media store. */
-export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function collectUploadRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   // Customer routes answer 415 for any body type they do not take (Fastify would read text/plain).
   app.removeContentTypeParser('text/plain');
@@ -155,10 +153,15 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     };
   };
 
-  app.post<{ Params: { id: string }; Body: OpenUploadBody }>('/api/proof/collect/drafts/:id/uploads', {
-    schema: { params: draftParams, body: openBody, response: { 409: STATE_CONFLICT, 413: errorOf('TOO_LARGE: the body or upload is larger than allowed, or the draft\'s uploads would hold more than PROOF_UPLOAD_DRAFT_MAX_BYTES'), 429: errorOf('RATE_LIMITED: more requests this minute, or the form (PROOF_UPLOAD_FLOW_DAILY_BYTES) or this client address (PROOF_UPLOAD_ADDRESS_DAILY_BYTES) opened its bytes of uploads for this UTC day; retry after Retry-After'), 201: dataOf(object({ upload: uploadSchema.required(), uploadToken: string().required() })) } },
+  app.post('/api/proof/collect/drafts/:id/uploads', {
+    schema: { params: draftParams, body: openBody, response: { 409: STATE_CONFLICT,
+      413: errorOf('TOO_LARGE: the body or upload is larger than allowed, or the draft\'s uploads would hold more than PROOF_UPLOAD_DRAFT_MAX_BYTES'),
+      429: errorOf('RATE_LIMITED: more requests this minute, or the form (PROOF_UPLOAD_FLOW_DAILY_BYTES) or this client address ' +
+          '(PROOF_UPLOAD_ADDRESS_DAILY_BYTES) opened its bytes of uploads for this UTC day; retry after Retry-After'),
+      201: dataOf(object({ upload: uploadSchema.required(), uploadToken: string().required() })) } },
     onRequest: draftAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'openUpload', summary: 'Open a resumable multipart upload (size and sha256 of the whole file); the upload token once' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'openUpload',
+      summary: 'Open a resumable multipart upload (size and sha256 of the whole file); the upload token once' },
   }, async (request, reply) => {
     const draft = await findDraft(ds, request.params.id);
     if (effectiveDraftStatus(draft) === 'expired') throw expired('draft');
@@ -170,7 +173,7 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     return reply.code(201).send({ data: { upload: await withState(upload), uploadToken } });
   });
 
-  app.get<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
+  app.get('/api/proof/collect/drafts/:id/uploads/:sessionId', {
     schema: { params: uploadParams, response: { 410: LINK_EXPIRED, 200: dataOf(object({ upload: uploadSchema.required() })) } },
     onRequest: uploadAuth,
     config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getUpload', summary: 'Resume state: the parts received, with their sizes and sha256' },
@@ -180,41 +183,48 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     return { data: { upload: await withState(upload) } };
   });
 
-  app.put<{ Params: { id: string; sessionId: string }; Querystring: { part: number } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
+  app.put('/api/proof/collect/drafts/:id/uploads/:sessionId', {
     schema: {
       params: uploadParams, querystring: partQuery,
-      response: { 409: STATE_CONFLICT, 410: LINK_EXPIRED, 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'), 415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'), 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'), 200: dataOf(object({ number: number().required(), size: number().required(), sha256: string().required(), receivedBytes: number().required() })) },
+      response: { 409: STATE_CONFLICT, 410: LINK_EXPIRED, 413: errorOf('TOO_LARGE: the body or upload is larger than allowed'),
+        415: errorOf('UNSUPPORTED_MEDIA_TYPE: the content type is not accepted'),
+        422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'),
+        200: dataOf(object({ number: number().required(), size: number().required(), sha256: string().required(), receivedBytes: number().required() })) },
     },
     onRequest: partAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'putUploadPart', summary: 'Send one part (application/octet-stream with its Content-Length, ?part=n, optional x-part-sha256); re-sending replaces it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'putUploadPart',
+      summary: 'Send one part (application/octet-stream with its Content-Length, ?part=n, optional x-part-sha256); re-sending replaces it' },
   }, async (request) => {
     const body = partBody(request);
     const upload = await findUpload(ds, request.params.id, request.params.sessionId);
     return { data: await putPart(ds, store, upload, request.query.part, body) };
   });
 
-  app.post<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
+  app.post('/api/proof/collect/drafts/:id/uploads/:sessionId', {
     schema: {
       params: uploadParams, body: strictObject({}).nullable().default(undefined),
-      response: { 409: STATE_CONFLICT, 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'), 200: dataOf(object({ upload: uploadSchema.required() })), 202: dataOf(object({ upload: uploadSchema.required() })) },
+      response: { 409: STATE_CONFLICT, 422: errorOf('NOT_ELIGIBLE, CHECKSUM_MISMATCH or SOURCE_POLICY_BLOCKED: the content cannot be accepted'),
+        200: dataOf(object({ upload: uploadSchema.required() })), 202: dataOf(object({ upload: uploadSchema.required() })) },
     },
     onRequest: uploadAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'assembleUpload', summary: 'Assemble the immutable original: 200 complete within the wait, else 202 assembling; idempotent' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'assembleUpload',
+      summary: 'Assemble the immutable original: 200 complete within the wait, else 202 assembling; idempotent' },
   }, async (request, reply) => {
     const upload = await workflows.assembleOrThrow(await findUpload(ds, request.params.id, request.params.sessionId));
     return reply.code(upload.status === 'complete' ? 200 : 202).send({ data: { upload: await withState(upload) } });
   });
 
-  app.delete<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId', {
+  app.delete('/api/proof/collect/drafts/:id/uploads/:sessionId', {
     schema: { params: uploadParams, response: { 204: noContent('No Content') } },
     onRequest: uploadAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'cancelUpload', summary: 'Cancel: the bytes are erased and the upload detached; a repeat is 204' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'cancelUpload',
+      summary: 'Cancel: the bytes are erased and the upload detached; a repeat is 204' },
   }, async (request, reply) => {
     await cancelUpload(ds, request.params.id, request.params.sessionId);
     return reply.code(204).send();
   });
 
-  app.get<{ Params: { id: string; sessionId: string }; Querystring: { t?: string; track?: string } }>(
+  app.get(
     '/api/proof/collect/drafts/:id/uploads/:sessionId/preview', {
       schema: {
         params: uploadParams, querystring: previewQuery,
@@ -237,7 +247,8 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
         await enforceRate(reply, `collect-preview:${sha256Hex(sessionId).slice(0, 32)}`, cfg.rateLimitPerMinute);
         if (!(await previewTokenValid(ds, sessionId, t))) throw unauthorized('the preview token is not valid or has expired');
       },
-      config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'previewUpload', summary: 'Private preview of the customer\'s own recording (t= preview token or x-upload-token); ranges' },
+      config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'previewUpload',
+        summary: 'Private preview of the customer\'s own recording (t= preview token or x-upload-token); ranges' },
     }, async (request, reply) => {
       const upload = await findUpload(ds, request.params.id, request.params.sessionId);
       if (upload.status !== 'complete' || !upload.assetId) throw conflict('the upload is not complete');
@@ -255,13 +266,14 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     },
   );
 
-  app.get<{ Params: { videoId: string } }>('/api/proof/collect/welcome/:videoId', {
+  app.get('/api/proof/collect/welcome/:videoId', {
     schema: {
       params: pathParams('videoId'),
       response: { 200: fileOf('video/*', 'the video'), 206: fileOf('video/*', 'a byte range') },
     },
     onRequest: async (request, reply) => countPublic(cfg, request, reply),
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getWelcomeVideo', summary: 'A live flow\'s welcome video (byte ranges); 404 unless it passed screening or was cleared and the live version uses it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getWelcomeVideo',
+      summary: 'A live flow\'s welcome video (byte ranges); 404 unless it passed screening or was cleared and the live version uses it' },
   }, async (request, reply) => {
     const media = await servedWelcomeVideo(ds, request.params.videoId);
     if (!media) throw notFound('welcome video');
@@ -277,41 +289,45 @@ export async function collectUploadRoutes(app: FastifyInstance, deps: AppDeps): 
     })).required().min(1).max(5000),
   }).required();
   const captionAnswer = dataOf(object({
-    status: string().required().oneOf(['none', 'pending', 'ready', 'failed']),
-    versions: array(object({ version: number().required(), source: string().required(), language: string().nullable().defined(), createdAt: timestamp().required() })).defined(),
+    status: string().required().oneOf(['none', 'pending', 'ready', 'failed'] as const),
+    versions: array(object({ version: number().required(), source: string().required(), language: string().nullable().defined(),
+      createdAt: timestamp().required() })).defined(),
     currentVtt: string().nullable().defined(),
   }));
   const unavailable = errorOf('UNAVAILABLE: transcription is off (TRANSCRIBE_BASE_URL, TRANSCRIBE_MODEL)');
   const stateConflict = errorOf('CONFLICT: not an audio or video recording, not complete, a stale baseVersion, or the draft was submitted');
   const transcription = { maxAttempts: cfg.aiMaxAttempts, retryInitialMs: cfg.aiRetryInitialMs, timeoutMs: cfg.aiTimeoutMs };
 
-  app.get<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId/captions', {
+  app.get('/api/proof/collect/drafts/:id/uploads/:sessionId/captions', {
     schema: { params: uploadParams, response: { 409: stateConflict, 503: unavailable, 200: captionAnswer } },
     onRequest: draftAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getCaptions', summary: 'Caption state: status, versions and the current WebVTT; 503 UNAVAILABLE while transcription is off' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'getCaptions',
+      summary: 'Caption state: status, versions and the current WebVTT; 503 UNAVAILABLE while transcription is off' },
   }, async (request) => {
     if (!transcriptionConfigured(cfg)) throw transcriptionOff();
     const upload = await captionableUpload(ds, request.params.id, request.params.sessionId, false);
     return { data: await captionState(ds, upload.id) };
   });
 
-  app.post<{ Params: { id: string; sessionId: string } }>('/api/proof/collect/drafts/:id/uploads/:sessionId/captions', {
+  app.post('/api/proof/collect/drafts/:id/uploads/:sessionId/captions', {
     schema: {
       params: uploadParams, body: strictObject({}).nullable().default(undefined),
       response: { 409: stateConflict, 503: unavailable, 200: captionAnswer, 202: captionAnswer },
     },
     onRequest: draftAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'requestCaptions', summary: 'Automatic captions through the transcription provider: 202 pending (ai/transcription/<sessionId>), 200 when a track exists' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'requestCaptions',
+      summary: 'Automatic captions through the transcription provider: 202 pending (ai/transcription/<sessionId>), 200 when a track exists' },
   }, async (request, reply) => {
     if (!transcriptionConfigured(cfg)) throw transcriptionOff();
     const state = await requestCaptions(ds, request.params.id, request.params.sessionId, transcription, cfg.taskQueue);
     return reply.code(state.status === 'ready' ? 200 : 202).send({ data: state });
   });
 
-  app.put<{ Params: { id: string; sessionId: string }; Body: CaptionCorrection }>('/api/proof/collect/drafts/:id/uploads/:sessionId/captions', {
+  app.put('/api/proof/collect/drafts/:id/uploads/:sessionId/captions', {
     schema: { params: uploadParams, body: captionBody, response: { 409: stateConflict, 503: unavailable, 201: captionAnswer } },
     onRequest: draftAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'correctCaptions', summary: 'Corrected captions on top of baseVersion: a new version; earlier ones stay' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'correctCaptions',
+      summary: 'Corrected captions on top of baseVersion: a new version; earlier ones stay' },
   }, async (request, reply) => {
     if (!transcriptionConfigured(cfg)) throw transcriptionOff();
     return reply.code(201).send({ data: await correctCaptions(ds, request.params.id, request.params.sessionId, request.body) });

@@ -1,20 +1,18 @@
-import { FastifyInstance } from 'fastify';
 import QRCode from 'qrcode';
 import { boolean, number, object, string } from 'yup';
 import { addDomain, listDomains, removeDomain, viewDomain } from '../../db/collection/domains';
-import {
-  FlowPatch, createFlow, findFlow, listFlows, liveUrlOf, publishFlow, getFlow, saveFlow, setIncentive,
-} from '../../db/collection/flows';
+import { createFlow, findFlow, listFlows, liveUrlOf, publishFlow, getFlow, saveFlow, setIncentive } from '../../db/collection/flows';
 import { CollectionDomain } from '../../db/entities';
-import { FlowDefinition, INCENTIVE_APPLIES_TO, INCENTIVE_KINDS, Incentive, incentiveConditionReason } from '../../db/rules/collection-flow';
+import { INCENTIVE_APPLIES_TO, INCENTIVE_KINDS, Incentive, incentiveConditionReason } from '../../db/rules/collection-flow';
 import { FieldIssue, ServiceError, conflict, validationFailed } from '../../runtime/service-error';
 import type { AppDeps } from '../app-deps';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
-import { PageRequest } from '../../db/pagination';
 import { dataOf, errorOf, fileOf, noContent, pageOf } from '../plugins/responses';
-import { openObject, pageQuery, strictObject } from '../plugins/validation';
-import { definitionSchema, domainSchema, flowDetail, flowSummary, flowVersionSchema, NOT_FOUND_FOR_TENANT, readers, STATE_CONFLICT, writers } from './collection-schemas';
+import { openObject, pageQuery, RouteApp, strictObject } from '../plugins/validation';
+import {
+  definitionSchema, domainSchema, flowDetail, flowSummary, flowVersionSchema, NOT_FOUND_FOR_TENANT, readers, STATE_CONFLICT, writers,
+} from './collection-schemas';
 import { CUSTOMER_ROUTE } from '../plugins/route-traits';
 
 const createBody = strictObject({
@@ -27,7 +25,7 @@ const patchBody = strictObject({
   draftRevision: number().integer().min(1).required(),
   name: string().min(1).max(120),
   definition: definitionSchema,
-  state: string().oneOf(['live', 'paused', 'archived']),
+  state: string().oneOf(['live', 'paused', 'archived'] as const),
 }).required();
 
 const publishBody = strictObject({ draftRevision: number().integer().min(1).required() }).required();
@@ -46,7 +44,9 @@ const incentiveBody = object({
   if (!value || typeof value !== 'object') return true;
   const conditioned = Object.keys(value).filter((k) => CONDITION_KEYS.includes(k));
   if (conditioned.length > 0) {
-    return this.createError({ path: conditioned[0], message: 'an incentive may not depend on a rating, band or sentiment: every response gets the same offer' });
+    return this.createError({
+      path: conditioned[0], message: 'an incentive may not depend on a rating, band or sentiment: every response gets the same offer',
+    });
   }
   const extra = Object.keys(value).filter((k) => !['offered', 'kind', 'description', 'unlockKey', 'appliesTo'].includes(k));
   if (extra.length > 0) return this.createError({ path: extra[0], message: `${extra[0]} is not an allowed property` });
@@ -76,10 +76,10 @@ const listQuery = strictObject({ ...pageQuery, productId: string().max(100) });
 const readQuery = strictObject({ version: number().integer().min(1) });
 const domainBody = strictObject({ hostname: string().required().min(1).max(253) }).required();
 const domainQuery = strictObject({ hostname: string().required().min(1).max(253) });
-const qrQuery = strictObject({ download: string().oneOf(['0', '1']), domain: string().max(253) });
+const qrQuery = strictObject({ download: string().oneOf(['0', '1'] as const), domain: string().max(253) });
 
 /** Collection setup: flows and their versions, domains, the incentive and the QR code of the live link. */
-export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function collectionFlowRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const settings = { collectPageUrl: deps.config.collectPageUrl, monthlyAllowance: deps.config.proofMonthlySubmissionAllowance };
   const who = (request: Parameters<typeof sessionPrincipal>[0]) => {
@@ -87,34 +87,42 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
     return { organizationId: s.organizationId, teammateId: s.teammateId };
   };
 
-  app.get<{ Querystring: PageRequest & { productId?: string } }>('/api/proof/collect/forms', {
+  app.get('/api/proof/collect/forms', {
     schema: { querystring: listQuery, response: { 200: pageOf(flowSummary) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listCollectionFlows', summary: 'Flows with their consent template and the monthly allowance' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listCollectionFlows',
+      summary: 'Flows with their consent template and the monthly allowance' },
   }, async (request) => listFlows(ds, who(request).organizationId, settings, request.query));
 
-  app.post<{ Body: { productId: string; name: string; definition?: Partial<FlowDefinition> } }>('/api/proof/collect/forms', {
+  app.post('/api/proof/collect/forms', {
     schema: { body: createBody, response: { 404: NOT_FOUND_FOR_TENANT, 201: dataOf(flowDetail) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'createCollectionFlow', summary: 'Create a flow (state draft) with an optional draft definition' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'createCollectionFlow',
+      summary: 'Create a flow (state draft) with an optional draft definition' },
   }, async (request, reply) => reply.code(201).send({ data: await createFlow(ds, who(request), request.body, settings) }));
 
-  app.get<{ Params: { id: string }; Querystring: { version?: number } }>('/api/proof/collect/forms/:id', {
+  app.get('/api/proof/collect/forms/:id', {
     schema: { params: idParams, querystring: readQuery, response: { 200: dataOf(flowDetail) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getCollectionFlow', summary: 'A flow, its draft definition and versions; ?version=N adds that version' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getCollectionFlow',
+      summary: 'A flow, its draft definition and versions; ?version=N adds that version' },
   }, async (request) => ({ data: await getFlow(ds, who(request).organizationId, request.params.id, settings, request.query.version) }));
 
-  app.patch<{ Params: { id: string }; Body: FlowPatch }>('/api/proof/collect/forms/:id', {
+  app.patch('/api/proof/collect/forms/:id', {
     schema: { params: idParams, body: patchBody, response: { 409: STATE_CONFLICT, 200: dataOf(flowDetail) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'updateCollectionFlow', summary: 'Save the draft (revision checked) or pause, resume or archive the flow' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'updateCollectionFlow',
+      summary: 'Save the draft (revision checked) or pause, resume or archive the flow' },
   }, async (request) => ({ data: await saveFlow(ds, who(request).organizationId, request.params.id, request.body, settings) }));
 
-  app.post<{ Params: { id: string }; Body: { draftRevision: number } }>('/api/proof/collect/forms/:id', {
+  app.post('/api/proof/collect/forms/:id', {
     schema: { params: idParams, body: publishBody, response: { 409: STATE_CONFLICT, 201: dataOf(object({ flowVersion: flowVersionSchema.required() })) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'publishCollectionFlow', summary: 'Publish the draft as a new immutable version; the live link serves it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'publishCollectionFlow',
+      summary: 'Publish the draft as a new immutable version; the live link serves it' },
   }, async (request, reply) => reply.code(201).send({ data: await publishFlow(ds, who(request), request.params.id, request.body.draftRevision) }));
 
+  // A test makes kind, description and appliesTo required together when offered; yup's type cannot say so.
   app.put<{ Params: { id: string }; Body: Incentive }>('/api/proof/collect/forms/:id/incentive', {
-    schema: { params: idParams, body: incentiveBody, response: { 200: dataOf(object({ incentive: openObject().required(), appliesFrom: string().required() })) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'setCollectionIncentive', summary: 'Set or clear the participation reward; it applies from the next publish' },
+    schema: { params: idParams, body: incentiveBody, response: { 200: dataOf(object({ incentive: openObject().required(),
+      appliesFrom: string().required() })) } },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'setCollectionIncentive',
+      summary: 'Set or clear the participation reward; it applies from the next publish' },
     // The customer routes' error body has no details, so the refusal's reasons go into its message.
     attachValidation: true,
   }, async (request) => {
@@ -126,16 +134,17 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
     return { data: await setIncentive(ds, who(request).organizationId, request.params.id, incentive) };
   });
 
-  app.get<{ Params: { id: string } }>('/api/proof/collect/forms/:id/domains', {
+  app.get('/api/proof/collect/forms/:id/domains', {
     schema: { params: idParams, response: { 200: pageOf(domainSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listCollectionDomains', summary: 'Custom domains of the flow with their DNS records and verification state' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listCollectionDomains',
+      summary: 'Custom domains of the flow with their DNS records and verification state' },
   }, async (request) => {
     const rows = await listDomains(ds, who(request).organizationId, request.params.id);
     // At most five: always one page.
     return { data: rows.map((d: CollectionDomain) => viewDomain(d, deps.config.collectCnameTarget)), nextCursor: null };
   });
 
-  app.post<{ Params: { id: string }; Body: { hostname: string } }>('/api/proof/collect/forms/:id/domains', {
+  app.post('/api/proof/collect/forms/:id/domains', {
     schema: {
       params: idParams, body: domainBody,
       response: { 409: errorOf('CONFLICT: the hostname is verified for another flow'), 201: dataOf(domainSchema), 200: dataOf(domainSchema) },
@@ -143,7 +152,8 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
     config: {
       tag: 'collection', ...CUSTOMER_ROUTE,
       ...writers, operationId: 'addCollectionDomain',
-      summary: 'Claim a custom domain (at most five): 201 with the DNS records to set; the flow\'s own hostname again: 200, checked now; 409 once another flow verified it',
+      summary: 'Claim a custom domain (at most five): 201 with the DNS records to set; the flow\'s own hostname again: 200, checked now; 409 once another ' +
+        'flow verified it',
     },
   }, async (request, reply) => {
     const { domain, created } = await addDomain(ds, who(request).organizationId, request.params.id, request.body.hostname, {
@@ -152,7 +162,7 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
     return reply.code(created ? 201 : 200).send({ data: viewDomain(domain, deps.config.collectCnameTarget) });
   });
 
-  app.delete<{ Params: { id: string }; Querystring: { hostname: string } }>('/api/proof/collect/forms/:id/domains', {
+  app.delete('/api/proof/collect/forms/:id/domains', {
     schema: { params: idParams, querystring: domainQuery, response: { 204: noContent('removed') } },
     config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'removeCollectionDomain', summary: 'Remove a custom domain' },
   }, async (request, reply) => {
@@ -160,9 +170,10 @@ export async function collectionFlowRoutes(app: FastifyInstance, deps: AppDeps):
     return reply.code(204).send();
   });
 
-  app.get<{ Params: { id: string }; Querystring: { download?: string; domain?: string } }>('/api/proof/collect/forms/:id/qr', {
+  app.get('/api/proof/collect/forms/:id/qr', {
     schema: { params: idParams, querystring: qrQuery, response: { 409: STATE_CONFLICT, 200: fileOf('image/svg+xml', 'the QR code') } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getCollectionFlowQr', summary: 'Printable SVG QR code of the live link; download=1 saves it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getCollectionFlowQr',
+      summary: 'Printable SVG QR code of the live link; download=1 saves it' },
   }, async (request, reply) => {
     const { organizationId } = who(request);
     const flow = await findFlow(ds.manager, organizationId, request.params.id);

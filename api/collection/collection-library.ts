@@ -1,18 +1,14 @@
-import { FastifyInstance } from 'fastify';
 import { array, boolean, number, string } from 'yup';
-import { listTemplateVersions, publishTemplateVersion, NewTemplateVersion } from '../../db/collection/consent-templates';
-import {
-  createQuestion, listQuestions, pinQuestion, getQuestion, reviseQuestion, setQuestionState,
-} from '../../db/collection/questions';
+import { listTemplateVersions, publishTemplateVersion } from '../../db/collection/consent-templates';
+import { createQuestion, listQuestions, pinQuestion, getQuestion, reviseQuestion, setQuestionState } from '../../db/collection/questions';
 import { QUESTION_KINDS } from '../../db/entities/collection-question-version';
-import { OPTIONS_RULE, QuestionChange, QuestionText, choiceOptionsAgree } from '../../db/rules/collection-question';
+import { OPTIONS_RULE, choiceOptionsAgree } from '../../db/rules/collection-question';
 import { IDENTITY_FIELDS, MEDIA_KINDS } from '../../db/rules/collection-flow';
 import type { AppDeps } from '../app-deps';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
-import { PageRequest } from '../../db/pagination';
 import { anyObject, dataOf, pageOf } from '../plugins/responses';
-import { pageQuery, strictObject } from '../plugins/validation';
+import { pageQuery, RouteApp, strictObject } from '../plugins/validation';
 import { questionSchema, questionVersionSchema, readers, STATE_CONFLICT, templateVersionSchema, writers } from './collection-schemas';
 import { CUSTOMER_ROUTE } from '../plugins/route-traits';
 
@@ -29,7 +25,7 @@ const questionPatch = strictObject({ ...questionFields, helpText: questionFields
   .test('some-field', 'name at least one of text, kind, helpText, options', (v) => !v || Object.keys(v).length > 0).required();
 
 const questionAction = strictObject({
-  action: string().oneOf(['archive', 'restore', 'pin']).required(),
+  action: string().oneOf(['archive', 'restore', 'pin'] as const).required(),
   version: number().integer().min(1),
 }).required();
 
@@ -50,40 +46,44 @@ const templateBody = strictObject({
   }).required(),
 }).required();
 
-const stateQuery = strictObject({ ...pageQuery, state: string().oneOf(['active', 'archived']) });
+const stateQuery = strictObject({ ...pageQuery, state: string().oneOf(['active', 'archived'] as const) });
 const productQuery = strictObject({ ...pageQuery, productId: string().max(100) });
 
 /** The question library and consent templates: immutable versions a flow pins. */
-export async function collectionLibraryRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function collectionLibraryRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const who = (request: Parameters<typeof sessionPrincipal>[0]) => {
     const s = sessionPrincipal(request);
     return { organizationId: s.organizationId, teammateId: s.teammateId };
   };
 
-  app.get<{ Querystring: PageRequest & { state?: string } }>('/api/proof/collect/questions', {
+  app.get('/api/proof/collect/questions', {
     schema: { querystring: stateQuery, response: { 200: pageOf(questionSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listCollectionQuestions', summary: 'The question library with how many flows use each question' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listCollectionQuestions',
+      summary: 'The question library with how many flows use each question' },
   }, async (request) => listQuestions(ds, who(request).organizationId, request.query));
 
-  app.post<{ Body: QuestionText }>('/api/proof/collect/questions', {
+  app.post('/api/proof/collect/questions', {
     schema: { body: questionBody, response: { 201: dataOf(questionVersionSchema) } },
     config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'createCollectionQuestion', summary: 'Save a new question (version 1)' },
   }, async (request, reply) => reply.code(201).send({ data: await createQuestion(ds, who(request), request.body) }));
 
-  app.get<{ Params: { id: string } }>('/api/proof/collect/questions/:id', {
+  app.get('/api/proof/collect/questions/:id', {
     schema: { params: idParams, response: { 200: dataOf(questionSchema.shape({ versions: array(questionVersionSchema).defined() })) } },
     config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getCollectionQuestion', summary: 'A question with every version' },
   }, async (request) => ({ data: await getQuestion(ds, who(request).organizationId, request.params.id) }));
 
-  app.patch<{ Params: { id: string }; Body: QuestionChange }>('/api/proof/collect/questions/:id', {
+  app.patch('/api/proof/collect/questions/:id', {
     schema: { params: idParams, body: questionPatch, response: { 201: dataOf(questionVersionSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'reviseCollectionQuestion', summary: 'Write the next version from the latest one and the fields given; earlier versions never change' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'reviseCollectionQuestion',
+      summary: 'Write the next version from the latest one and the fields given; earlier versions never change' },
   }, async (request, reply) => reply.code(201).send({ data: await reviseQuestion(ds, who(request), request.params.id, request.body) }));
 
-  app.post<{ Params: { id: string }; Body: { action: 'archive' | 'restore' | 'pin'; version?: number } }>('/api/proof/collect/questions/:id', {
-    schema: { params: idParams, body: questionAction, response: { 409: STATE_CONFLICT, 200: dataOf(anyObject().meta({ description: 'the question (archive, restore) or { flowQuestion } (build)' })) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'actOnCollectionQuestion', summary: 'Archive or restore a question, or build a flow question pinned to a version' },
+  app.post('/api/proof/collect/questions/:id', {
+    schema: { params: idParams, body: questionAction, response: { 409: STATE_CONFLICT,
+      200: dataOf(anyObject().meta({ description: 'the question (archive, restore) or { flowQuestion } (build)' })) } },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'actOnCollectionQuestion',
+      summary: 'Archive or restore a question, or build a flow question pinned to a version' },
   }, async (request) => {
     const { organizationId } = who(request);
     const { action, version } = request.body;
@@ -91,13 +91,15 @@ export async function collectionLibraryRoutes(app: FastifyInstance, deps: AppDep
     return { data: await setQuestionState(ds, organizationId, request.params.id, action === 'archive' ? 'archived' : 'active') };
   });
 
-  app.get<{ Querystring: PageRequest & { productId?: string } }>('/api/proof/collect/consent-templates', {
+  app.get('/api/proof/collect/consent-templates', {
     schema: { querystring: productQuery, response: { 200: pageOf(templateVersionSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listConsentTemplateVersions', summary: 'Consent template versions, newest first' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listConsentTemplateVersions',
+      summary: 'Consent template versions, newest first' },
   }, async (request) => listTemplateVersions(ds, who(request).organizationId, request.query));
 
-  app.post<{ Body: NewTemplateVersion }>('/api/proof/collect/consent-templates', {
+  app.post('/api/proof/collect/consent-templates', {
     schema: { body: templateBody, response: { 201: dataOf(templateVersionSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'publishConsentTemplateVersion', summary: 'Publish the next immutable version of a consent template (owner or admin)' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'publishConsentTemplateVersion',
+      summary: 'Publish the next immutable version of a consent template (owner or admin)' },
   }, async (request, reply) => reply.code(201).send({ data: await publishTemplateVersion(ds, who(request), request.body) }));
 }

@@ -62,7 +62,8 @@ export const flowVersionSchema = object({
 export const flowDetail = flowSummary.shape({
   definition: openObject().required(),
   incentive: openObject().required(),
-  versions: array(object({ id: string().required(), versionNumber: number().required(), contentHash: string().required(), publishedAt: timestamp().required() })).defined(),
+  versions: array(object({ id: string().required(), versionNumber: number().required(), contentHash: string().required(),
+    publishedAt: timestamp().required() })).defined(),
   version: flowVersionSchema.nullable().defined(),
 });
 
@@ -143,7 +144,7 @@ export const candidateSchema = object({
   momentId: string().nullable().defined(),
   valueEventId: string().nullable().defined(),
   strength: number().nullable().defined(),
-  state: string().oneOf(['proposed', 'accepted', 'dismissed', 'expired']).required(),
+  state: string().oneOf(['proposed', 'accepted', 'dismissed', 'expired'] as const).required(),
   requestId: string().nullable().defined(),
   decidedAt: timestamp().nullable().defined(),
   createdAt: timestamp().required(),

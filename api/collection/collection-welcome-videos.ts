@@ -1,4 +1,4 @@
-import { FastifyInstance, onRequestHookHandler } from 'fastify';
+import { onRequestHookHandler } from 'fastify';
 import { number, object, string } from 'yup';
 import { findUpload, partsOf, putPart, viewUpload, effectiveStatus } from '../../db/collection/uploads';
 import {
@@ -14,7 +14,7 @@ import { sessionPrincipal } from '../plugins/auth';
 import { idParams, pathParams } from '../plugins/path-params';
 import { dataOf, errorOf, noContent, pageOf, timestamp } from '../plugins/responses';
 import { takeStreamedBodies } from '../plugins/streamed-body';
-import { strictObject } from '../plugins/validation';
+import { RouteApp, strictObject } from '../plugins/validation';
 import { readers, writers } from './collection-schemas';
 import { partBody, partQuery, uploadSchema, uploadWorkflows } from './collect-uploads';
 import { customerAuth } from './customer-auth';
@@ -36,22 +36,13 @@ const videoSchema = object({
   updatedAt: timestamp().required(),
 });
 
-interface VideoAction {
-  action: 'start_upload' | 'review';
-  size?: number;
-  sha256?: string;
-  partSize?: number;
-  videoId?: string;
-  decision?: 'clear' | 'block';
-}
-
 const actionBody = strictObject({
-  action: string().oneOf(['start_upload', 'review']).required(),
+  action: string().oneOf(['start_upload', 'review'] as const).required(),
   size: number().integer().min(1).max(KIND_MAX_BYTES.video * 2),
   sha256: string().matches(SHA256_HEX, 'must be 64 lowercase hex characters'),
   partSize: number().integer().min(MIN_PART_SIZE).max(MAX_PART_SIZE),
   videoId: string().max(100),
-  decision: string().oneOf(['clear', 'block']),
+  decision: string().oneOf(['clear', 'block'] as const),
 }).test('fields', 'start_upload takes size and sha256 (partSize optional); review takes videoId and decision', (v) => {
   if (!v) return true;
   return v.action === 'start_upload'
@@ -67,7 +58,7 @@ const CONFLICT = errorOf('CONFLICT: the video or its upload is not in a state th
  * moderation provider is configured), served by `GET /api/proof/collect/welcome/{videoId}` only while
  * cleared and referenced by the live version.
  */
-export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function collectionWelcomeVideoRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const cfg = deps.config;
   const store = mediaStoreOf(cfg);
@@ -95,12 +86,13 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
     if (!video || video.uploadSessionId !== request.customerSecret?.uploadId) throw new ServiceError('NOT_FOUND', 'welcome video not found');
   };
 
-  app.get<{ Params: { id: string } }>('/api/proof/collect/forms/:id/welcome-video', {
+  app.get('/api/proof/collect/forms/:id/welcome-video', {
     schema: { params: idParams, response: { 200: pageOf(videoSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listWelcomeVideos', summary: 'The flow\'s welcome videos with their screening state' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'listWelcomeVideos',
+      summary: 'The flow\'s welcome videos with their screening state' },
   }, async (request) => ({ data: (await listWelcomeVideos(ds, who(request).organizationId, request.params.id)).map(viewWelcomeVideo), nextCursor: null }));
 
-  app.post<{ Params: { id: string }; Body: VideoAction }>('/api/proof/collect/forms/:id/welcome-video', {
+  app.post('/api/proof/collect/forms/:id/welcome-video', {
     schema: {
       params: idParams, body: actionBody,
       response: {
@@ -121,24 +113,28 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
       const video = await reviewWelcomeVideo(ds, who(request), request.params.id, body.videoId!, body.decision!);
       return { data: { video: viewWelcomeVideo(video) } };
     }
-    const made = await startWelcomeUpload(ds, who(request), request.params.id, { size: body.size!, sha256: body.sha256!, partSize: body.partSize }, { ttlMs: cfg.uploadTtlMs, taskQueue: cfg.taskQueue });
+    const made = await startWelcomeUpload(ds, who(request), request.params.id, { size: body.size!, sha256: body.sha256!, partSize: body.partSize },
+      { ttlMs: cfg.uploadTtlMs, taskQueue: cfg.taskQueue });
     return reply.code(201).send({ data: { video: viewWelcomeVideo(made.video), upload: await uploadState(made.upload), uploadToken: made.uploadToken } });
   });
 
-  app.delete<{ Params: { id: string } }>('/api/proof/collect/forms/:id/welcome-video', {
+  app.delete('/api/proof/collect/forms/:id/welcome-video', {
     schema: { params: idParams, response: { 204: noContent('removed: no longer served; the bytes are erased') } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'removeWelcomeVideos', summary: 'Remove the flow\'s welcome videos: serving stops at once, the bytes are erased' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...writers, operationId: 'removeWelcomeVideos',
+      summary: 'Remove the flow\'s welcome videos: serving stops at once, the bytes are erased' },
   }, async (request, reply) => {
     await removeWelcomeVideos(ds, who(request).organizationId, request.params.id);
     return reply.code(204).send();
   });
 
-  app.get<{ Params: { id: string; videoId: string } }>('/api/proof/collect/forms/:id/welcome-video/:videoId', {
+  app.get('/api/proof/collect/forms/:id/welcome-video/:videoId', {
     schema: { params: videoParams, response: { 200: dataOf(stateSchema) } },
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getWelcomeVideoState', summary: 'A welcome video\'s state and its upload\'s resume state (parts received)' },
-  }, async (request) => ({ data: await withUpload(await findWelcomeVideo(ds.manager, who(request).organizationId, request.params.id, request.params.videoId)) }));
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, ...readers, operationId: 'getWelcomeVideoState',
+      summary: 'A welcome video\'s state and its upload\'s resume state (parts received)' },
+  }, async (request) => ({ data: await withUpload(await findWelcomeVideo(ds.manager, who(request).organizationId, request.params.id,
+    request.params.videoId)) }));
 
-  app.put<{ Params: { id: string; videoId: string }; Querystring: { part: number } }>('/api/proof/collect/forms/:id/welcome-video/:videoId', {
+  app.put('/api/proof/collect/forms/:id/welcome-video/:videoId', {
     schema: {
       params: videoParams, querystring: partQuery,
       response: {
@@ -152,14 +148,15 @@ export async function collectionWelcomeVideoRoutes(app: FastifyInstance, deps: A
       },
     },
     onRequest: videoUploadAuth,
-    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'putWelcomeVideoPart', summary: 'Send one part of the welcome video (application/octet-stream with its Content-Length, ?part=n, x-upload-token); re-sending replaces it' },
+    config: { tag: 'collection', ...CUSTOMER_ROUTE, operationId: 'putWelcomeVideoPart',
+      summary: 'Send one part of the welcome video (application/octet-stream with its Content-Length, ?part=n, x-upload-token); re-sending replaces it' },
   }, async (request) => {
     const body = partBody(request);
     const upload = await findUpload(ds, null, request.customerSecret!.uploadId!);
     return { data: await putPart(ds, store, upload, request.query.part, body) };
   });
 
-  app.post<{ Params: { id: string; videoId: string } }>('/api/proof/collect/forms/:id/welcome-video/:videoId', {
+  app.post('/api/proof/collect/forms/:id/welcome-video/:videoId', {
     schema: {
       params: videoParams, body: strictObject({}).nullable().default(undefined),
       response: {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { FastifyInstance, FastifyReply, FastifyRequest, InjectOptions } from 'fastify';
+import { FastifyReply, FastifyRequest, InjectOptions } from 'fastify';
 import type { AppDeps } from '../app-deps';
+import type { RouteApp } from '../plugins/validation';
 import { verifiedDomainFlow } from '../../db/collection/domains';
 import { sendPage } from '../plugins/web-pages';
 import { SafeHtml, html } from '../../web/shared/html';
@@ -37,7 +38,7 @@ type FragmentPage = keyof typeof FRAGMENT_PAGES;
 
 const SUBMISSION_KEY = () => randomBytes(18).toString('base64url');
 
-export async function customerPageRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function customerPageRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_req, body, done) => {
     done(null, [...new URLSearchParams(body as string)]);
@@ -99,11 +100,13 @@ export async function customerPageRoutes(app: FastifyInstance, deps: AppDeps): P
 
   const badCode = (reply: FastifyReply, name: FragmentPage, base: string) => {
     const p = FRAGMENT_PAGES[name];
-    return page(reply, p.heading, html`${errorView(M.codes.UNAUTHORIZED)}${fragmentShell(p.heading, `${base}/${name}`, p.prefix)}`, { status: 400, secret: true, scripts: false });
+    return page(reply, p.heading, html`${errorView(M.codes.UNAUTHORIZED)}${fragmentShell(p.heading, `${base}/${name}`, p.prefix)}`,
+      { status: 400, secret: true, scripts: false });
   };
 
   // The story form of a personal request or a continuation, without JavaScript: the draft session rides in the POST body.
-  const draftForm = (reply: FastifyReply, base: string, opened: { draft: Record<string, any>; draftSession: string; flow: FlowView }, values?: StoryValues, error?: string, fieldErrors?: Record<string, string>, optOut?: Link) =>
+  const draftForm = (reply: FastifyReply, base: string, opened: { draft: Record<string, any>; draftSession: string; flow: FlowView }, values?: StoryValues,
+    error?: string, fieldErrors?: Record<string, string>, optOut?: Link) =>
     page(reply, opened.flow.title || M.siteName, storyForm(opened.flow, {
       action: `${base}/draft`, hidden: { draft: opened.draft.id, session: opened.draftSession },
       values: values ?? valuesOfDraft(opened.draft), error, fieldErrors, optOut,
@@ -112,34 +115,39 @@ export async function customerPageRoutes(app: FastifyInstance, deps: AppDeps): P
   const controlPage = async (request: FastifyRequest, reply: FastifyReply, base: string, code: string, notice?: string, error?: string) => {
     const headers = { 'x-control-token': code };
     const control = await api({ method: 'GET', url: '/api/proof/collect/control', headers }, request);
-    if (control.status !== 200) return page(reply, M.controlPageHeading, html`<h1>${M.controlPageHeading}</h1>${errorView(refused(control))}`, { status: control.status, secret: true, scripts: false });
+    if (control.status !== 200) return page(reply, M.controlPageHeading, html`<h1>${M.controlPageHeading}</h1>${errorView(refused(control))}`,
+      { status: control.status, secret: true, scripts: false });
     const stories = control.body.data.stories as Story[];
     const passports: Record<string, Passport | null> = {};
     for (const s of stories) {
       const p = await api({ method: 'GET', url: `/api/proof/collect/control/passport?proofItemId=${encodeURIComponent(s.proofItemId)}`, headers }, request);
       passports[s.proofItemId] = p.status === 200 ? p.body.data : null;
     }
-    return page(reply, M.controlPageHeading, html`<h1>${M.controlPageHeading}</h1>${controlView(stories, passports, { base, code }, notice, error)}`, { secret: true, scripts: false });
+    return page(reply, M.controlPageHeading, html`<h1>${M.controlPageHeading}</h1>${controlView(stories, passports, { base, code }, notice, error)}`,
+      { secret: true, scripts: false });
   };
 
   const reviewPage = async (request: FastifyRequest, reply: FastifyReply, base: string, code: string, notice?: string, error?: string) => {
     const review = await api({ method: 'GET', url: '/api/proof/review', headers: { 'x-control-token': code } }, request);
-    if (review.status !== 200) return page(reply, M.reviewHeading, html`<h1>${M.reviewHeading}</h1>${errorView(refused(review))}`, { status: review.status, secret: true, scripts: false });
+    if (review.status !== 200) return page(reply, M.reviewHeading, html`<h1>${M.reviewHeading}</h1>${errorView(refused(review))}`,
+      { status: review.status, secret: true, scripts: false });
     const items = [...review.body.data.versions, ...review.body.data.assets] as ReviewItem[];
     return page(reply, M.reviewHeading, html`<h1>${M.reviewHeading}</h1>${reviewView(items, { base, code }, notice, error)}`, { secret: true, scripts: false });
   };
 
   const interviewPage = async (request: FastifyRequest, reply: FastifyReply, base: string, code: string, error?: string) => {
     const iv = await api({ method: 'GET', url: '/api/proof/interview', headers: { 'x-interview-token': code } }, request);
-    if (iv.status !== 200) return page(reply, M.interviewHeading, html`<h1>${M.interviewHeading}</h1>${errorView(refused(iv))}`, { status: iv.status, secret: true, scripts: false });
-    return page(reply, M.interviewHeading, html`<h1>${M.interviewHeading}</h1>${interviewView(iv.body.data.interview as Interview, { base, code }, error)}`, { secret: true, scripts: false });
+    if (iv.status !== 200) return page(reply, M.interviewHeading, html`<h1>${M.interviewHeading}</h1>${errorView(refused(iv))}`,
+      { status: iv.status, secret: true, scripts: false });
+    return page(reply, M.interviewHeading, html`<h1>${M.interviewHeading}</h1>${interviewView(iv.body.data.interview as Interview, { base, code }, error)}`,
+      { secret: true, scripts: false });
   };
 
   const routes = (base: string, guard: (request: FastifyRequest) => Promise<boolean>) => {
     const guarded = <T extends (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>>(handler: T) =>
       async (request: FastifyRequest, reply: FastifyReply) => ((await guard(request)) ? handler(request, reply) : reply.callNotFound());
 
-    app.get<{ Params: { publicId: string } }>(`${base}/f/:publicId`, hidden, guarded(async (request, reply) => {
+    app.get(`${base}/f/:publicId`, hidden, guarded(async (request, reply) => {
       const publicId = (request.params as { publicId: string }).publicId;
       // A custom domain is its own flow's: another workspace's form never answers under it.
       if (base === '' && (await domainOf(request))?.publicId !== publicId) return reply.callNotFound();
@@ -153,7 +161,8 @@ export async function customerPageRoutes(app: FastifyInstance, deps: AppDeps): P
       const answer = name === 'r'
         ? await api({ method: 'POST', url: '/api/proof/collect/drafts', headers: { 'x-link-token': code }, payload: {} }, request)
         : await api({ method: 'POST', url: '/api/proof/collect/continue', headers: { 'x-link-token': code }, payload: {} }, request);
-      if (answer.status >= 300) return page(reply, M.storyHeading, html`<h1>${M.storyHeading}</h1>${errorView(refused(answer))}`, { status: answer.status, secret: true, scripts: false });
+      if (answer.status >= 300) return page(reply, M.storyHeading, html`<h1>${M.storyHeading}</h1>${errorView(refused(answer))}`,
+        { status: answer.status, secret: true, scripts: false });
       return draftForm(reply, base, answer.body.data, undefined, undefined, undefined, name === 'r' ? { base, code } : undefined);
     });
     app.post(`${base}/r`, hidden, opened('r'));
@@ -167,7 +176,8 @@ export async function customerPageRoutes(app: FastifyInstance, deps: AppDeps): P
       if (!/^drf_[A-Za-z0-9]+$/.test(draftId) || !/^ds_[A-Za-z0-9_-]{43}$/.test(session)) return badCode(reply, 'continue', base);
       const headers = { 'x-draft-session': session };
       const current = await api({ method: 'GET', url: `/api/proof/collect/drafts/${draftId}`, headers }, request);
-      if (current.status !== 200) return page(reply, M.storyHeading, html`<h1>${M.storyHeading}</h1>${errorView(refused(current))}`, { status: current.status, secret: true, scripts: false });
+      if (current.status !== 200) return page(reply, M.storyHeading, html`<h1>${M.storyHeading}</h1>${errorView(refused(current))}`,
+        { status: current.status, secret: true, scripts: false });
       const flow = current.body.data.flow as FlowView;
       const values = valuesFromEntries(form, flow);
       const opened = { draft: current.body.data.draft, draftSession: session, flow };
@@ -187,7 +197,8 @@ export async function customerPageRoutes(app: FastifyInstance, deps: AppDeps): P
       const code = codeOf(formOf(request), 'opt-out') ?? codeOf(formOf(request), 'r');
       if (!code) return badCode(reply, 'opt-out', base);
       const answer = await api({ method: 'POST', url: '/api/proof/collect/opt-out', headers: { 'x-link-token': code }, payload: {} }, request);
-      if (answer.status !== 200) return page(reply, M.optOutHeading, html`<h1>${M.optOutHeading}</h1>${errorView(refused(answer))}`, { status: answer.status, secret: true, scripts: false });
+      if (answer.status !== 200) return page(reply, M.optOutHeading, html`<h1>${M.optOutHeading}</h1>${errorView(refused(answer))}`,
+        { status: answer.status, secret: true, scripts: false });
       return page(reply, M.optOutDoneHeading, optOutDone(), { secret: true, scripts: false });
     }));
 
@@ -212,15 +223,18 @@ export async function customerPageRoutes(app: FastifyInstance, deps: AppDeps): P
       const form = formOf(request);
       const code = codeOf(form, 'control');
       if (!code) return badCode(reply, 'control', base);
-      const answer = await api({ method: 'POST', url: '/api/proof/collect/control/person-link', headers: { 'x-control-token': code }, payload: { email: field(form, 'email') ?? '' } }, request);
-      return answer.status < 300 ? controlPage(request, reply, base, code, M.personLinkSent) : controlPage(request, reply, base, code, undefined, refused(answer));
+      const answer = await api({ method: 'POST', url: '/api/proof/collect/control/person-link', headers: { 'x-control-token': code },
+        payload: { email: field(form, 'email') ?? '' } }, request);
+      return answer.status < 300 ? controlPage(request, reply, base, code, M.personLinkSent)
+        : controlPage(request, reply, base, code, undefined, refused(answer));
     }));
     app.post(`${base}/control/download`, hidden, guarded(async (request, reply) => {
       const form = formOf(request);
       const code = codeOf(form, 'control');
       if (!code) return badCode(reply, 'control', base);
       const item = encodeURIComponent(field(form, 'proofItemId') ?? '');
-      const url = field(form, 'what') === 'passport' ? `/api/proof/collect/control/passport?proofItemId=${item}&download=1` : `/api/proof/collect/control/receipt?proofItemId=${item}`;
+      const url = field(form, 'what') === 'passport' ? `/api/proof/collect/control/passport?proofItemId=${item}&download=1`
+        : `/api/proof/collect/control/receipt?proofItemId=${item}`;
       const answer = await api({ method: 'GET', url, headers: { 'x-control-token': code } }, request);
       if (answer.status !== 200) return controlPage(request, reply, base, code, undefined, refused(answer));
       const name = field(form, 'what') === 'passport' ? 'passport' : 'receipt';
@@ -249,7 +263,8 @@ export async function customerPageRoutes(app: FastifyInstance, deps: AppDeps): P
       const form = formOf(request);
       const code = codeOf(form, 'interview');
       if (!code) return badCode(reply, 'interview', base);
-      const payload = field(form, 'action') === 'finish' ? { action: 'finish' } : { questionId: field(form, 'questionId') ?? '', text: field(form, 'text') ?? '' };
+      const payload = field(form, 'action') === 'finish' ? { action: 'finish' }
+        : { questionId: field(form, 'questionId') ?? '', text: field(form, 'text') ?? '' };
       const answer = await api({ method: 'POST', url: '/api/proof/interview', headers: { 'x-interview-token': code }, payload }, request);
       return interviewPage(request, reply, base, code, answer.status < 300 ? undefined : refused(answer));
     }));

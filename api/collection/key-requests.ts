@@ -1,6 +1,5 @@
-import { FastifyInstance } from 'fastify';
 import { object, string } from 'yup';
-import { KeyRequestBody, createKeyRequest } from '../../db/collection/key-requests';
+import { createKeyRequest } from '../../db/collection/key-requests';
 import { captureReply } from '../../db/collection/request-replies';
 import { viewKeyRequest, viewRequest } from '../../db/collection/requests';
 import { REQUEST_CHANNELS } from '../../db/entities/proof-request';
@@ -9,7 +8,7 @@ import { keyPrincipal, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, errorOf } from '../plugins/responses';
-import { isoDateTime, strictObject } from '../plugins/validation';
+import { isoDateTime, RouteApp, strictObject } from '../plugins/validation';
 import { keyRequestSchema, requestSchema, writers } from './collection-schemas';
 import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
@@ -30,30 +29,32 @@ const replyBody = strictObject({
  * Story requests from an AI draft (docs/ai.md#requests-and-reply-capture): a key makes a draft in the one `proof_requests` table,
  * a person sends it (`POST /api/proof/collect/requests/{id}`), and a person captures the e-mail reply.
  */
-export async function keyRequestRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function keyRequestRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
 
-  app.post<{ Body: KeyRequestBody }>('/api/v1/proof/requests', {
+  app.post('/api/v1/proof/requests', {
     schema: {
       body: createBody,
       response: {
         201: dataOf(keyRequestSchema),
         404: errorOf('NOT_FOUND: no such opportunity or form (details name the path)'),
-        409: errorOf('CONFLICT: the product has no live flow, the form is not live, the opportunity was decided, or the recipient opted out (details.reason opted_out)'),
+        409: errorOf('CONFLICT: the product has no live flow, the form is not live, the opportunity was decided, or the recipient opted out (details.reason ' +
+          'opted_out)'),
         422: errorOf('ASK_POLICY_FAILED: the message gates reviews or conditions a reward on sentiment'),
       },
     },
     config: {
       tag: 'collection', ...PROOF_API_ROUTE,
       auth: 'key', scope: 'service:proof:write', idempotency: 'optional', operationId: 'createProofRequestDraft',
-      summary: 'A draft story request (from an AI draft); nothing is sent, no link secret is issued and the recipient is answered by id only: a person sends it from the workspace',
+      summary: 'A draft story request (from an AI draft); nothing is sent, no link secret is issued and the recipient is answered by id only: a person sends ' +
+        'it from the workspace',
     },
   }, async (request, reply) => {
     const made = await createKeyRequest(ds, productTenant(request), keyPrincipal(request).id, request.body);
     return reply.code(201).send({ data: viewKeyRequest(made) });
   });
 
-  app.post<{ Params: { id: string }; Body: { text: string; receivedAt: string } }>('/api/workspace/proof/requests/:id/replies', {
+  app.post('/api/workspace/proof/requests/:id/replies', {
     schema: {
       params: idParams,
       body: replyBody,

@@ -1,5 +1,5 @@
 import { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { FastifyInstance, FastifyRequest } from 'fastify';
+import { FastifyRequest } from 'fastify';
 import { array, number, string } from 'yup';
 import { InboxItem } from '../../db/entities';
 import {
@@ -11,7 +11,7 @@ import type { AppDeps } from '../app-deps';
 import { InboxHub } from './inbox-hub';
 import { InboxStreamSlots } from './inbox-streams';
 import { endUserOf, productTenant } from '../plugins/product-tenant';
-import { strictObject } from '../plugins/validation';
+import { RouteApp, strictObject } from '../plugins/validation';
 import { dataOf, errorOf, fileOf } from '../plugins/responses';
 import { inboxPageSchema, inboxReadSchema } from './schemas';
 
@@ -48,7 +48,7 @@ function sse(raw: ServerResponse, event: string, data: unknown, id?: string): vo
 }
 
 /** The in-app inbox: a page by polling, marking read, and a live stream fed by PostgreSQL LISTEN/NOTIFY. */
-export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function inboxRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const hub = new InboxHub((ds.options as { url: string }).url);
   const slots = new InboxStreamSlots(ds, {
@@ -64,15 +64,16 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     await hub.close();
   });
 
-  app.get<{ Querystring: { endUserId?: string; limit: number; before?: string } }>('/api/v1/inbox', {
+  app.get('/api/v1/inbox', {
     schema: { querystring: pageQuery, response: { 200: dataOf(inboxPageSchema) } },
-    config: { tag: 'customer-loop', auth: 'key-or-identity', scope: 'service:inbox:read', endUserWindow: true, operationId: 'getInbox', summary: 'An end user\'s inbox, newest first, with the unread count' },
+    config: { tag: 'customer-loop', auth: 'key-or-identity', scope: 'service:inbox:read', endUserWindow: true, operationId: 'getInbox',
+      summary: 'An end user\'s inbox, newest first, with the unread count' },
   }, async (request) => {
     const { endUserId, limit, before } = request.query;
     return { data: await inboxPage(ds, inboxOwner(request, endUserId), { limit, before }) };
   });
 
-  app.post<{ Body: { ids?: string[] } | null }>('/api/v1/inbox/read', {
+  app.post('/api/v1/inbox/read', {
     schema: { body: readBody, response: { 200: dataOf(inboxReadSchema) } },
     config: { tag: 'customer-loop', auth: 'identity', operationId: 'markInboxRead', summary: 'Mark the given items (or everything) read' },
   }, async (request) => {
@@ -84,11 +85,14 @@ export async function inboxRoutes(app: FastifyInstance, deps: AppDeps): Promise<
     schema: {
       response: {
         200: fileOf('text/event-stream', 'events `ready` {endUserId, unread}, `item` (an InboxItem, id = resume cursor), `unread` {unread}'),
-        429: errorOf('RATE_LIMITED: the end user\'s requests this minute (RATE_LIMIT_PER_MINUTE), or its open streams (SV_INBOX_STREAMS_PER_END_USER, details.reason inbox_streams_per_end_user)', { retryAfter: true }),
-        503: errorOf('SERVICE_UNAVAILABLE: this API process holds its most streams (SV_INBOX_STREAMS_PER_PROCESS, details.reason inbox_streams_per_process), or a dependency is unavailable', { retryAfter: true }),
+        429: errorOf('RATE_LIMITED: the end user\'s requests this minute (RATE_LIMIT_PER_MINUTE), or its open streams (SV_INBOX_STREAMS_PER_END_USER, ' +
+          'details.reason inbox_streams_per_end_user)', { retryAfter: true }),
+        503: errorOf('SERVICE_UNAVAILABLE: this API process holds its most streams (SV_INBOX_STREAMS_PER_PROCESS, details.reason inbox_streams_per_process), ' +
+          'or a dependency is unavailable', { retryAfter: true }),
       },
     },
-    config: { tag: 'customer-loop', auth: 'identity', endUserWindow: true, operationId: 'streamInbox', summary: 'Server-sent events: ready, item, unread; resumes from Last-Event-ID' },
+    config: { tag: 'customer-loop', auth: 'identity', endUserWindow: true, operationId: 'streamInbox',
+      summary: 'Server-sent events: ready, item, unread; resumes from Last-Event-ID' },
   }, async (request, reply) => {
     const me = endUserOf(request);
     const lastEventId = request.headers['last-event-id'];

@@ -1,4 +1,3 @@
-import { FastifyInstance } from 'fastify';
 import { array, boolean, number, object, string } from 'yup';
 import { FEATURE_STATES } from '../../db/entities/feature';
 import { setFollow, vote, withdrawVote } from '../../db/customer-loop/features';
@@ -7,14 +6,14 @@ import { notFound } from '../../runtime/service-error';
 import type { AppDeps } from '../app-deps';
 import { endUserOf } from '../plugins/product-tenant';
 import { pathParams } from '../plugins/path-params';
-import { strictObject } from '../plugins/validation';
+import { RouteApp, strictObject } from '../plugins/validation';
 import { dataOf, errorOf, named, timestamp } from '../plugins/responses';
 
 const productParams = pathParams('productId');
 const featureParams = pathParams('productId', 'featureId');
 // A PUT may come without a body (fetch with no content): Fastify hands the schema null.
 const voteBody = strictObject({ follow: boolean() }).nullable().default(undefined);
-const withdrawQuery = strictObject({ follow: string().oneOf(['false']) });
+const withdrawQuery = strictObject({ follow: string().oneOf(['false'] as const) });
 
 const releaseRef = object({ id: string().required(), title: string().required(), publishedAt: timestamp().required() });
 
@@ -52,7 +51,6 @@ const voterSchema = named('RoadmapVoter', object({
   followedFeatureIds: array(string().required()).defined(),
 }));
 
-type FeatureParams = { productId: string; featureId: string };
 const publicVote = (r: { featureId: string; voted: boolean; following: boolean; voteCount: number }) =>
   ({ featureId: r.featureId, voted: r.voted, following: r.following, voteCount: r.voteCount });
 const missing = errorOf('NOT_FOUND: no such active product, or the feature is not on its public board (or the token is of another product)');
@@ -61,12 +59,13 @@ const missing = errorOf('NOT_FOUND: no such active product, or the feature is no
  * The public roadmap (PAGES.md §7, docs/customer-loop.md#public-roadmap): anyone reads the board; an end user
  * with a token the product minted votes and follows, on public-board features of the token's product only.
  */
-export async function publicRoadmapRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function publicRoadmapRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
 
-  app.get<{ Params: { productId: string } }>('/api/public/roadmap/:productId', {
+  app.get('/api/public/roadmap/:productId', {
     schema: { params: productParams, response: { 200: dataOf(publicRoadmapSchema), 404: errorOf('NOT_FOUND: no such active product') } },
-    config: { tag: 'customer-loop', operationId: 'getPublicRoadmap', summary: 'The product\'s public board: features by votes (counts only) and the releases that shipped them' },
+    config: { tag: 'customer-loop', operationId: 'getPublicRoadmap', summary: 'The product\'s public board: features by votes (counts only) and the releases ' +
+      'that shipped them' },
   }, async (request, reply) => {
     const roadmap = await publicRoadmap(ds, request.params.productId);
     if (!roadmap) throw notFound('product');
@@ -74,9 +73,11 @@ export async function publicRoadmapRoutes(app: FastifyInstance, deps: AppDeps): 
     return { data: roadmap };
   });
 
-  app.get<{ Params: FeatureParams }>('/api/public/roadmap/:productId/features/:featureId', {
-    schema: { params: featureParams, response: { 200: dataOf(publicFeatureSchema), 404: errorOf('NOT_FOUND: no such active product, or the feature is not on its public board') } },
-    config: { tag: 'customer-loop', operationId: 'getPublicFeature', summary: 'One feature of the board by any id it had: a merged feature answers the one it was merged into (mergedFrom)' },
+  app.get('/api/public/roadmap/:productId/features/:featureId', {
+    schema: { params: featureParams, response: { 200: dataOf(publicFeatureSchema),
+      404: errorOf('NOT_FOUND: no such active product, or the feature is not on its public board') } },
+    config: { tag: 'customer-loop', operationId: 'getPublicFeature', summary: 'One feature of the board by any id it had: a merged feature answers the one ' +
+      'it was merged into (mergedFrom)' },
   }, async (request, reply) => {
     const feature = await publicFeature(ds, request.params.productId, request.params.featureId);
     if (!feature) throw notFound('feature');
@@ -84,9 +85,10 @@ export async function publicRoadmapRoutes(app: FastifyInstance, deps: AppDeps): 
     return { data: feature };
   });
 
-  app.get<{ Params: { productId: string } }>('/api/public/roadmap/:productId/me', {
+  app.get('/api/public/roadmap/:productId/me', {
     schema: { params: productParams, response: { 200: dataOf(voterSchema), 404: missing } },
-    config: { tag: 'customer-loop', auth: 'identity', endUserWindow: true, operationId: 'getRoadmapVoter', summary: 'The end user\'s own votes and follows on the board (end-user token; reading keeps the nonce)' },
+    config: { tag: 'customer-loop', auth: 'identity', endUserWindow: true, operationId: 'getRoadmapVoter',
+      summary: 'The end user\'s own votes and follows on the board (end-user token; reading keeps the nonce)' },
   }, async (request, reply) => {
     const who = endUserOf(request);
     if (who.productId !== request.params.productId) throw notFound('product');
@@ -94,18 +96,20 @@ export async function publicRoadmapRoutes(app: FastifyInstance, deps: AppDeps): 
     return { data: await voterState(ds, who.productId, who.endUserId) };
   });
 
-  app.put<{ Params: FeatureParams; Body: { follow?: boolean } | null | undefined }>('/api/public/roadmap/:productId/features/:featureId/vote', {
+  app.put('/api/public/roadmap/:productId/features/:featureId/vote', {
     schema: { params: featureParams, body: voteBody, response: { 200: dataOf(publicVoteSchema), 404: missing } },
-    config: { tag: 'customer-loop', auth: 'identity', operationId: 'votePublicFeature', summary: 'Vote as the token\'s end user (idempotent); follows too unless follow is false' },
+    config: { tag: 'customer-loop', auth: 'identity', operationId: 'votePublicFeature',
+      summary: 'Vote as the token\'s end user (idempotent); follows too unless follow is false' },
   }, async (request) => {
     const who = endUserOf(request);
     await assertPublicFeature(ds, who, request.params.productId, request.params.featureId);
     return { data: publicVote(await vote(ds, who, request.params.featureId, who.endUserId, request.body?.follow !== false)) };
   });
 
-  app.delete<{ Params: FeatureParams; Querystring: { follow?: 'false' } }>('/api/public/roadmap/:productId/features/:featureId/vote', {
+  app.delete('/api/public/roadmap/:productId/features/:featureId/vote', {
     schema: { params: featureParams, querystring: withdrawQuery, response: { 200: dataOf(publicVoteSchema), 404: missing } },
-    config: { tag: 'customer-loop', auth: 'identity', operationId: 'withdrawPublicFeatureVote', summary: 'Withdraw the end user\'s vote; ?follow=false also stops following' },
+    config: { tag: 'customer-loop', auth: 'identity', operationId: 'withdrawPublicFeatureVote',
+      summary: 'Withdraw the end user\'s vote; ?follow=false also stops following' },
   }, async (request) => {
     const who = endUserOf(request);
     await assertPublicFeature(ds, who, request.params.productId, request.params.featureId);
@@ -114,7 +118,7 @@ export async function publicRoadmapRoutes(app: FastifyInstance, deps: AppDeps): 
   });
 
   for (const [method, following] of [['PUT', true], ['DELETE', false]] as const) {
-    app.route<{ Params: FeatureParams }>({
+    app.route({
       method, url: '/api/public/roadmap/:productId/features/:featureId/follow',
       schema: { params: featureParams, response: { 200: dataOf(publicVoteSchema), 404: missing } },
       config: {

@@ -33,31 +33,32 @@ export async function roadmapPageRoutes(app: FastifyInstance, deps: AppDeps): Pr
    * 301 to its survivor's (the fragment, which may hold the token, goes along); never cached, so an unmerge
    * takes the redirect back. An id the board does not stand for is 404.
    */
-  app.get<{ Params: { productId: string }; Querystring: { feature?: string | string[] } }>('/roadmap/:productId', { config: { hidden: true } }, async (request, reply) => {
-    const roadmap = await load(request.params.productId);
-    if (!roadmap) return notFound(reply);
-    const asked = request.query.feature;
-    const linked = typeof asked === 'string' && ID.test(asked) ? asked : undefined;
-    if (asked !== undefined) {
-      const feature = linked ? await app.inject({ method: 'GET', url: `/api/public/roadmap/${roadmap.product.id}/features/${linked}` }) : null;
-      if (feature?.statusCode !== 200) {
-        return sendPage(reply.code(404), pageShell({
-          lang: messages.lang, title: messages.featureNotFound, styles,
-          body: html`<h1>${messages.featureNotFound}</h1><p><a href="/roadmap/${roadmap.product.id}">${messages.backToBoard}</a></p>`,
-        }), { scripts: false });
+  app.get<{ Params: { productId: string }; Querystring: { feature?: string | string[] } }>('/roadmap/:productId', { config: { hidden: true } },
+    async (request, reply) => {
+      const roadmap = await load(request.params.productId);
+      if (!roadmap) return notFound(reply);
+      const asked = request.query.feature;
+      const linked = typeof asked === 'string' && ID.test(asked) ? asked : undefined;
+      if (asked !== undefined) {
+        const feature = linked ? await app.inject({ method: 'GET', url: `/api/public/roadmap/${roadmap.product.id}/features/${linked}` }) : null;
+        if (feature?.statusCode !== 200) {
+          return sendPage(reply.code(404), pageShell({
+            lang: messages.lang, title: messages.featureNotFound, styles,
+            body: html`<h1>${messages.featureNotFound}</h1><p><a href="/roadmap/${roadmap.product.id}">${messages.backToBoard}</a></p>`,
+          }), { scripts: false });
+        }
+        const survivor = (feature.json() as { data: { id: string } }).data.id;
+        if (survivor !== linked) {
+          return reply.code(301).header('cache-control', 'no-store')
+            .header('location', `/roadmap/${encodeURIComponent(roadmap.product.id)}?feature=${encodeURIComponent(survivor)}`).send();
+        }
       }
-      const survivor = (feature.json() as { data: { id: string } }).data.id;
-      if (survivor !== linked) {
-        return reply.code(301).header('cache-control', 'no-store')
-          .header('location', `/roadmap/${encodeURIComponent(roadmap.product.id)}?feature=${encodeURIComponent(survivor)}`).send();
-      }
-    }
-    // The fragment may carry an end-user token: no Referer leaves the page, nothing caches it.
-    return sendPage(reply, pageShell({
-      lang: messages.lang, title: messages.title(roadmap.product.name), body: roadmapPage(roadmap, linked), styles,
-      scripts: script ? [script] : [], data: { productId: roadmap.product.id },
-    }), { secret: true });
-  });
+      // The fragment may carry an end-user token: no Referer leaves the page, nothing caches it.
+      return sendPage(reply, pageShell({
+        lang: messages.lang, title: messages.title(roadmap.product.name), body: roadmapPage(roadmap, linked), styles,
+        scripts: script ? [script] : [], data: { productId: roadmap.product.id },
+      }), { secret: true });
+    });
 
   app.get<{ Params: { productId: string } }>('/roadmap/:productId/changelog', { config: { hidden: true } }, async (request, reply) => {
     const roadmap = await load(request.params.productId);

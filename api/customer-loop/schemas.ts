@@ -65,7 +65,7 @@ export const threadSchema = named('Thread', object(threadFields), {
 
 const messageFields = {
   id: string().required(),
-  authorType: string().required().oneOf(['end_user', 'teammate']),
+  authorType: string().required().oneOf(['end_user', 'teammate'] as const),
   body: string().required(),
   createdAt: timestamp().required(),
 };
@@ -169,7 +169,8 @@ export const inboxItemSchema = named('InboxItem', object({
   releaseId: string().nullable().defined(),
   roomId: string().nullable().defined().meta({ description: 'the room of a release receipt' }),
   controlLinkExpiresAt: timestamp().nullable().defined()
-    .meta({ description: 'set when the item delivers the end user a person link to their stories: redeem it with POST /api/v1/inbox/{id}/control-link until then' }),
+    .meta({ description: 'set when the item delivers the end user a person link to their stories: redeem it with POST /api/v1/inbox/{id}/control-link until ' +
+      'then' }),
   subject: string().required(),
   preview: string().required(),
   createdAt: timestamp().required(),
@@ -188,7 +189,7 @@ export const inboxReadSchema = named('InboxReadResult', object({
 }));
 
 export const similarCandidateSchema = named('SimilarCandidate', object({
-  type: string().required().oneOf(['feature', 'signal']),
+  type: string().required().oneOf(['feature', 'signal'] as const),
   id: string().required(),
   title: string().required(),
   score: number().required().min(0).max(1).meta({ description: 'how likely a duplicate, 0 to 1' }),

@@ -1,17 +1,15 @@
-import { FastifyInstance } from 'fastify';
 import { string } from 'yup';
-import { MESSAGE_VISIBILITIES, MessageVisibility } from '../../db/entities/thread-message';
-import { THREAD_STATES, ThreadState } from '../../db/entities/thread';
-import { PageRequest } from '../../db/pagination';
+import { MESSAGE_VISIBILITIES } from '../../db/entities/thread-message';
+import { THREAD_STATES } from '../../db/entities/thread';
 import {
-  ThreadFilter, addTeammateMessage, getTeamThread, listWorkspaceThreads, patchTeamThread, setNextUpdate, viewThread,
+  addTeammateMessage, getTeamThread, listWorkspaceThreads, patchTeamThread, setNextUpdate, viewThread,
 } from '../../db/customer-loop/threads';
 import { threadSuggestion } from '../../db/customer-loop/duplicates';
 import { validationFailed } from '../../runtime/service-error';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
 import { idParams } from '../plugins/path-params';
-import { isoDateTime, pageQuery, strictObject } from '../plugins/validation';
+import { RouteApp, isoDateTime, pageQuery, strictObject } from '../plugins/validation';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
 import { teamThreadSchema, threadMessageSchema, threadSchema } from './schemas';
 
@@ -34,29 +32,29 @@ const patchBody = strictObject({
   ownerId: string().min(1).max(100).nullable().meta({ description: 'a teammate of the workspace; null unassigns' }),
 }).required();
 
-type ThreadChange = { nextUpdateAt?: string | null; state?: ThreadState; ownerId?: string | null };
-
 /** Teammates answer threads here; reading, replies and notes are open to members, every other change to owners and admins. */
-export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function workspaceThreadRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
 
-  app.get<{ Querystring: PageRequest & ThreadFilter & { productId?: string } }>('/api/workspace/threads', {
+  app.get('/api/workspace/threads', {
     schema: { querystring: listQuery, response: { 200: pageOf(threadSchema) } },
-    config: { tag: 'customer-loop', auth: 'session', operationId: 'listTeamThreads', summary: 'Threads of the workspace (every product, or one), newest first, by state and owner' },
+    config: { tag: 'customer-loop', auth: 'session', operationId: 'listTeamThreads',
+      summary: 'Threads of the workspace (every product, or one), newest first, by state and owner' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listWorkspaceThreads(ds, sessionPrincipal(request).organizationId, filter, { limit, cursor });
   });
 
-  app.get<{ Params: { id: string } }>('/api/workspace/threads/:id', {
+  app.get('/api/workspace/threads/:id', {
     schema: { params: idParams, response: { 200: dataOf(teamThreadSchema) } },
-    config: { tag: 'customer-loop', auth: 'session', operationId: 'getTeamThread', summary: 'A thread as the team sees it: every message, and its likely duplicate (never shown to the customer)' },
+    config: { tag: 'customer-loop', auth: 'session', operationId: 'getTeamThread',
+      summary: 'A thread as the team sees it: every message, and its likely duplicate (never shown to the customer)' },
   }, async (request) => {
     const { thread, view } = await getTeamThread(ds, sessionPrincipal(request).organizationId, request.params.id);
     return { data: { ...view, duplicateSuggestion: await threadSuggestion(ds, thread.productId, thread.id, deps.config.duplicateThreshold) } };
   });
 
-  app.post<{ Params: { id: string }; Body: { body: string; visibility: MessageVisibility } }>('/api/workspace/threads/:id/messages', {
+  app.post('/api/workspace/threads/:id/messages', {
     schema: { params: idParams, body: messageBody, response: { 201: dataOf(threadMessageSchema) } },
     config: { tag: 'customer-loop', auth: 'session', operationId: 'addThreadMessage', summary: 'Reply to the customer, or add an internal note' },
   }, async (request, reply) => {
@@ -65,9 +63,10 @@ export async function workspaceThreadRoutes(app: FastifyInstance, deps: AppDeps)
     return reply.code(201).send({ data: result.message });
   });
 
-  app.patch<{ Params: { id: string }; Body: ThreadChange }>('/api/workspace/threads/:id', {
+  app.patch('/api/workspace/threads/:id', {
     schema: { params: idParams, body: patchBody, response: { 200: dataOf(threadSchema), 404: errorOf('NOT_FOUND: no such thread in the workspace') } },
-    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'promiseThreadUpdate', summary: 'Promise the next update (or withdraw the promise), set the owner, move the state' },
+    config: { tag: 'customer-loop', ...OWNERS_AND_ADMINS, operationId: 'promiseThreadUpdate',
+      summary: 'Promise the next update (or withdraw the promise), set the owner, move the state' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     const { nextUpdateAt: raw, ...change } = request.body;

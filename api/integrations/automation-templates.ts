@@ -8,13 +8,14 @@ import { AUTOMATION_CATALOG } from './automation-catalog';
 
 const catalogSchema = object({
   version: number().integer().required(),
-  triggers: array(object({ key: string().required(), name: string().required(), description: string().required(), samplePayload: openObject().required() })).defined(),
+  triggers: array(object({ key: string().required(), name: string().required(), description: string().required(), samplePayload: openObject().required() }))
+    .defined(),
   actions: array(object({
     key: string().required(), name: string().required(), description: string().required(), method: string().required(), path: string().required(),
-    auth: string().oneOf(['hook_token', 'service_key']).required(), scope: string().nullable().defined(), bodySchema: openObject().required(),
+    auth: string().oneOf(['hook_token', 'service_key'] as const).required(), scope: string().nullable().defined(), bodySchema: openObject().required(),
   })).defined(),
   templates: array(object({
-    key: string().required(), name: string().required(), tool: string().oneOf(['zapier', 'make', 'n8n', 'generic']).required(),
+    key: string().required(), name: string().required(), tool: string().oneOf(['zapier', 'make', 'n8n', 'generic'] as const).required(),
     source: object({ app: string().required(), event: string().required() }).required(), trigger: string().nullable().defined(),
     action: string().required(), mapping: openObject().required(),
   })).defined(),

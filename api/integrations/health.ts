@@ -1,12 +1,10 @@
-import { FastifyInstance } from 'fastify';
 import { object, string } from 'yup';
 import { HEALTH_CHECKS, openFindings, requestHealthRun } from '../../db/integrations/health';
 import { assertOwnProduct } from '../../db/collection/scope';
-import { PageRequest } from '../../db/pagination';
 import type { AppDeps } from '../app-deps';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import { UNKNOWN_PRODUCT_ID, dataOf, pageOf, timestamp } from '../plugins/responses';
-import { openObject, pageQuery, strictObject } from '../plugins/validation';
+import { openObject, pageQuery, RouteApp, strictObject } from '../plugins/validation';
 
 const findingSchema = object({
   id: string().required(),
@@ -22,10 +20,10 @@ const runBody = strictObject({ productId: string().required().max(100) }).requir
 const listQuery = strictObject({ ...pageQuery, productId: string().max(100) });
 
 /** The health checks a person can read and run now; the workflow `proof-health/<productId>` runs them on its interval. */
-export async function healthCheckRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function healthCheckRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
 
-  app.post<{ Body: { productId: string } }>('/api/workspace/proof/health/run', {
+  app.post('/api/workspace/proof/health/run', {
     schema: { body: runBody, response: { 404: UNKNOWN_PRODUCT_ID, 202: dataOf(object({ workflowId: string().required(), productId: string().required() })) } },
     config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'runProofHealth', summary: 'Run the product\'s health checks now' },
   }, async (request, reply) => {
@@ -35,7 +33,7 @@ export async function healthCheckRoutes(app: FastifyInstance, deps: AppDeps): Pr
     return reply.code(202).send({ data: { workflowId, productId: request.body.productId } });
   });
 
-  app.get<{ Querystring: PageRequest & { productId?: string } }>('/api/workspace/proof/health', {
+  app.get('/api/workspace/proof/health', {
     schema: { querystring: listQuery, response: { 200: pageOf(findingSchema) } },
     config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'listProofHealthFindings', summary: 'Open health findings, newest first' },
   }, async (request) => {

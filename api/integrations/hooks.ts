@@ -1,17 +1,13 @@
-import { FastifyInstance, FastifyRequest } from 'fastify';
+import { FastifyRequest } from 'fastify';
 import { boolean, object, string } from 'yup';
-import { PageRequest } from '../../db/pagination';
-import {
-  HOOK_SOURCES, ResolvedHook, createHook, disableHook, listHooks, resolveHookToken, rotateHook,
-} from '../../db/integrations/hooks';
+import { HOOK_SOURCES, ResolvedHook, createHook, disableHook, listHooks, resolveHookToken, rotateHook } from '../../db/integrations/hooks';
 import { recordValueEvent } from '../../db/integrations/value-events';
-import { ValueEventInput } from '../../db/rules/value-events';
 import { notFound } from '../../runtime/service-error';
 import type { AppDeps } from '../app-deps';
 import { OWNERS_AND_ADMINS, enforceRate, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { dataOf, errorOf, pageOf, timestamp, UNKNOWN_PRODUCT_ID } from '../plugins/responses';
-import { pageQuery, strictObject } from '../plugins/validation';
+import { pageQuery, RouteApp, strictObject } from '../plugins/validation';
 import { scoringSettings, valueEventBody } from './value-events';
 
 export const HOOK_BODY_LIMIT = 64 * 1024;
@@ -21,7 +17,7 @@ const hookSchema = object({
   productId: string().required(),
   name: string().required(),
   source: string().oneOf([...HOOK_SOURCES]).required(),
-  state: string().oneOf(['active', 'disabled']).required(),
+  state: string().oneOf(['active', 'disabled'] as const).required(),
   tokenPrefix: string().required(),
   createdAt: timestamp().required(),
   lastUsedAt: timestamp().nullable().defined(),
@@ -40,15 +36,18 @@ export const hookUrl = (token: string) => `/api/public/proof/hooks/${token}`;
 const resolved = new WeakMap<FastifyRequest, ResolvedHook>();
 
 /** Inbound value-event hooks (the token in the URL names tenant and product) and their workspace management. */
-export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function hookRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const settings = scoringSettings(deps.config);
   const limit = deps.config.proofHookRatePerMinute;
 
-  app.post<{ Params: { token: string }; Body: ValueEventInput }>('/api/public/proof/hooks/:token', {
+  app.post('/api/public/proof/hooks/:token', {
     bodyLimit: HOOK_BODY_LIMIT,
-    schema: { params: tokenParams, body: valueEventBody, response: { 404: errorOf('NOT_FOUND: the token is unknown, malformed, rotated away or disabled, or its product is inactive (one answer for all)'), 429: errorOf('RATE_LIMITED: this hook was called more than PROOF_HOOK_RATE_PER_MINUTE times this minute; retry after Retry-After'), 200: dataOf(hookReceipt), 202: dataOf(hookReceipt) } },
-    config: { tag: 'integrations', auth: 'public', operationId: 'callValueEventHook', summary: 'Report a value event through a hook token; 202 first, 200 for a repeated eventId' },
+    schema: { params: tokenParams, body: valueEventBody, response: { 404: errorOf('NOT_FOUND: the token is unknown, malformed, rotated away or disabled, or ' +
+      'its product is inactive (one answer for all)'), 429: errorOf('RATE_LIMITED: this hook was called more than PROOF_HOOK_RATE_PER_MINUTE times this ' +
+        'minute; retry after Retry-After'), 200: dataOf(hookReceipt), 202: dataOf(hookReceipt) } },
+    config: { tag: 'integrations', auth: 'public', operationId: 'callValueEventHook',
+      summary: 'Report a value event through a hook token; 202 first, 200 for a repeated eventId' },
     // The token is checked before the body is read, so every bad token hears the same 404 whatever it sent.
     onRequest: async (request, reply) => {
       const hook = await resolveHookToken(ds, (request.params as { token: string }).token);
@@ -65,7 +64,7 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     return reply.code(replayed ? 200 : 202).send({ data: { eventId: event.eventId, valueEventId: event.id, replayed } });
   });
 
-  app.post<{ Body: { productId: string; name: string; source: string } }>('/api/workspace/proof/hooks', {
+  app.post('/api/workspace/proof/hooks', {
     schema: { body: createBody, response: { 404: UNKNOWN_PRODUCT_ID, 201: dataOf(issuedHook) } },
     config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createHook', summary: 'Create a value-event hook; its token is shown once' },
   }, async (request, reply) => {
@@ -74,20 +73,21 @@ export async function hookRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     return reply.code(201).send({ data: { hook, url: hookUrl(token), token } });
   });
 
-  app.get<{ Querystring: PageRequest }>('/api/workspace/proof/hooks', {
+  app.get('/api/workspace/proof/hooks', {
     schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(hookSchema) } },
     config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'listHooks', summary: 'The workspace\'s hooks, never their tokens' },
   }, async (request) => listHooks(ds, sessionPrincipal(request).organizationId, request.query));
 
-  app.post<{ Params: { id: string } }>('/api/workspace/proof/hooks/:id/rotate', {
-    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no hook with this id in the workspace'), 409: errorOf('CONFLICT: the hook is disabled; a disabled hook is not rotated'), 200: dataOf(issuedHook) } },
+  app.post('/api/workspace/proof/hooks/:id/rotate', {
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no hook with this id in the workspace'),
+      409: errorOf('CONFLICT: the hook is disabled; a disabled hook is not rotated'), 200: dataOf(issuedHook) } },
     config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'rotateHook', summary: 'A new token, shown once; the old one stops at once' },
   }, async (request) => {
     const { hook, token } = await rotateHook(ds, sessionPrincipal(request).organizationId, request.params.id);
     return { data: { hook, url: hookUrl(token), token } };
   });
 
-  app.delete<{ Params: { id: string } }>('/api/workspace/proof/hooks/:id', {
+  app.delete('/api/workspace/proof/hooks/:id', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no hook with this id in the workspace'), 200: dataOf(hookSchema) } },
     config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'disableHook', summary: 'Disable a hook; its history is kept' },
   }, async (request) => ({ data: await disableHook(ds, sessionPrincipal(request).organizationId, request.params.id) }));

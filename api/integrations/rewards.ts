@@ -1,16 +1,13 @@
-import { FastifyInstance } from 'fastify';
 import { object, string } from 'yup';
-import { PageRequest } from '../../db/pagination';
 import {
-  NewReward, REWARD_KINDS, REWARD_STATES, RewardFilter, UNLOCK_KEY_PATTERN, approveReward, cancelReward, confirmReward, createReward,
-  listRewards,
+  REWARD_KINDS, REWARD_STATES, UNLOCK_KEY_PATTERN, approveReward, cancelReward, confirmReward, createReward, listRewards,
 } from '../../db/integrations/rewards';
 import type { AppDeps } from '../app-deps';
 import { HUMAN_DECISION, OWNERS_AND_ADMINS, keyPrincipal, sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, pageOf, timestamp, errorOf } from '../plugins/responses';
-import { pageQuery, strictObject } from '../plugins/validation';
+import { pageQuery, RouteApp, strictObject } from '../plugins/validation';
 import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
 const rewardSchema = object({
@@ -42,11 +39,13 @@ const createBody = strictObject({
 const listQuery = strictObject({ ...pageQuery, state: string().oneOf([...REWARD_STATES]), kind: string().oneOf([...REWARD_KINDS]) });
 
 /** Participation rewards: people create, approve and cancel; the product confirms a feature unlock with a key. */
-export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function rewardRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
 
-  app.post<{ Params: { id: string } }>('/api/v1/proof/rewards/:id/confirm', {
-    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'), 409: errorOf('CONFLICT: the reward is not a feature unlock waiting for confirmation (another kind, pending, issued or cancelled)'), 200: dataOf(rewardSchema) } },
+  app.post('/api/v1/proof/rewards/:id/confirm', {
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'),
+      409: errorOf('CONFLICT: the reward is not a feature unlock waiting for confirmation (another kind, pending, issued or cancelled)'),
+      200: dataOf(rewardSchema) } },
     config: {
       tag: 'integrations', ...PROOF_API_ROUTE,
       auth: 'key', scope: 'service:proof:write', operationId: 'confirmReward',
@@ -54,7 +53,7 @@ export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise
     },
   }, async (request) => ({ data: await confirmReward(ds, productTenant(request), request.params.id, keyPrincipal(request).id) }));
 
-  app.get<{ Querystring: PageRequest & RewardFilter }>('/api/workspace/proof/rewards', {
+  app.get('/api/workspace/proof/rewards', {
     schema: { querystring: listQuery, response: { 200: pageOf(rewardSchema) } },
     config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'listRewards', summary: 'Rewards of the workspace, newest first' },
   }, async (request) => {
@@ -62,21 +61,24 @@ export async function rewardRoutes(app: FastifyInstance, deps: AppDeps): Promise
     return listRewards(ds, sessionPrincipal(request).organizationId, filter, { limit, cursor });
   });
 
-  app.post<{ Body: NewReward }>('/api/workspace/proof/rewards', {
+  app.post('/api/workspace/proof/rewards', {
     schema: { body: createBody, response: { 404: errorOf('NOT_FOUND: productId or proofItemId is not one of this workspace'), 201: dataOf(rewardSchema) } },
-    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createReward', summary: 'A pending participation reward; never conditioned on rating or sentiment' },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createReward',
+      summary: 'A pending participation reward; never conditioned on rating or sentiment' },
   }, async (request, reply) => reply.code(201).send({ data: await createReward(ds, sessionPrincipal(request).organizationId, request.body) }));
 
-  app.post<{ Params: { id: string } }>('/api/workspace/proof/rewards/:id/approve', {
-    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'), 409: errorOf('CONFLICT: the reward is not pending (already issued, unlock pending, fulfilled or cancelled)'), 200: dataOf(rewardSchema) } },
+  app.post('/api/workspace/proof/rewards/:id/approve', {
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'),
+      409: errorOf('CONFLICT: the reward is not pending (already issued, unlock pending, fulfilled or cancelled)'), 200: dataOf(rewardSchema) } },
     config: { tag: 'integrations', ...HUMAN_DECISION, operationId: 'approveReward', summary: 'A person approves the participation: issued, or unlock pending' },
   }, async (request) => {
     const s = sessionPrincipal(request);
     return { data: await approveReward(ds, s.organizationId, request.params.id, s.teammateId) };
   });
 
-  app.post<{ Params: { id: string } }>('/api/workspace/proof/rewards/:id/cancel', {
-    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'), 409: errorOf('CONFLICT: the reward is already issued, fulfilled or cancelled'), 200: dataOf(rewardSchema) } },
+  app.post('/api/workspace/proof/rewards/:id/cancel', {
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no reward with this id in the workspace (the key\'s product for confirm)'),
+      409: errorOf('CONFLICT: the reward is already issued, fulfilled or cancelled'), 200: dataOf(rewardSchema) } },
     config: { tag: 'integrations', ...HUMAN_DECISION, operationId: 'cancelReward', summary: 'Cancel a pending reward' },
   }, async (request) => {
     const s = sessionPrincipal(request);

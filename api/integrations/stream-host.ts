@@ -1,4 +1,3 @@
-import { FastifyInstance } from 'fastify';
 import { boolean, object, string } from 'yup';
 import { StreamNotice, readStreamSourceToken, recordStreamNotice, streamableMedia } from '../../db/integrations/stream-copies';
 import { timestampedHmacProblem } from '../../runtime/timestamped-hmac';
@@ -8,7 +7,7 @@ import type { AppDeps } from '../app-deps';
 import { sendStoredRange } from '../plugins/byte-ranges';
 import { parseJsonText } from '../plugins/json-body';
 import { dataOf, errorOf, fileOf, noContent } from '../plugins/responses';
-import { strictObject } from '../plugins/validation';
+import { RouteApp, strictObject } from '../plugins/validation';
 
 const TOLERANCE_SECONDS = 300;
 
@@ -34,22 +33,24 @@ const sourceParams = strictObject({ token: string().required().max(400) });
  * (minted by the workflow `stream-copy/<mediaAssetId>`), and its readiness webhook, which exists only
  * when PROOF_STREAM_WEBHOOK_SECRET is set.
  */
-export async function streamHostRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function streamHostRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const store = mediaStoreOf(deps.config);
   const secret = deps.config.proofStreamWebhookSecret;
 
-  app.get<{ Params: { token: string } }>('/api/public/proof/stream/source/:token', {
+  app.get('/api/public/proof/stream/source/:token', {
     schema: {
       params: sourceParams,
       response: {
         200: fileOf('*/*', 'the original, in its own media type'),
         206: fileOf('*/*', 'the requested byte range'),
-        404: errorOf('NOT_FOUND: the link is not one this service signed, has expired, or the version is no longer approved, a revocation was filed or the grant no longer allows the media'),
+        404: errorOf('NOT_FOUND: the link is not one this service signed, has expired, or the version is no longer approved, a revocation was filed or the ' +
+          'grant no longer allows the media'),
         416: noContent('the range is outside the file'),
       },
     },
-    config: { tag: 'integrations', auth: 'public', operationId: 'getStreamSource', summary: 'The original the video host copies, through a short-lived signed link; byte ranges' },
+    config: { tag: 'integrations', auth: 'public', operationId: 'getStreamSource',
+      summary: 'The original the video host copies, through a short-lived signed link; byte ranges' },
   }, async (request, reply) => {
     const claims = await readStreamSourceToken(ds, request.params.token, Math.floor(Date.now() / 1000));
     const media = claims ? await streamableMedia(ds, claims) : null;
@@ -64,8 +65,11 @@ export async function streamHostRoutes(app: FastifyInstance, deps: AppDeps): Pro
     raw.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     raw.post('/api/public/proof/stream/webhook', {
       bodyLimit: 64 * 1024,
-      schema: { response: { 400: errorOf('VALIDATION_FAILED: webhook-signature is missing, does not match or is over 5 min away (details path webhook-signature), or the body is not a notice with a uid'), 404: errorOf('NOT_FOUND: PROOF_STREAM_WEBHOOK_SECRET is not set, so the video host webhook does not exist'), 200: dataOf(object({ received: boolean().required() })) } },
-      config: { tag: 'integrations', auth: 'public', operationId: 'receiveStreamWebhook', summary: 'Readiness webhook of the video host (404 unless its secret is configured)' },
+      schema: { response: { 400: errorOf('VALIDATION_FAILED: webhook-signature is missing, does not match or is over 5 min away (details path ' +
+        'webhook-signature), or the body is not a notice with a uid'), 404: errorOf('NOT_FOUND: PROOF_STREAM_WEBHOOK_SECRET is not set, so the video host ' +
+          'webhook does not exist'), 200: dataOf(object({ received: boolean().required() })) } },
+      config: { tag: 'integrations', auth: 'public', operationId: 'receiveStreamWebhook',
+        summary: 'Readiness webhook of the video host (404 unless its secret is configured)' },
       onRequest: async () => {
         if (!secret) throw notFound('resource');
       },
@@ -80,7 +84,8 @@ export async function streamHostRoutes(app: FastifyInstance, deps: AppDeps): Pro
         throw validationFailed([{ path: 'uid', message: 'is required' }]);
       }
       const notice = parsed as StreamNotice;
-      await recordStreamNotice(ds, { uid: notice.uid, readyToStream: notice.readyToStream, status: typeof notice.status === 'object' && notice.status ? notice.status : undefined });
+      await recordStreamNotice(ds, { uid: notice.uid, readyToStream: notice.readyToStream,
+        status: typeof notice.status === 'object' && notice.status ? notice.status : undefined });
       return { data: { received: true } };
     });
   });

@@ -1,9 +1,7 @@
-import { FastifyInstance, FastifyRequest } from 'fastify';
+import { FastifyRequest } from 'fastify';
 import { array, boolean, number, object, string } from 'yup';
-import { PageRequest } from '../../db/pagination';
 import {
-  ConnectionChange, ResolvedConnection, createConnection, listConnections, receiveStripeEvent, resolveConnectionToken,
-  rotateConnection, updateConnection,
+  ResolvedConnection, createConnection, listConnections, receiveStripeEvent, resolveConnectionToken, rotateConnection, updateConnection,
 } from '../../db/integrations/stripe-connections';
 import { isStripeEvent, stripeSignatureProblem } from '../../db/rules/stripe-events';
 import { notFound, validationFailed } from '../../runtime/service-error';
@@ -12,7 +10,7 @@ import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import { parseJsonText } from '../plugins/json-body';
 import { idParams } from '../plugins/path-params';
 import { dataOf, errorOf, pageOf, timestamp, UNKNOWN_PRODUCT_ID } from '../plugins/responses';
-import { pageQuery, strictObject } from '../plugins/validation';
+import { pageQuery, RouteApp, strictObject } from '../plugins/validation';
 import { scoringSettings } from './value-events';
 
 const SIGNING_SECRET = /^whsec_[A-Za-z0-9+/=_-]{1,250}$/;
@@ -21,7 +19,7 @@ const connectionSchema = object({
   id: string().required(),
   productId: string().required(),
   name: string().required(),
-  state: string().oneOf(['active', 'disabled']).required(),
+  state: string().oneOf(['active', 'disabled'] as const).required(),
   hasSigningSecret: boolean().required(),
   invoiceMilestones: array(number().integer().defined()).defined(),
   createdAt: timestamp().required(),
@@ -37,7 +35,7 @@ const createBody = strictObject({
 const patchBody = strictObject({
   name: string().min(1).max(100),
   signingSecret: signingSecret(),
-  state: string().oneOf(['active', 'disabled']),
+  state: string().oneOf(['active', 'disabled'] as const),
   invoiceMilestones: array(number().required().integer().min(1).max(120)).min(1).max(20),
 }).required();
 const receiptSchema = object({
@@ -53,7 +51,7 @@ const resolved = new WeakMap<FastifyRequest, ResolvedConnection>();
 const signatureFailed = (message: string) => validationFailed([{ path: 'stripe-signature', message }], 'the Stripe-Signature header does not verify');
 
 /** The payment connector: one URL per connection, verified with that connection's own signing secret. */
-export async function stripeConnectionRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function stripeConnectionRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const settings = scoringSettings(deps.config);
 
@@ -61,12 +59,13 @@ export async function stripeConnectionRoutes(app: FastifyInstance, deps: AppDeps
   await app.register(async (raw) => {
     raw.removeAllContentTypeParsers();
     raw.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-    raw.post<{ Params: { token: string } }>('/api/public/proof/stripe/:token', {
+    raw.post('/api/public/proof/stripe/:token', {
       bodyLimit: 1024 * 1024,
       schema: {
         params: tokenParams,
         response: {
-          400: errorOf('VALIDATION_FAILED: Stripe-Signature is missing, does not match, is over 5 min old or ahead (details path stripe-signature), the connection has no signing secret, or the body is not an event'),
+          400: errorOf('VALIDATION_FAILED: Stripe-Signature is missing, does not match, is over 5 min old or ahead (details path stripe-signature), the ' +
+            'connection has no signing secret, or the body is not an event'),
           404: errorOf('NOT_FOUND: the token is unknown, malformed or rotated away, the connection is disabled or its product inactive (one answer for all)'),
           200: dataOf(receiptSchema),
         },
@@ -95,27 +94,32 @@ export async function stripeConnectionRoutes(app: FastifyInstance, deps: AppDeps
     });
   });
 
-  app.post<{ Body: { productId: string; name: string; signingSecret?: string } }>('/api/workspace/proof/stripe-connections', {
+  app.post('/api/workspace/proof/stripe-connections', {
     schema: { body: createBody, response: { 404: UNKNOWN_PRODUCT_ID, 201: dataOf(issuedConnection) } },
-    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createStripeConnection', summary: 'Connect a payment processor; the URL token is shown once' },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'createStripeConnection',
+      summary: 'Connect a payment processor; the URL token is shown once' },
   }, async (request, reply) => {
     const { connection, token } = await createConnection(ds, sessionPrincipal(request).organizationId, request.body);
     return reply.code(201).send({ data: { connection, url: connectorUrl(token), token } });
   });
 
-  app.get<{ Querystring: PageRequest }>('/api/workspace/proof/stripe-connections', {
+  app.get('/api/workspace/proof/stripe-connections', {
     schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(connectionSchema) } },
     config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'listStripeConnections', summary: 'Payment connections; never the signing secret' },
   }, async (request) => listConnections(ds, sessionPrincipal(request).organizationId, request.query));
 
-  app.patch<{ Params: { id: string }; Body: ConnectionChange }>('/api/workspace/proof/stripe-connections/:id', {
-    schema: { params: idParams, body: patchBody, response: { 404: errorOf('NOT_FOUND: no connection with this id in the workspace'), 200: dataOf(connectionSchema) } },
-    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'updateStripeConnection', summary: 'Rename, set the signing secret, disable, or set invoice milestones' },
+  app.patch('/api/workspace/proof/stripe-connections/:id', {
+    schema: { params: idParams, body: patchBody, response: { 404: errorOf('NOT_FOUND: no connection with this id in the workspace'),
+      200: dataOf(connectionSchema) } },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'updateStripeConnection',
+      summary: 'Rename, set the signing secret, disable, or set invoice milestones' },
   }, async (request) => ({ data: await updateConnection(ds, sessionPrincipal(request).organizationId, request.params.id, request.body) }));
 
-  app.post<{ Params: { id: string } }>('/api/workspace/proof/stripe-connections/:id/rotate', {
-    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no connection with this id in the workspace'), 409: errorOf('CONFLICT: the connection is disabled; a disabled connection is not rotated'), 200: dataOf(issuedConnection) } },
-    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'rotateStripeConnection', summary: 'A new URL token, shown once; the old URL stops at once' },
+  app.post('/api/workspace/proof/stripe-connections/:id/rotate', {
+    schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no connection with this id in the workspace'),
+      409: errorOf('CONFLICT: the connection is disabled; a disabled connection is not rotated'), 200: dataOf(issuedConnection) } },
+    config: { tag: 'integrations', ...OWNERS_AND_ADMINS, operationId: 'rotateStripeConnection',
+      summary: 'A new URL token, shown once; the old URL stops at once' },
   }, async (request) => {
     const { connection, token } = await rotateConnection(ds, sessionPrincipal(request).organizationId, request.params.id);
     return { data: { connection, url: connectorUrl(token), token } };

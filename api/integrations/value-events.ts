@@ -1,10 +1,8 @@
-import { FastifyInstance } from 'fastify';
 import { boolean, number, object, string } from 'yup';
-import { PageRequest } from '../../db/pagination';
 import { ScoringSettings, recordValueEvent } from '../../db/integrations/value-events';
-import { OpportunityFilter, getOpportunity, listOpportunities } from '../../db/integrations/opportunities';
+import { getOpportunity, listOpportunities } from '../../db/integrations/opportunities';
 import { OPPORTUNITY_STATES } from '../../db/entities/proof-opportunity';
-import { EVENT_ID_PATTERN, VALUE_EVENT_TYPES, ValueEventInput } from '../../db/rules/value-events';
+import { EVENT_ID_PATTERN, VALUE_EVENT_TYPES } from '../../db/rules/value-events';
 import { Config } from '../../runtime/config';
 import type { AppDeps } from '../app-deps';
 import { keyPrincipal } from '../plugins/auth';
@@ -12,7 +10,7 @@ import { candidateSchema as opportunitySchema } from '../collection/collection-s
 import { idParams } from '../plugins/path-params';
 import { productTenant } from '../plugins/product-tenant';
 import { dataOf, errorOf, pageOf, timestamp } from '../plugins/responses';
-import { openObject, pageQuery, strictObject } from '../plugins/validation';
+import { openObject, pageQuery, RouteApp, strictObject } from '../plugins/validation';
 import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
 /** The body of POST /api/v1/proof/events and of every hook call; per-type rules are in db/rules/value-events.ts. */
@@ -33,12 +31,12 @@ export const valueEventSchema = object({
   personRef: string().nullable().defined(),
   endUserId: string().nullable().defined(),
   properties: openObject().defined(),
-  origin: object({ type: string().oneOf(['api', 'hook', 'payment']).required(), id: string().nullable().defined() }).required(),
+  origin: object({ type: string().oneOf(['api', 'hook', 'payment'] as const).required(), id: string().nullable().defined() }).required(),
   receivedAt: timestamp().required(),
   strength: number().integer().required(),
   momentId: string().nullable().defined(),
   opportunityId: string().nullable().defined(),
-  suppressedReason: string().oneOf(['opted_out', 'open_opportunity', 'cooldown']).nullable().defined(),
+  suppressedReason: string().oneOf(['opted_out', 'open_opportunity', 'cooldown'] as const).nullable().defined(),
   replayed: boolean().required(),
 });
 
@@ -57,11 +55,11 @@ export function scoringSettings(config: Config): ScoringSettings {
 }
 
 /** Value events from a key, and the ask candidates they open. Nothing here sends an ask. */
-export async function valueEventRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function valueEventRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const settings = scoringSettings(deps.config);
 
-  app.post<{ Body: ValueEventInput }>('/api/v1/proof/events', {
+  app.post('/api/v1/proof/events', {
     schema: { body: valueEventBody, response: { 200: dataOf(valueEventSchema), 201: dataOf(valueEventSchema) } },
     config: {
       tag: 'integrations', ...PROOF_API_ROUTE,
@@ -74,15 +72,16 @@ export async function valueEventRoutes(app: FastifyInstance, deps: AppDeps): Pro
     return reply.code(replayed ? 200 : 201).send({ data: event });
   });
 
-  app.get<{ Querystring: PageRequest & OpportunityFilter }>('/api/v1/proof/opportunities', {
+  app.get('/api/v1/proof/opportunities', {
     schema: { querystring: opportunityQuery, response: { 200: pageOf(opportunitySchema) } },
-    config: { tag: 'integrations', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'listOpportunities', summary: 'Ask candidates, newest first' },
+    config: { tag: 'integrations', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'listOpportunities',
+      summary: 'Ask candidates, newest first' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listOpportunities(ds, { productId: productTenant(request).productId }, filter, { limit, cursor });
   });
 
-  app.get<{ Params: { id: string } }>('/api/v1/proof/opportunities/:id', {
+  app.get('/api/v1/proof/opportunities/:id', {
     schema: { params: idParams, response: { 404: errorOf('NOT_FOUND: no ask candidate with this id in the key\'s product'), 200: dataOf(opportunitySchema) } },
     config: { tag: 'integrations', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'getOpportunity', summary: 'One ask candidate' },
   }, async (request) => ({ data: await getOpportunity(ds, productTenant(request).productId, request.params.id) }));

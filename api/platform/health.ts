@@ -37,8 +37,10 @@ export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise
   }, async () => ({ data: { status: 'ok' as const } }));
 
   app.get('/readyz', {
-    schema: { response: { 200: dataOf(healthSchema), 503: errorOf('SERVICE_UNAVAILABLE: details name the check that failed, or draining when the process is stopping') } },
-    config: { tag: 'platform', operationId: 'getReadiness', summary: 'PostgreSQL and Temporal both answer and the process is not stopping (200), or which does not (503)' } }, async () => {
+    schema: { response: { 200: dataOf(healthSchema), 503: errorOf('SERVICE_UNAVAILABLE: details name the check that failed, or draining when the process is ' +
+      'stopping') } },
+    config: { tag: 'platform', operationId: 'getReadiness', summary: 'PostgreSQL and Temporal both answer and the process is not stopping (200), or which ' +
+      'does not (503)' } }, async () => {
     const { connection } = deps.temporal;
     const [database, temporal] = await Promise.all([
       answers(() => deps.dataSource.query('SELECT 1')),
@@ -46,7 +48,8 @@ export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise
     ]);
     const checks = { database, temporal };
     const failed = Object.entries(checks).filter(([, state]) => state === 'failed').map(([name]) => name);
-    if (app.draining) throw new ServiceError('SERVICE_UNAVAILABLE', 'draining: this process is stopping', { ...checks, draining: true }, { 'retry-after': '1' });
+    if (app.draining) throw new ServiceError('SERVICE_UNAVAILABLE', 'draining: this process is stopping', { ...checks, draining: true },
+      { 'retry-after': '1' });
     if (failed.length > 0) {
       throw new ServiceError('SERVICE_UNAVAILABLE', `${failed.join(' and ')} not answering`, checks);
     }

@@ -60,17 +60,18 @@ export const identityMergeSchema = named('IdentityMerge', object({
   endUserId: string().required(),
   moved: mixed().required().meta({
     jsonSchema: { type: 'object', additionalProperties: { type: 'integer' } },
-    description: 'rows moved onto the signed end user, per table (signals, threads, inbox_items, feature_votes, ..., room_members, room_messages, room_agent_runs)',
+    description: 'rows moved onto the signed end user, per table (signals, threads, inbox_items, feature_votes, ..., room_members, room_messages, ' +
+      'room_agent_runs)',
   }),
 }));
 
-const checkState = () => string().required().oneOf(['ok', 'failed']);
+const checkState = () => string().required().oneOf(['ok', 'failed'] as const);
 
 export const livenessSchema = named('Liveness', object({
-  status: string().required().oneOf(['ok']),
+  status: string().required().oneOf(['ok'] as const),
 }));
 
 export const healthSchema = named('Health', object({
-  status: string().required().oneOf(['ok']),
+  status: string().required().oneOf(['ok'] as const),
   checks: object({ database: checkState(), temporal: checkState() }).required(),
 }));

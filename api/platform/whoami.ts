@@ -7,7 +7,8 @@ import { serviceKeySchema } from './schemas';
 export async function whoamiRoutes(app: FastifyInstance, _deps: AppDeps): Promise<void> {
   app.get('/api/v1/auth/whoami', {
     schema: { response: { 200: dataOf(serviceKeySchema) } },
-    config: { tag: 'platform', auth: 'key', productRequired: false, operationId: 'whoami', summary: 'Safe identity of the calling key (never the key or its digest)' },
+    config: { tag: 'platform', auth: 'key', productRequired: false, operationId: 'whoami',
+      summary: 'Safe identity of the calling key (never the key or its digest)' },
   }, async (request) => {
     const { kind: _kind, ...key } = keyPrincipal(request);
     return { data: key };

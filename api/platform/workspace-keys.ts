@@ -1,14 +1,11 @@
-import { FastifyInstance } from 'fastify';
 import { array, number, string } from 'yup';
-import { PageRequest } from '../../db/pagination';
 import {
-  DEFAULT_KEY_DAYS, KEY_SCOPES, MAX_KEY_DAYS, MAX_SCOPES, createServiceKey, listServiceKeys,
-  revokeServiceKey, rotateServiceKey,
+  DEFAULT_KEY_DAYS, KEY_SCOPES, MAX_KEY_DAYS, MAX_SCOPES, createServiceKey, listServiceKeys, revokeServiceKey, rotateServiceKey,
 } from '../../db/platform/service-keys';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
 import { idParams } from '../plugins/path-params';
-import { pageQuery, strictObject } from '../plugins/validation';
+import { pageQuery, RouteApp, strictObject } from '../plugins/validation';
 import { dataOf, errorOf, NO_SUCH_PRODUCT, pageOf } from '../plugins/responses';
 import { issuedKeySchema, serviceKeySchema } from './schemas';
 
@@ -19,27 +16,26 @@ const createKeyBody = strictObject({
   expiresInDays: number().integer().min(1).max(MAX_KEY_DAYS).default(DEFAULT_KEY_DAYS),
 }).required();
 
-type CreateKeyBody = { productId: string | null; environment: string; scopes: string[]; expiresInDays?: number };
-
 /** Key management is human-only: the owner creates, rotates and revokes; admins may list. */
-export async function workspaceKeyRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function workspaceKeyRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
 
-  app.get<{ Querystring: PageRequest }>('/api/workspace/keys', {
+  app.get('/api/workspace/keys', {
     schema: { querystring: strictObject(pageQuery), response: { 200: pageOf(serviceKeySchema) } },
     config: { tag: 'platform', ...OWNERS_AND_ADMINS, operationId: 'listKeys', summary: 'Service keys of the workspace, newest first' },
   }, async (request) => listServiceKeys(ds, sessionPrincipal(request).organizationId, request.query));
 
-  app.post<{ Body: CreateKeyBody }>('/api/workspace/keys', {
+  app.post('/api/workspace/keys', {
     schema: { body: createKeyBody, response: { 201: dataOf(issuedKeySchema), 404: NO_SUCH_PRODUCT } },
-    config: { tag: 'platform', auth: 'session', roles: ['owner'], operationId: 'createKey', summary: 'Issue a service key; the key is in the answer this once' },
+    config: { tag: 'platform', auth: 'session', roles: ['owner'], operationId: 'createKey',
+      summary: 'Issue a service key; the key is in the answer this once' },
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     const issued = await createServiceKey(ds, { ...request.body, organizationId: s.organizationId, createdBy: s.teammateId });
     return reply.code(201).send({ data: issued });
   });
 
-  app.post<{ Params: { id: string } }>('/api/workspace/keys/:id/rotate', {
+  app.post('/api/workspace/keys/:id/rotate', {
     schema: { params: idParams, response: { 201: dataOf(issuedKeySchema), 409: errorOf('CONFLICT: the key is revoked or already replaced') } },
     config: { tag: 'platform', auth: 'session', roles: ['owner'], operationId: 'rotateKey', summary: 'Replace a key (same scopes); the old key stops at once' },
   }, async (request, reply) => {
@@ -48,7 +44,7 @@ export async function workspaceKeyRoutes(app: FastifyInstance, deps: AppDeps): P
     return reply.code(201).send({ data: issued });
   });
 
-  app.post<{ Params: { id: string } }>('/api/workspace/keys/:id/revoke', {
+  app.post('/api/workspace/keys/:id/revoke', {
     schema: { params: idParams, response: { 200: dataOf(serviceKeySchema) } },
     config: { tag: 'platform', auth: 'session', roles: ['owner'], operationId: 'revokeKey', summary: 'Revoke a key at once' },
   }, async (request) => {

@@ -1,4 +1,4 @@
-import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { FastifyReply, FastifyRequest } from 'fastify';
 import { boolean, object, string } from 'yup';
 import { createSession, SESSION_COOKIE } from '../../db/platform/sessions';
 import { redeemSignInLink, requestSignInLinks, revokeSession } from '../../db/platform/sign-in-links';
@@ -8,7 +8,7 @@ import { enforceRate, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
 import { clientAddressDigest } from '../plugins/client-address';
 import { dataOf, errorOf, noContent } from '../plugins/responses';
-import { strictObject } from '../plugins/validation';
+import { RouteApp, strictObject } from '../plugins/validation';
 import { signedInSchema } from './schemas';
 
 const signInBody = strictObject({ email: string().required().email().max(320) }).required();
@@ -17,14 +17,14 @@ const signInBody = strictObject({ email: string().required().email().max(320) })
  * Console sign-in by e-mail link (PAGES.md §5): ask for a link (always 202), trade the link for the session
  * cookie and its CSRF token, sign out. The cookie is HttpOnly and SameSite=Lax, and Secure over https.
  */
-export async function workspaceSignInRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function workspaceSignInRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const cfg = deps.config;
   const perAddress = async (request: FastifyRequest, reply: FastifyReply) => {
     await enforceRate(reply, `sign-in-ip:${clientAddressDigest(request.ip).slice(0, 32)}`, cfg.signInPerAddressPerMinute);
   };
 
-  app.post<{ Body: { email: string } }>('/api/workspace/sign-in', {
+  app.post('/api/workspace/sign-in', {
     schema: {
       body: signInBody,
       response: {

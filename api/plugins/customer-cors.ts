@@ -57,7 +57,8 @@ export async function registerCustomerCors(app: FastifyInstance, ds: DataSource,
     if (origin === pageOrigin) return done(null, allowed(origin));
     origins().then((known) => {
       if (customerOriginAllowed(known, origin)) return done(null, allowed(origin));
-      if (request.method === 'OPTIONS') return done(new ServiceError('FORBIDDEN', `the origin ${origin.slice(0, 200)} may not call this route`), { origin: false });
+      if (request.method === 'OPTIONS') return done(new ServiceError('FORBIDDEN', `the origin ${origin.slice(0, 200)} may not call this route`),
+        { origin: false });
       done(null, { origin: false });
     }, (err: Error) => done(err, { origin: false }));
   };

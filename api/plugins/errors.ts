@@ -73,11 +73,14 @@ function fromDatabase(error: unknown): ServiceError | null {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return null;
   if (/^22[0-9A-Z]{3}$/.test(code)) {
-    return new ServiceError('VALIDATION_FAILED', 'a value cannot be stored: out of range or invalid characters', [{ path: '', message: 'a value is out of range or has invalid characters' }]);
+    return new ServiceError('VALIDATION_FAILED', 'a value cannot be stored: out of range or invalid characters',
+      [{ path: '', message: 'a value is out of range or has invalid characters' }]);
   }
-  if (code === '23503') return new ServiceError('VALIDATION_FAILED', 'the request refers to something that does not exist', [{ path: '', message: 'unknown reference' }]);
+  if (code === '23503') return new ServiceError('VALIDATION_FAILED', 'the request refers to something that does not exist',
+    [{ path: '', message: 'unknown reference' }]);
   if (code === '23505') return new ServiceError('CONFLICT', 'this conflicts with something that already exists');
-  if (code === '40P01' || code === '40001') return new ServiceError('SERVICE_UNAVAILABLE', 'a concurrent change got in the way; retry', null, { 'retry-after': '1' });
+  if (code === '40P01' || code === '40001') return new ServiceError('SERVICE_UNAVAILABLE', 'a concurrent change got in the way; retry', null,
+    { 'retry-after': '1' });
   return null;
 }
 

@@ -133,13 +133,15 @@ const DOMAINS: Array<{ name: Domain; description: string }> = [
   { name: 'platform', description: 'Health, key identity, end-user tokens, workspace sessions and service keys, identity merge' },
   { name: 'customer-loop', description: 'Signals, threads, features and votes, releases, the in-app inbox' },
   { name: 'proof', description: 'Proof submissions, items and versions, approval, consent, revocation, placements, render manifests, receipts, exports' },
-  { name: 'collection', description: 'Collecting stories: the customer routes (`{error, code}` errors), flows, questions, consent templates, requests, interviews' },
+  { name: 'collection', description: 'Collecting stories: the customer routes (`{error, code}` errors), flows, questions, consent templates, requests, ' +
+    'interviews' },
   { name: 'integrations', description: 'Value events, hooks, payment connectors, rewards, CRM deals, sources, the video host, automation templates' },
   { name: 'ai', description: 'Proof AI operations: summaries, ask drafts, case studies' },
   { name: 'webhooks', description: 'Webhook endpoints and the delivery log' },
   {
     name: 'rooms',
-    description: 'Rooms API, its own contract version 1.5 (every answer carries `service-rooms-version: 1.5`): rooms, members, messages, the event log and catch-up, canvas, agent runs and approvals',
+    description: 'Rooms API, its own contract version 1.5 (every answer carries `service-rooms-version: 1.5`): rooms, members, messages, the event log and ' +
+      'catch-up, canvas, agent runs and approvals',
   },
 ];
 
@@ -206,7 +208,8 @@ function impliedErrors(route: RouteOptions, config: Record<string, unknown>, sch
     out[413] = errorResponse('TOO_LARGE: the body is larger than the route accepts', proof);
     out[415] = errorResponse('UNSUPPORTED_MEDIA_TYPE: this content-type is not accepted here', proof);
   }
-  out[503] = errorResponse('SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry', proof, ['Retry-After']);
+  out[503] = errorResponse('SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry', proof,
+    ['Retry-After']);
   return out;
 }
 
@@ -300,7 +303,8 @@ export function buildDocument(routes: RouteOptions[], version: string, serverUrl
     components: {
       securitySchemes: {
         serviceKey: { type: 'http', scheme: 'bearer', description: 'service key: svk_ + 43 characters; scopes as listed per operation' },
-        endUserToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (HS256, kid = product identity key)', description: 'a signed end-user token minted by the product\'s backend' },
+        endUserToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (HS256, kid = product identity key)',
+          description: 'a signed end-user token minted by the product\'s backend' },
         workspaceSession: { type: 'apiKey', in: 'cookie', name: 'sv_session', description: 'a teammate\'s session; writes also send x-csrf-token' },
       },
       schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))),

@@ -47,7 +47,8 @@ export const errorEnvelope = named('ErrorEnvelope', object({
 export const proofErrorBody = named('ProofErrorBody', mixed().meta({
   jsonSchema: {
     type: 'object',
-    properties: { error: { type: 'string', description: 'a readable message' }, code: { type: 'string', description: 'the error code, e.g. VALIDATION_FAILED' } },
+    properties: { error: { type: 'string', description: 'a readable message' },
+      code: { type: 'string', description: 'the error code, e.g. VALIDATION_FAILED' } },
     required: ['error', 'code'],
     additionalProperties: false,
   },

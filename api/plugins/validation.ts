@@ -1,4 +1,6 @@
-import { AnyObject, AnySchema, ObjectShape, ValidationError, number, object, string } from 'yup';
+import type { FastifyBaseLogger, FastifyInstance, FastifyTypeProvider, RawServerDefault } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AnyObject, AnySchema, ISchema, InferType, ObjectSchema, ObjectShape, ValidationError, number, object, string } from 'yup';
 import { FieldIssue, validationFailed } from '../../runtime/service-error';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../db/pagination';
 import { ISO_DATE_TIME, isCalendarDateTime } from '../../db/rules/date-time';
@@ -22,9 +24,12 @@ export function strictObject<S extends ObjectShape>(shape: S) {
   });
 }
 
-/** A free-form object (for example a signal's `context`): any properties, but an object. */
-export function openObject() {
-  return object().meta({ open: true });
+/**
+ * A free-form object (for example a signal's `context`): any properties, but an object. Typed as a record (yup
+ * would infer `{}`); `V` narrows its values where the caller's own test checks them.
+ */
+export function openObject<V = unknown>() {
+  return object().meta({ open: true }) as ObjectSchema<Record<string, V>>;
 }
 
 /** An ISO 8601 date-time with a time zone, naming a day and time that exist (2026-02-30 is refused). */
@@ -66,3 +71,15 @@ export function yupValidatorCompiler({ schema, httpPart }: { schema: unknown; ht
     }
   };
 }
+
+/**
+ * A handler's `request.body`, `request.query` and `request.params` are the `InferType` of the very schemas its route
+ * validates with, so a route states its input once. Answers stay untyped: response schemas only document them.
+ */
+export interface YupTypeProvider extends FastifyTypeProvider {
+  readonly validator: this['schema'] extends ISchema<any, any> ? InferType<this['schema']> : unknown;
+  readonly serializer: unknown;
+}
+
+/** What a route module registers on: the app whose request types come from the route's yup schemas. */
+export type RouteApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, YupTypeProvider>;

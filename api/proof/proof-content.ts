@@ -9,10 +9,11 @@ export const proofContentSchema = strictObject({
   title: string().min(1).max(300),
   rating: number().min(0).max(5),
   mediaAssetIds: array(idString()).max(20),
-  attribution: openObject().test('string-values', 'attribution values must be strings of at most 300 characters',
+  attribution: openObject<string>().test('string-values', 'attribution values must be strings of at most 300 characters',
     (value) => value == null || Object.values(value).every((v) => typeof v === 'string' && v.length <= 300))
     // A display mode shows a name as given, by its first word or by initials: a name needs a word.
-    .test('name', 'attribution.name must not be empty or only spaces', (value?: Record<string, unknown>) => value?.name === undefined || /\S/.test(String(value.name))),
+    .test('name', 'attribution.name must not be empty or only spaces', (value?: Record<string, unknown>) =>
+      value?.name === undefined || /\S/.test(String(value.name))),
   answers: openObject(),
 }).test('not-empty', 'content needs text, a title or media', (value) =>
   value == null || Boolean(value.text || value.title || value.mediaAssetIds?.length)).required();

@@ -1,12 +1,10 @@
-import { FastifyInstance } from 'fastify';
 import { string } from 'yup';
-import { PageRequest } from '../../db/pagination';
-import { LedgerFilter, listProofEvents } from '../../db/proof/proof-ledger';
+import { listProofEvents } from '../../db/proof/proof-ledger';
 import { productTenant } from '../plugins/product-tenant';
 import type { AppDeps } from '../app-deps';
 import { pageOf } from '../plugins/responses';
 import { proofEventSchema } from './schemas';
-import { pageQuery, strictObject } from '../plugins/validation';
+import { pageQuery, RouteApp, strictObject } from '../plugins/validation';
 import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
 const ledgerQuery = strictObject({
@@ -16,10 +14,11 @@ const ledgerQuery = strictObject({
   eventId: string().max(200),
 });
 
-export async function proofEventRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
-  app.get<{ Querystring: PageRequest & LedgerFilter }>('/api/v1/proof/events', {
+export async function proofEventRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
+  app.get('/api/v1/proof/events', {
     schema: { querystring: ledgerQuery, response: { 200: pageOf(proofEventSchema) } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'listProofEvents', summary: 'The proof ledger, oldest first' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:read', operationId: 'listProofEvents',
+      summary: 'The proof ledger, oldest first' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listProofEvents(deps.dataSource, productTenant(request).productId, filter, { limit, cursor });

@@ -1,12 +1,11 @@
-import { FastifyInstance, FastifyRequest } from 'fastify';
+import { FastifyRequest } from 'fastify';
 import { answerWithWrite } from '../plugins/idempotency';
 import { mixed, string } from 'yup';
-import { PROOF_ITEM_STATUSES, PROOF_TYPES, ProofType } from '../../db/entities/proof-item';
-import { PageRequest } from '../../db/pagination';
+import { PROOF_ITEM_STATUSES, PROOF_TYPES } from '../../db/entities/proof-item';
 import { requestApproval } from '../../db/proof/proof-approvals';
 import { EXPANDABLE, listItems, getItem } from '../../db/proof/proof-items';
 import { getConsent } from '../../db/proof/proof-consent';
-import { NewVersion, createVersion, listVersions } from '../../db/proof/proof-versions';
+import { createVersion, listVersions } from '../../db/proof/proof-versions';
 import { requestRevocation } from '../../db/proof/proof-revocations';
 import { ServiceError, forbidden } from '../../runtime/service-error';
 import { keyPrincipal } from '../plugins/auth';
@@ -14,7 +13,7 @@ import { productTenant } from '../plugins/product-tenant';
 import type { AppDeps } from '../app-deps';
 import { closedList, proofContentSchema } from './proof-content';
 import { idParams } from '../plugins/path-params';
-import { pageQuery, strictObject } from '../plugins/validation';
+import { pageQuery, RouteApp, strictObject } from '../plugins/validation';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
 import {
   approvalRequestedSchema, consentSummarySchema, proofItemListEntrySchema, proofItemReadSchema, proofVersionSchema, revocationFiledSchema,
@@ -64,14 +63,15 @@ const humanOnly = () => new ServiceError('HUMAN_APPROVAL_REQUIRED', 'only a pers
 
 type Filed = Awaited<ReturnType<typeof requestRevocation>>;
 
-export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function proofItemRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const read = { auth: 'key' as const, scope: 'service:proof:read' };
   const write = { auth: 'key' as const, scope: 'service:proof:write', idempotency: 'optional' as const };
 
-  app.get<{ Querystring: PageRequest & { status?: unknown; type?: ProofType; expand?: unknown } }>('/api/v1/proof/items', {
+  app.get('/api/v1/proof/items', {
     schema: { querystring: listQuery, response: { 200: pageOf(proofItemListEntrySchema) } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listProofItems', summary: 'Proof items, newest first; status comma-separated or repeated; optional expand' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listProofItems',
+      summary: 'Proof items, newest first; status comma-separated or repeated; optional expand' },
   }, async (request) => {
     const s = scopeOf(request);
     const expand = expandOf(request.query.expand);
@@ -80,7 +80,7 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
     return listItems(ds, s.productId, { statuses, type: request.query.type }, { limit, cursor: request.query.cursor }, expand, s.readPrivate);
   });
 
-  app.get<{ Params: { id: string }; Querystring: { expand?: unknown } }>('/api/v1/proof/items/:id', {
+  app.get('/api/v1/proof/items/:id', {
     schema: { params: idParams, querystring: readQuery, response: { 200: dataOf(proofItemReadSchema), 410: GONE } },
     config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'getProofItem', summary: 'One item with its public version and per-channel eligibility' },
   }, async (request) => {
@@ -88,39 +88,46 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
     return { data: await getItem(ds, s, request.params.id, expandOf(request.query.expand), s.readPrivate) };
   });
 
-  app.get<{ Params: { id: string } }>('/api/v1/proof/items/:id/versions', {
+  app.get('/api/v1/proof/items/:id/versions', {
     schema: { params: idParams, response: { 200: pageOf(proofVersionSchema), 410: GONE } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listProofVersions', summary: 'Versions, oldest first; unapproved ones only with proof:read_private' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listProofVersions',
+      summary: 'Versions, oldest first; unapproved ones only with proof:read_private' },
   }, async (request) => {
     const s = scopeOf(request);
     return listVersions(ds, s, request.params.id, s.readPrivate);
   });
 
-  app.post<{ Params: { id: string }; Body: NewVersion }>('/api/v1/proof/items/:id/versions', {
-    schema: { params: idParams, body: versionBody, response: { 201: dataOf(proofVersionSchema), 409: errorOf('CONFLICT: the parent version is not of this item, or the item is revoked'), 410: GONE } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...write, operationId: 'createProofVersion', summary: 'Create a draft derivative with a semantic diff against its parent' },
+  app.post('/api/v1/proof/items/:id/versions', {
+    schema: { params: idParams, body: versionBody, response: { 201: dataOf(proofVersionSchema),
+      409: errorOf('CONFLICT: the parent version is not of this item, or the item is revoked'), 410: GONE } },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...write, operationId: 'createProofVersion',
+      summary: 'Create a draft derivative with a semantic diff against its parent' },
   }, async (request, reply) => {
     const s = scopeOf(request);
     const version = await createVersion(ds, s, request.params.id, request.body, { type: 'service_key', id: s.keyId }, answerWithWrite(request, 201));
     return reply.code(201).send({ data: version });
   });
 
-  app.post<{ Params: { id: string }; Body: { versionId: string } }>('/api/v1/proof/items/:id/request-approval', {
-    schema: { params: idParams, body: requestApprovalBody, response: { 200: dataOf(approvalRequestedSchema), 409: errorOf('CONFLICT: the version cannot be queued (already decided, or the item is revoked)'), 410: GONE } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...write, operationId: 'requestProofApproval', summary: 'Queue a version for a person; requesting is not approving' },
+  app.post('/api/v1/proof/items/:id/request-approval', {
+    schema: { params: idParams, body: requestApprovalBody, response: { 200: dataOf(approvalRequestedSchema),
+      409: errorOf('CONFLICT: the version cannot be queued (already decided, or the item is revoked)'), 410: GONE } },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...write, operationId: 'requestProofApproval',
+      summary: 'Queue a version for a person; requesting is not approving' },
   }, async (request) => {
     const s = scopeOf(request);
     const answer = (r: Awaited<ReturnType<typeof requestApproval>>) => ({ item: r.item, version: r.version, approvalRequestId: r.approvalRequestId });
-    const result = await requestApproval(ds, s, request.params.id, request.body.versionId, { type: 'service_key', id: s.keyId }, deps.config.proofApprovalReminderMs,
+    const result = await requestApproval(ds, s, request.params.id, request.body.versionId, { type: 'service_key', id: s.keyId },
+      deps.config.proofApprovalReminderMs,
       answerWithWrite(request, 200, answer));
     return { data: answer(result) };
   });
 
   // No scope on purpose: whatever the key holds, a key never decides.
   for (const action of ['approve', 'reject']) {
-    app.post<{ Params: { id: string } }>(`/api/v1/proof/items/:id/${action}`, {
+    app.post(`/api/v1/proof/items/:id/${action}`, {
       schema: { params: idParams, response: { 403: errorOf('HUMAN_APPROVAL_REQUIRED, always') } },
-      config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', operationId: `${action}ProofItemByKey`, summary: `Always 403 HUMAN_APPROVAL_REQUIRED: ${action} is a person's decision in the workspace` },
+      config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', operationId: `${action}ProofItemByKey`,
+        summary: `Always 403 HUMAN_APPROVAL_REQUIRED: ${action} is a person's decision in the workspace` },
     }, async () => {
       throw humanOnly();
     });
@@ -130,23 +137,28 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
   const consentByKey = () => {
     throw forbidden('consent is granted, changed and withdrawn by a person in the workspace; a key may only file a revocation request');
   };
-  app.post<{ Params: { id: string } }>('/api/v1/proof/items/:id/consents', {
+  app.post('/api/v1/proof/items/:id/consents', {
     schema: { params: idParams, response: { 403: errorOf('FORBIDDEN, always') } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', operationId: 'createConsentByKey', summary: 'Always 403 FORBIDDEN: consent is recorded by a person (POST /api/workspace/proof/items/{id}/consents)' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', operationId: 'createConsentByKey',
+      summary: 'Always 403 FORBIDDEN: consent is recorded by a person (POST /api/workspace/proof/items/{id}/consents)' },
   }, consentByKey);
-  app.patch<{ Params: { id: string } }>('/api/v1/proof/consents/:id', {
+  app.patch('/api/v1/proof/consents/:id', {
     schema: { params: idParams, response: { 403: errorOf('FORBIDDEN, always') } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', operationId: 'updateConsentByKey', summary: 'Always 403 FORBIDDEN: consent is changed by a person in the workspace' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', operationId: 'updateConsentByKey',
+      summary: 'Always 403 FORBIDDEN: consent is changed by a person in the workspace' },
   }, consentByKey);
 
-  app.get<{ Params: { id: string } }>('/api/v1/proof/items/:id/consent', {
+  app.get('/api/v1/proof/items/:id/consent', {
     schema: { params: idParams, response: { 200: dataOf(consentSummarySchema), 410: GONE } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'getProofConsent', summary: 'Consent status with grant summaries; evidence never leaves' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'getProofConsent',
+      summary: 'Consent status with grant summaries; evidence never leaves' },
   }, async (request) => ({ data: await getConsent(ds, scopeOf(request), request.params.id) }));
 
-  app.post<{ Params: { id: string }; Body: { requestText?: string } | null }>('/api/v1/proof/items/:id/revoke', {
-    schema: { params: idParams, body: revokeBody, response: { 202: dataOf(revocationFiledSchema), 409: errorOf('CONFLICT: the item is already revoked'), 410: GONE } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...write, operationId: 'revokeProofItem', summary: 'File a revocation request (202); new renders stop at once, a person completes it' },
+  app.post('/api/v1/proof/items/:id/revoke', {
+    schema: { params: idParams, body: revokeBody, response: { 202: dataOf(revocationFiledSchema), 409: errorOf('CONFLICT: the item is already revoked'),
+      410: GONE } },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...write, operationId: 'revokeProofItem',
+      summary: 'File a revocation request (202); new renders stop at once, a person completes it' },
   }, async (request, reply) => {
     const s = scopeOf(request);
     const filed = await requestRevocation(ds, s, { proofItemId: request.params.id }, {
@@ -155,7 +167,7 @@ export async function proofItemRoutes(app: FastifyInstance, deps: AppDeps): Prom
     return reply.code(202).send({ data: filed.result });
   });
 
-  app.post<{ Params: { id: string } }>('/api/v1/proof/consents/:id/revoke', {
+  app.post('/api/v1/proof/consents/:id/revoke', {
     schema: { params: idParams, response: { 202: dataOf(revocationFiledSchema), 409: errorOf('CONFLICT: the item is already revoked'), 410: GONE } },
     config: { tag: 'proof', ...PROOF_API_ROUTE, ...write, operationId: 'revokeConsent', summary: 'File a revocation request for the grant\'s item (202)' },
   }, async (request, reply) => {

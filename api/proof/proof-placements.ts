@@ -1,13 +1,11 @@
-import { FastifyInstance, FastifyRequest } from 'fastify';
+import { FastifyRequest } from 'fastify';
 import { answerWithWrite } from '../plugins/idempotency';
 import { array, boolean, mixed, number, object, string } from 'yup';
 import { EMBED_ORIGIN, MAX_EMBED_ORIGINS } from '../../db/rules/embed-origins';
-import { HOST_CONTEXTS, PLACEMENT_STATES, PlacementState } from '../../db/entities/proof-placement';
-import { PageRequest } from '../../db/pagination';
+import { HOST_CONTEXTS, PLACEMENT_STATES } from '../../db/entities/proof-placement';
 import { PLACEMENT_TYPES, PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
 import {
-  NewPlacement, NewPlacementItem, PlacementPatch, addPlacementItem, archivePlacement, createPlacement, listPlacementItems,
-  listPlacements, publishPlacement, getPlacement, removePlacementItem, updatePlacement,
+  addPlacementItem, archivePlacement, createPlacement, listPlacementItems, listPlacements, publishPlacement, getPlacement, removePlacementItem, updatePlacement,
 } from '../../db/proof/proof-placements';
 import { Actor } from '../../db/proof/proof-ledger';
 import { keyPrincipal } from '../plugins/auth';
@@ -15,9 +13,12 @@ import { productTenant } from '../plugins/product-tenant';
 import type { AppDeps } from '../app-deps';
 import { closedList } from './proof-content';
 import { idParams, pathParams } from '../plugins/path-params';
-import { pageQuery, strictObject } from '../plugins/validation';
+import { pageQuery, RouteApp, strictObject } from '../plugins/validation';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
-import { PLACEMENT_ARCHIVED, placementItemSchema, placementItemWithEngagementSchema, placementReadSchema, placementSchema, publishResultSchema, removedPlacementItemSchema } from './schemas';
+import {
+  PLACEMENT_ARCHIVED, placementItemSchema, placementItemWithEngagementSchema, placementReadSchema, placementSchema, publishResultSchema,
+  removedPlacementItemSchema,
+} from './schemas';
 import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
 const IDENTITY_FIELDS = ['name', 'company', 'title', 'photo', 'logo', 'location'];
@@ -50,7 +51,7 @@ const createBody = strictObject({
 
 const patchBody = strictObject({
   name: string().min(1).max(200),
-  state: string().oneOf(['active', 'paused', 'archived']),
+  state: string().oneOf(['active', 'paused', 'archived'] as const),
   renderConfig: renderConfigSchema,
   eligibilityPolicy: policySchema,
 }).test('not-empty', 'send at least one of name, state, renderConfig, eligibilityPolicy', (v) => v == null || Object.keys(v).length > 0)
@@ -64,7 +65,8 @@ const itemBody = strictObject({
 
 const listQuery = strictObject({ ...pageQuery, state: string().oneOf([...PLACEMENT_STATES]) });
 const readQuery = strictObject({
-  expand: mixed().meta({ jsonSchema: { type: 'array', items: { type: 'string', enum: ['items'] }, maxItems: 1 }, description: 'items: embed the first 50 placed items' }),
+  expand: mixed().meta({ jsonSchema: { type: 'array', items: { type: 'string', enum: ['items'] }, maxItems: 1 },
+    description: 'items: embed the first 50 placed items' }),
 });
 const publishQuery = strictObject({ dryRun: boolean().default(false) });
 const itemParams = pathParams('id', 'itemId');
@@ -75,44 +77,48 @@ function scopeOf(request: FastifyRequest) {
   return { scope: productTenant(request), actor };
 }
 
-export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function proofPlacementRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const read = { auth: 'key' as const, scope: 'service:proof:read' };
   const publish = { auth: 'key' as const, scope: 'service:proof:publish', idempotency: 'optional' as const };
 
-  app.get<{ Querystring: PageRequest & { state?: PlacementState } }>('/api/v1/proof/placements', {
+  app.get('/api/v1/proof/placements', {
     schema: { querystring: listQuery, response: { 200: pageOf(placementSchema) } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listPlacements', summary: 'Placements of the key\'s product, newest first; optional state filter' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listPlacements',
+      summary: 'Placements of the key\'s product, newest first; optional state filter' },
   }, async (request) => {
     const { limit, cursor, state } = request.query;
     return listPlacements(ds, scopeOf(request).scope.productId, state, { limit, cursor });
   });
 
-  app.post<{ Body: NewPlacement }>('/api/v1/proof/placements', {
+  app.post('/api/v1/proof/placements', {
     schema: { body: createBody, response: { 201: dataOf(placementSchema) } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'createPlacement', summary: 'Create a placement (state draft); the product comes from the key' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'createPlacement',
+      summary: 'Create a placement (state draft); the product comes from the key' },
   }, async (request, reply) => {
     const { scope, actor } = scopeOf(request);
     return reply.code(201).send({ data: await createPlacement(ds, scope, request.body, actor, answerWithWrite(request, 201)) });
   });
 
-  app.get<{ Params: { id: string }; Querystring: { expand?: unknown } }>('/api/v1/proof/placements/:id', {
+  app.get('/api/v1/proof/placements/:id', {
     schema: { params: idParams, querystring: readQuery, response: { 200: dataOf(placementReadSchema) } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'getPlacement', summary: 'One placement; expand=items adds the first 50 placed items with their live decision' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'getPlacement',
+      summary: 'One placement; expand=items adds the first 50 placed items with their live decision' },
   }, async (request) => {
     const expand = closedList('expand', request.query.expand, ['items'] as const, { max: 1, unique: true });
     return { data: await getPlacement(ds, scopeOf(request).scope, request.params.id, expand.length > 0) };
   });
 
-  app.patch<{ Params: { id: string }; Body: PlacementPatch }>('/api/v1/proof/placements/:id', {
+  app.patch('/api/v1/proof/placements/:id', {
     schema: { params: idParams, body: patchBody, response: { 200: dataOf(placementSchema), 409: PLACEMENT_ARCHIVED } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'updatePlacement', summary: 'Change name, state, renderConfig or eligibilityPolicy; renderCacheVersion increases' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'updatePlacement',
+      summary: 'Change name, state, renderConfig or eligibilityPolicy; renderCacheVersion increases' },
   }, async (request) => {
     const { scope, actor } = scopeOf(request);
     return { data: await updatePlacement(ds, scope, request.params.id, request.body, actor, answerWithWrite(request, 200)) };
   });
 
-  app.delete<{ Params: { id: string } }>('/api/v1/proof/placements/:id', {
+  app.delete('/api/v1/proof/placements/:id', {
     schema: { params: idParams, response: { 200: dataOf(placementSchema) } },
     config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'archivePlacement', summary: 'Archive the placement; its history is kept' },
   }, async (request) => {
@@ -120,20 +126,23 @@ export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps):
     return { data: await archivePlacement(ds, scope, request.params.id, actor, answerWithWrite(request, 200)) };
   });
 
-  app.get<{ Params: { id: string } }>('/api/v1/proof/placements/:id/items', {
+  app.get('/api/v1/proof/placements/:id/items', {
     schema: { params: idParams, response: { 200: pageOf(placementItemWithEngagementSchema) } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listPlacementItems', summary: 'Placed items in position order, each with its live eligibility decision and engagement counts' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...read, operationId: 'listPlacementItems',
+      summary: 'Placed items in position order, each with its live eligibility decision and engagement counts' },
   }, async (request) => listPlacementItems(ds, scopeOf(request).scope, request.params.id));
 
-  app.post<{ Params: { id: string }; Body: NewPlacementItem }>('/api/v1/proof/placements/:id/items', {
-    schema: { params: idParams, body: itemBody, response: { 201: dataOf(placementItemSchema), 409: errorOf('CONFLICT: the item is already placed, or the placement is archived') } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'addPlacementItem', summary: 'Place an item; the answer carries the current eligibility decision' },
+  app.post('/api/v1/proof/placements/:id/items', {
+    schema: { params: idParams, body: itemBody, response: { 201: dataOf(placementItemSchema),
+      409: errorOf('CONFLICT: the item is already placed, or the placement is archived') } },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'addPlacementItem',
+      summary: 'Place an item; the answer carries the current eligibility decision' },
   }, async (request, reply) => {
     const { scope, actor } = scopeOf(request);
     return reply.code(201).send({ data: await addPlacementItem(ds, scope, request.params.id, request.body, actor, answerWithWrite(request, 201)) });
   });
 
-  app.delete<{ Params: { id: string; itemId: string } }>('/api/v1/proof/placements/:id/items/:itemId', {
+  app.delete('/api/v1/proof/placements/:id/items/:itemId', {
     schema: { params: itemParams, response: { 200: dataOf(removedPlacementItemSchema) } },
     config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'removePlacementItem', summary: 'Remove a placed item (the row stays as history)' },
   }, async (request) => {
@@ -141,9 +150,10 @@ export async function proofPlacementRoutes(app: FastifyInstance, deps: AppDeps):
     return { data: await removePlacementItem(ds, scope, request.params.id, request.params.itemId, actor, answerWithWrite(request, 200)) };
   });
 
-  app.post<{ Params: { id: string }; Querystring: { dryRun: boolean } }>('/api/v1/proof/placements/:id/publish', {
+  app.post('/api/v1/proof/placements/:id/publish', {
     schema: { params: idParams, querystring: publishQuery, response: { 200: dataOf(publishResultSchema), 409: PLACEMENT_ARCHIVED } },
-    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'publishPlacement', summary: 'Publish (state active); ineligible items are excluded and counted; dryRun writes nothing' },
+    config: { tag: 'proof', ...PROOF_API_ROUTE, ...publish, operationId: 'publishPlacement',
+      summary: 'Publish (state active); ineligible items are excluded and counted; dryRun writes nothing' },
   }, async (request) => {
     const { scope, actor } = scopeOf(request);
     return { data: await publishPlacement(ds, scope, request.params.id, request.query.dryRun, actor, answerWithWrite(request, 200)) };

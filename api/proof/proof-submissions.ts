@@ -1,8 +1,7 @@
-import { FastifyInstance } from 'fastify';
 import { array, boolean, string } from 'yup';
 import { PROOF_TYPES } from '../../db/entities/proof-item';
 import { PROOF_CHANNELS } from '../../db/rules/proof-eligibility';
-import { SubmissionBody, submitProof } from '../../db/proof/proof-submissions';
+import { submitProof } from '../../db/proof/proof-submissions';
 import { completeIdempotencyKey } from '../../db/platform/idempotency';
 import { keyPrincipal } from '../plugins/auth';
 import { productTenant } from '../plugins/product-tenant';
@@ -10,7 +9,7 @@ import type { AppDeps } from '../app-deps';
 import { CEILING_OR_RATE, dataOf, errorOf } from '../plugins/responses';
 import { submissionSchema } from './schemas';
 import { proofContentSchema } from './proof-content';
-import { isoDateTime, strictObject } from '../plugins/validation';
+import { isoDateTime, RouteApp, strictObject } from '../plugins/validation';
 import { PROOF_API_ROUTE } from '../plugins/route-traits';
 
 export const DISPLAY_MODES = ['full_name', 'first_name', 'initials', 'anonymous'] as const;
@@ -23,7 +22,8 @@ export const consentTermsSchema = strictObject({
   identityFields: array(string().required().oneOf([...IDENTITY_FIELDS])).required().max(IDENTITY_FIELDS.length),
   channels: array(string().required().oneOf([...PROOF_CHANNELS])).required().min(1).max(PROOF_CHANNELS.length),
   products: strictObject({ all: boolean(), ids: array(string().required().max(100)).min(1).max(100) }).required()
-    .test('all-or-ids', 'products is either {"all": true} or {"ids": [...]}', (v) => v == null || (v.all === true && v.ids === undefined) || (v.all === undefined && v.ids !== undefined)),
+    .test('all-or-ids', 'products is either {"all": true} or {"ids": [...]}',
+      (v) => v == null || (v.all === true && v.ids === undefined) || (v.all === undefined && v.ids !== undefined)),
   media: array(string().required().oneOf([...CONSENT_MEDIA])).required().min(1).max(CONSENT_MEDIA.length),
   paidUseAllowed: boolean().required(),
   translationAllowed: boolean().required(),
@@ -42,12 +42,12 @@ const submissionBody = strictObject({
   }).default(undefined),
   consent: consentTermsSchema,
   incentive: strictObject({ offered: boolean().required(), description: string().min(1).max(500) }).default(undefined),
-  verification: strictObject({ state: string().required().oneOf(['verified_customer', 'unverified']) }).default(undefined),
+  verification: strictObject({ state: string().required().oneOf(['verified_customer', 'unverified'] as const) }).default(undefined),
 }).required();
 
 /** Headless capture: stored first, always; the Idempotency-Key makes retries create one item. */
-export async function proofSubmissionRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
-  app.post<{ Body: SubmissionBody }>('/api/v1/proof/submissions', {
+export async function proofSubmissionRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
+  app.post('/api/v1/proof/submissions', {
     schema: {
       body: submissionBody,
       response: {

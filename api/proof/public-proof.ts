@@ -1,7 +1,7 @@
-import { FastifyInstance, FastifyReply } from 'fastify';
+import { FastifyReply } from 'fastify';
 import { string } from 'yup';
 import { ENGAGEMENT_TYPES, recordEngagement } from '../../db/proof/proof-placements';
-import { ReceiptClaim, readReceipt, verifyReceipt } from '../../db/proof/proof-receipts';
+import { readReceipt, verifyReceipt } from '../../db/proof/proof-receipts';
 import { currentRender, placementMedia } from '../../db/proof/proof-render';
 import { publicKeySet, readEventToken } from '../../db/proof/proof-signing';
 import { ServiceError, notFound, validationFailed } from '../../runtime/service-error';
@@ -12,7 +12,7 @@ import { rangeOf, sendStoredRange } from '../plugins/byte-ranges';
 import { dataOf, errorOf, fileOf, noContent } from '../plugins/responses';
 import { keySetSchema, receiptSchema, receiptVerificationSchema, renderManifestSchema } from './schemas';
 import { idParams } from '../plugins/path-params';
-import { openObject, strictObject } from '../plugins/validation';
+import { openObject, RouteApp, strictObject } from '../plugins/validation';
 import { parseJsonText } from '../plugins/json-body';
 
 const BEACON_BODY_LIMIT = 2048;
@@ -31,7 +31,7 @@ function publicHeaders(reply: FastifyReply, cacheControl: string): FastifyReply 
 const matches = (ifNoneMatch: string | undefined, etag: string) =>
   ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*');
 
-export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function publicProofRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const store = mediaStoreOf(deps.config);
   // A wall on another site must read refusals too (a 404 placement, a 403 beacon) to say why it shows nothing.
@@ -39,9 +39,10 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
     reply.header('access-control-allow-origin', '*');
   });
 
-  app.get<{ Params: { id: string } }>('/api/public/proof/render/:id', {
+  app.get('/api/public/proof/render/:id', {
     schema: { params: idParams, response: { 200: renderManifestSchema, 304: noContent('the manifest is unchanged (If-None-Match)') } },
-    config: { tag: 'proof', operationId: 'renderPlacement', summary: 'Signed render manifest (service-proof-render-v1) of the eligible items; strong ETag, 304 on If-None-Match' },
+    config: { tag: 'proof', operationId: 'renderPlacement', summary: 'Signed render manifest (service-proof-render-v1) of the eligible items; strong ETag, ' +
+      '304 on If-None-Match' },
   }, async (request, reply) => {
     const render = await currentRender(ds, request.params.id);
     if (!render) throw notFound('placement');
@@ -51,7 +52,7 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
     return reply.type('application/json; charset=utf-8').send(render.body());
   });
 
-  app.get<{ Params: { placementId: string; assetId: string } }>('/api/public/proof/media/:placementId/:assetId', {
+  app.get('/api/public/proof/media/:placementId/:assetId', {
     schema: {
       params: mediaParams,
       response: {
@@ -60,7 +61,8 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
         416: noContent('the range is outside the file'),
       },
     },
-    config: { tag: 'proof', operationId: 'getPlacementMedia', summary: 'A file of an item in the placement\'s current eligible manifest; byte ranges; anything else 404' },
+    config: { tag: 'proof', operationId: 'getPlacementMedia', summary: 'A file of an item in the placement\'s current eligible manifest; byte ranges; ' +
+      'anything else 404' },
   }, async (request, reply) => {
     if (request.params.assetId.startsWith('med_')) {
       const media = await placedMedia(ds, request.params.placementId, request.params.assetId);
@@ -85,10 +87,11 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
       .send(asset.body.subarray(range.start, range.end + 1));
   });
 
-  app.post<{ Body: unknown }>('/api/public/proof/events', {
+  app.post('/api/public/proof/events', {
     bodyLimit: BEACON_BODY_LIMIT,
     schema: { response: { 204: noContent('recorded'), 403: errorOf('FORBIDDEN: the event token is not one this service signed, or it has expired') } },
-    config: { tag: 'proof', operationId: 'recordProofEngagement', summary: 'Cookie-free engagement beacon (text/plain JSON {token, type}); needs the manifest\'s event token' },
+    config: { tag: 'proof', operationId: 'recordProofEngagement', summary: 'Cookie-free engagement beacon (text/plain JSON {token, type}); needs the ' +
+      'manifest\'s event token' },
   }, async (request, reply) => {
     const expected = `send {"token": <eventToken>, "type": ${ENGAGEMENT_TYPES.join('|')}}`;
     // navigator.sendBeacon sends text/plain without a preflight; the text is JSON, read like any JSON body.
@@ -116,7 +119,7 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
     return publicKeySet(ds);
   });
 
-  app.get<{ Params: { id: string } }>('/api/public/proof/receipts/:id', {
+  app.get('/api/public/proof/receipts/:id', {
     schema: { params: idParams, response: { 200: dataOf(receiptSchema) } },
     config: { tag: 'proof', operationId: 'getReceipt', summary: 'Portable signed receipt: what the customer approved and how it may be used' },
   }, async (request, reply) => {
@@ -126,7 +129,7 @@ export async function publicProofRoutes(app: FastifyInstance, deps: AppDeps): Pr
     return { data: receipt };
   });
 
-  app.post<{ Body: ReceiptClaim }>('/api/public/proof/receipts/verify', {
+  app.post('/api/public/proof/receipts/verify', {
     schema: { body: verifyBody, response: { 200: dataOf(receiptVerificationSchema) } },
     config: { tag: 'proof', operationId: 'verifyReceipt', summary: 'Verify a receipt: the signature first, then its live status; revocation always wins' },
   }, async (request, reply) => {

@@ -129,7 +129,8 @@ export const reviewRequestSchema = named('ReviewRequest', object({
   remindersSent: number().integer().required(),
   item: proofItemSchema.defined(),
   version: proofVersionSchema.defined(),
-  original: proofVersionSchema.nullable().defined().meta({ description: 'the item\'s original version, beside a derivative; null when the queued version is the original' }),
+  original: proofVersionSchema.nullable().defined().meta({ description: 'the item\'s original version, beside a derivative; null when the queued version is ' +
+    'the original' }),
   consent: consentSummarySchema.defined(),
 }));
 
@@ -148,7 +149,7 @@ export const openRevocationSchema = named('OpenRevocation', object({
   proofItemId: id(),
   productId: id(),
   requestText: string().nullable().defined(),
-  resolutionState: string().required().oneOf(['pending', 'escalated']),
+  resolutionState: string().required().oneOf(['pending', 'escalated'] as const),
   immediatePolicyAction: string().required(),
   slaDeadlineAt: timestamp().required(),
   requestedBy: object({ type: string().required(), id: string().nullable().defined() }).required(),
@@ -239,18 +240,19 @@ export const publishResultSchema = named('PlacementPublication', object({
 }));
 
 const signatureSchema = named('Ed25519Signature', object({
-  alg: string().required().oneOf(['EdDSA']),
+  alg: string().required().oneOf(['EdDSA'] as const),
   kid: string().required(),
   value: string().required().meta({ description: 'base64url signature over the canonical JSON (RFC 8785) of the signed object' }),
 }));
 
 export const renderManifestSchema = named('SignedRenderManifest', object({
   manifest: object({
-    schema: string().required().oneOf(['service-proof-render-v1']),
-    canonicalization: string().required().oneOf(['RFC8785']).meta({ description: 'the signature is over the RFC 8785 canonical JSON of manifest' }),
+    schema: string().required().oneOf(['service-proof-render-v1'] as const),
+    canonicalization: string().required().oneOf(['RFC8785'] as const).meta({ description: 'the signature is over the RFC 8785 canonical JSON of manifest' }),
     expiresAt: timestamp().required().meta({ description: 'end of the event tokens\' last valid day; a wall shows nothing from a manifest past it' }),
     placement: anyObject().required(),
-    items: array(anyObject()).defined().meta({ description: 'eligible items with content, attribution, labels, media ({assetId, kind, url}), receiptId and eventToken' }),
+    items: array(anyObject()).defined().meta({ description: 'eligible items with content, attribution, labels, media ({assetId, kind, url}), receiptId and ' +
+      'eventToken' }),
   }).required(),
   signature: signatureSchema.defined(),
 }));

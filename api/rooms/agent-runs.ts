@@ -1,8 +1,6 @@
-import { FastifyInstance } from 'fastify';
 import { string } from 'yup';
 import { APPROVAL_KINDS, APPROVAL_STATUSES } from '../../db/entities/room-approval';
-import { RUN_STATUSES, RunStatus } from '../../db/entities/room-agent-run';
-import { PageRequest } from '../../db/pagination';
+import { RUN_STATUSES } from '../../db/entities/room-agent-run';
 import { cancelRun, getRun, invokeAgent, listRuns } from '../../db/rooms/agent-runs';
 import { decideApproval } from '../../db/rooms/approval-decisions';
 import { listApprovals } from '../../db/rooms/approvals';
@@ -13,14 +11,14 @@ import type { AppDeps } from '../app-deps';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams, pathParams } from '../plugins/path-params';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
-import { pageQuery, strictObject } from '../plugins/validation';
+import { pageQuery, RouteApp, strictObject } from '../plugins/validation';
 import { READ, ROOMS_ROUTE, WRITE, addRoomsVersionHeader, productCaller } from './room-caller';
 import { agentRunSchema, approvalSchema, END_USER_NOT_JOINED, ROOM_ARCHIVED } from './schemas';
 
 const invokeParams = strictObject({ id: string().required().max(100), alias: string().required().max(100) });
 const invokeBody = strictObject({
   input: string().min(1).max(MESSAGE_BODY_MAX).required(),
-  visibility: string().oneOf(['customer', 'internal']),
+  visibility: string().oneOf(['customer', 'internal'] as const),
 }).required();
 const runsQuery = strictObject({ ...pageQuery, status: string().oneOf([...RUN_STATUSES]) });
 const runParams = pathParams('runId');
@@ -38,11 +36,11 @@ const DECIDERS = {
 };
 
 /** Agent runs (`agent-run/<runId>`) and the approvals only a workspace owner or admin decides (docs/rooms.md#agent-runs-and-approvals). */
-export async function agentRunRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function agentRunRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   addRoomsVersionHeader(app);
 
-  app.post<{ Params: { id: string; alias: string }; Body: { input: string; visibility?: 'customer' | 'internal' } }>('/api/v1/rooms/:id/agents/:alias/invoke', {
+  app.post('/api/v1/rooms/:id/agents/:alias/invoke', {
     schema: {
       params: invokeParams,
       body: invokeBody,
@@ -53,7 +51,8 @@ export async function agentRunRoutes(app: FastifyInstance, deps: AppDeps): Promi
         503: errorOf('AI_UNAVAILABLE: no AI provider is configured (no run is made)'),
       },
     },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: WRITE, idempotency: 'optional', operationId: 'invokeRoomAgent', summary: 'Start an agent run (queued; its workflow starts through the outbox)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: WRITE, idempotency: 'optional', operationId: 'invokeRoomAgent',
+      summary: 'Start an agent run (queued; its workflow starts through the outbox)' },
   }, async (request, reply) => {
     const caller = productCaller(request);
     const visibility = request.body.visibility ?? 'customer';
@@ -65,40 +64,44 @@ export async function agentRunRoutes(app: FastifyInstance, deps: AppDeps): Promi
     return reply.code(202).send({ data: run });
   });
 
-  app.get<{ Params: { id: string }; Querystring: PageRequest & { status?: RunStatus } }>('/api/v1/rooms/:id/agent-runs', {
+  app.get('/api/v1/rooms/:id/agent-runs', {
     schema: {
       params: idParams,
       querystring: runsQuery,
       response: { 200: pageOf(agentRunSchema), 403: END_USER_NOT_JOINED },
     },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'listRoomAgentRuns', summary: 'Agent runs of the room, newest first (an end user: only its own)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'listRoomAgentRuns',
+      summary: 'Agent runs of the room, newest first (an end user: only its own)' },
   }, async (request) => {
     const { limit, cursor, status } = request.query;
     return listRuns(ds, productCaller(request), request.params.id, status, { limit, cursor });
   });
 
-  app.get<{ Params: { runId: string } }>('/api/v1/agent-runs/:runId', {
+  app.get('/api/v1/agent-runs/:runId', {
     schema: { params: runParams, response: { 200: dataOf(agentRunSchema) } },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'getAgentRun', summary: 'One agent run (unknown and not one\'s own are the same 404)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'getAgentRun',
+      summary: 'One agent run (unknown and not one\'s own are the same 404)' },
   }, async (request) => ({ data: await getRun(ds, productCaller(request), request.params.runId) }));
 
-  app.post<{ Params: { runId: string } }>('/api/v1/agent-runs/:runId/cancel', {
+  app.post('/api/v1/agent-runs/:runId/cancel', {
     schema: {
       params: runParams,
       response: { 200: dataOf(agentRunSchema), 409: errorOf('CONFLICT: the run already succeeded or failed') },
     },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: WRITE, operationId: 'cancelAgentRun', summary: 'Cancel a run; a cancelled run never executes its side effect later' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: WRITE, operationId: 'cancelAgentRun',
+      summary: 'Cancel a run; a cancelled run never executes its side effect later' },
   }, async (request) => ({ data: await cancelRun(ds, productCaller(request), request.params.runId) }));
 
-  app.get<{ Querystring: PageRequest & { status?: string; kind?: string; roomId?: string } }>('/api/v1/approvals', {
+  app.get('/api/v1/approvals', {
     schema: { querystring: approvalsQuery, response: { 200: pageOf(approvalSchema) } },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'listRoomApprovals', summary: 'Approvals, newest first (an end user: of its own runs and appeals)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'listRoomApprovals',
+      summary: 'Approvals, newest first (an end user: of its own runs and appeals)' },
   }, async (request) => {
     const { limit, cursor, ...filter } = request.query;
     return listApprovals(ds, productCaller(request), filter, { limit, cursor });
   });
 
-  app.post<{ Params: { approvalId: string }; Body: { note?: string } | null }>('/api/v1/approvals/:approvalId/approve', {
+  app.post('/api/v1/approvals/:approvalId/approve', {
     schema: {
       params: approvalParams,
       body: approveBody,
@@ -114,7 +117,7 @@ export async function agentRunRoutes(app: FastifyInstance, deps: AppDeps): Promi
     return { data: await decideApproval(ds, session, request.params.approvalId, 'approved', request.body?.note ?? null) };
   });
 
-  app.post<{ Params: { approvalId: string }; Body: { reason?: string } | null }>('/api/v1/approvals/:approvalId/reject', {
+  app.post('/api/v1/approvals/:approvalId/reject', {
     schema: {
       params: approvalParams,
       body: rejectBody,

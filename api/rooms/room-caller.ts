@@ -10,7 +10,9 @@ export const WRITE = 'service:rooms:write';
 /** The paths of the Rooms contract (docs/rooms.md#paths); the tests check every route on them declares ROOMS_ROUTE. */
 export const ROOMS_PATHS = /^\/api\/(v1\/(rooms|agent-runs|approvals)|workspace\/rooms)(\/|$)/;
 
-/** Route options every Rooms route spreads into its config: its OpenAPI tag, and end users rate-limited as keys are (docs/rooms.md#credentials-and-refusals). */
+/**
+ * Route options every Rooms route spreads into its config: its OpenAPI tag, and end users rate-limited as keys are (docs/rooms.md#credentials-and-refusals).
+ */
 export const ROOMS_ROUTE = { tag: 'rooms', endUserWindow: true } as const;
 
 /** The caller of a Rooms route in db/rooms terms: an end user (a customer), a key or a teammate. */

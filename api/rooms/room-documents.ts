@@ -1,6 +1,5 @@
-import { FastifyInstance } from 'fastify';
 import { array, number, object, string } from 'yup';
-import { PromoteInput, compiledDocument, promote, startCompile } from '../../db/rooms/documents';
+import { compiledDocument, promote, startCompile } from '../../db/rooms/documents';
 import { ServiceError, validationFailed } from '../../runtime/service-error';
 import { startOnce } from '../../runtime/start-once';
 import { tenantStartOptions } from '../../runtime/workflow-memo';
@@ -10,18 +9,18 @@ import { assertAiConfigured, endedWithin } from '../ai/ai-runner';
 import type { AppDeps } from '../app-deps';
 import { idParams } from '../plugins/path-params';
 import { dataOf, errorOf, named, timestamp } from '../plugins/responses';
-import { strictObject } from '../plugins/validation';
+import { RouteApp, strictObject } from '../plugins/validation';
 import { ROOMS_ROUTE, WRITE, addRoomsVersionHeader, keyOnly } from './room-caller';
 import { approvalSchema, ROOM_ARCHIVED } from './schemas';
 
-const citation = object({ type: string().oneOf(['message', 'signal']).required(), id: string().required() });
+const citation = object({ type: string().oneOf(['message', 'signal'] as const).required(), id: string().required() });
 export const documentSchema = named('RoomDocument', object({
   id: string().required(),
   roomId: string().required(),
   title: string().required(),
   statements: array(object({ section: string().defined(), text: string().required(), citations: array(citation).defined() })).defined(),
-  rejected: array(object({ text: string().required(), reason: string().oneOf(['no_valid_citation']).required() })).defined(),
-  removedCitations: array(object({ id: string().required(), reason: string().oneOf(['unknown', 'internal', 'not_evidence']).required() })).defined(),
+  rejected: array(object({ text: string().required(), reason: string().oneOf(['no_valid_citation'] as const).required() })).defined(),
+  removedCitations: array(object({ id: string().required(), reason: string().oneOf(['unknown', 'internal', 'not_evidence'] as const).required() })).defined(),
   model: object({ provider: string().defined(), name: string().defined() }).required(),
   createdAt: timestamp().required(),
 }));
@@ -33,7 +32,7 @@ export const knowledgeSchema = named('RoomKnowledge', object({
   body: string().required(),
   documentId: string().nullable().defined(),
   sourceIds: array(string().defined()).defined(),
-  state: string().oneOf(['pending_approval', 'published', 'rejected']).required(),
+  state: string().oneOf(['pending_approval', 'published', 'rejected'] as const).required(),
   approvalId: string().required(),
   publishedAt: timestamp().nullable().defined(),
 }));
@@ -47,12 +46,12 @@ const promoteBody = strictObject({
 }).required();
 
 /** Compile (a cited PRD from customer-visible evidence) and promote (knowledge a person publishes), docs/rooms.md#compile-and-promote. */
-export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function roomDocumentRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const { config } = deps;
   addRoomsVersionHeader(app);
 
-  app.post<{ Params: { id: string }; Body: { title: string; maxStatements?: number } }>('/api/v1/rooms/:id/compile', {
+  app.post('/api/v1/rooms/:id/compile', {
     schema: {
       params: idParams,
       body: compileBody,
@@ -91,12 +90,13 @@ export async function roomDocumentRoutes(app: FastifyInstance, deps: AppDeps): P
       request.log.error({ err }, 'could not start the compile workflow');
     }
     if (!ended) {
-      throw new ServiceError('AI_UNAVAILABLE', 'the compile is still running; the document records its outcome', { documentId, reason: 'still_running' }, { 'retry-after': '30' });
+      throw new ServiceError('AI_UNAVAILABLE', 'the compile is still running; the document records its outcome', { documentId, reason: 'still_running' },
+        { 'retry-after': '30' });
     }
     return reply.code(201).send({ data: await compiledDocument(ds, documentId) });
   });
 
-  app.post<{ Params: { id: string }; Body: PromoteInput }>('/api/v1/rooms/:id/promote', {
+  app.post('/api/v1/rooms/:id/promote', {
     schema: {
       params: idParams,
       body: promoteBody,

@@ -1,14 +1,13 @@
-import { FastifyInstance } from 'fastify';
 import { AnySchema, ValidationError, boolean, string } from 'yup';
 import { JOB_TYPES, JobType } from '../../db/entities/room-job';
 import { endHandoff, getHandoff, requestHandoff } from '../../db/rooms/handoffs';
 import { JobParams, createJob, getJob } from '../../db/rooms/jobs';
-import { Consent, joinSolveSession } from '../../db/rooms/solve-sessions';
+import { joinSolveSession } from '../../db/rooms/solve-sessions';
 import { forbidden, validationFailed } from '../../runtime/service-error';
 import type { AppDeps } from '../app-deps';
 import { idParams, idString, pathParams } from '../plugins/path-params';
 import { dataOf, errorOf } from '../plugins/responses';
-import { isoDateTime, issuesOf, openObject, strictObject } from '../plugins/validation';
+import { isoDateTime, issuesOf, openObject, RouteApp, strictObject } from '../plugins/validation';
 import { READ, ROOMS_ROUTE, WRITE, addRoomsVersionHeader, endUserOnly, keyOnly, productCaller } from './room-caller';
 import { handoffSchema, jobSchema, ROOM_ARCHIVED, solveJoinSchema } from './schemas';
 
@@ -22,7 +21,8 @@ const PARAMS: Record<JobType, AnySchema> = {
     text: string().min(1).max(500).required(),
     dueAt: isoDateTime().required()
       .test('future', 'must be in the future', (v) => v === undefined || Date.parse(v) > Date.now())
-      .test('horizon', `must be at most ${PROMISE_HORIZON_DAYS} days ahead`, (v) => v === undefined || Date.parse(v) <= Date.now() + PROMISE_HORIZON_DAYS * DAY_MS),
+      .test('horizon', `must be at most ${PROMISE_HORIZON_DAYS} days ahead`,
+        (v) => v === undefined || Date.parse(v) <= Date.now() + PROMISE_HORIZON_DAYS * DAY_MS),
   }).required(),
   complete_promise: strictObject({ promiseId: idString() }).required(),
   open_solve_session: strictObject({ termsVersion: string().min(1).max(50).required(), termsText: string().min(1).max(10_000).required() }).required(),
@@ -31,7 +31,8 @@ const PARAMS: Record<JobType, AnySchema> = {
 
 const jobBody = strictObject({
   type: string().oneOf([...JOB_TYPES]).required(),
-  params: openObject().required().meta({ description: 'per type (docs/rooms.md#jobs-promises-solve-sessions-and-handoff): releaseId; text, dueAt; promiseId; termsVersion, termsText; sessionId' }),
+  params: openObject().required().meta({ description: 'per type (docs/rooms.md#jobs-promises-solve-sessions-and-handoff): releaseId; text, dueAt; promiseId; ' +
+    'termsVersion, termsText; sessionId' }),
 }).required();
 const jobParams = pathParams('id', 'jobId');
 const sessionParams = pathParams('id', 'sessionId');
@@ -55,11 +56,11 @@ function checkParams(type: JobType, params: unknown): JobParams {
 }
 
 /** Jobs, solve sessions and handoff (docs/rooms.md#paths, docs/rooms.md#jobs-promises-solve-sessions-and-handoff). */
-export async function roomJobRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function roomJobRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   addRoomsVersionHeader(app);
 
-  app.post<{ Params: { id: string }; Body: { type: JobType; params: Record<string, unknown> } }>('/api/v1/rooms/:id/jobs', {
+  app.post('/api/v1/rooms/:id/jobs', {
     schema: {
       params: idParams,
       body: jobBody,
@@ -78,12 +79,12 @@ export async function roomJobRoutes(app: FastifyInstance, deps: AppDeps): Promis
     return reply.code(202).send({ data: await createJob(ds, keyOnly(request), request.params.id, job) });
   });
 
-  app.get<{ Params: { id: string; jobId: string } }>('/api/v1/rooms/:id/jobs/:jobId', {
+  app.get('/api/v1/rooms/:id/jobs/:jobId', {
     schema: { params: jobParams, response: { 200: dataOf(jobSchema) } },
     config: { ...ROOMS_ROUTE, auth: 'key', scope: READ, identityRefusal: true, operationId: 'getRoomJob', summary: 'One room job, with its result or error' },
   }, async (request) => ({ data: await getJob(ds, keyOnly(request), request.params.id, request.params.jobId) }));
 
-  app.post<{ Params: { id: string; sessionId: string }; Body: { consent: Consent } }>('/api/v1/rooms/:id/solve-sessions/:sessionId/join', {
+  app.post('/api/v1/rooms/:id/solve-sessions/:sessionId/join', {
     schema: {
       params: sessionParams,
       body: joinBody,
@@ -93,12 +94,15 @@ export async function roomJobRoutes(app: FastifyInstance, deps: AppDeps): Promis
         409: errorOf('CONSENT_INVALID: the version or hash is not the session\'s terms; CONFLICT: the session ended, or the room is archived'),
       },
     },
-    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'joinSolveSession', summary: 'Join a recorded solve session, consenting to its recording terms (a repeat answers the same)' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'joinSolveSession',
+      summary: 'Join a recorded solve session, consenting to its recording terms (a repeat answers the same)' },
   }, async (request) => ({
-    data: await joinSolveSession(ds, endUserOnly(request), request.params.id, request.params.sessionId, request.body.consent),
+    data: await joinSolveSession(ds, endUserOnly(request), request.params.id, request.params.sessionId,
+      // The schema admits `accepted: true` only; yup types a boolean's oneOf as boolean.
+      { ...request.body.consent, accepted: true }),
   }));
 
-  app.get<{ Params: { id: string } }>('/api/v1/rooms/:id/handoff', {
+  app.get('/api/v1/rooms/:id/handoff', {
     schema: {
       params: idParams,
       response: { 200: dataOf(handoffSchema.nullable()), 403: errorOf('FORBIDDEN: the end user has not joined the room') },
@@ -106,7 +110,7 @@ export async function roomJobRoutes(app: FastifyInstance, deps: AppDeps): Promis
     config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'getRoomHandoff', summary: 'The active handoff, or the latest, or null' },
   }, async (request) => ({ data: await getHandoff(ds, productCaller(request), request.params.id) }));
 
-  app.post<{ Params: { id: string }; Body: { reason?: string | null; teammateId?: string } | null }>('/api/v1/rooms/:id/handoff', {
+  app.post('/api/v1/rooms/:id/handoff', {
     schema: {
       params: idParams,
       body: handoffBody,
@@ -129,7 +133,7 @@ export async function roomJobRoutes(app: FastifyInstance, deps: AppDeps): Promis
     return reply.code(201).send({ data: handoff });
   });
 
-  app.delete<{ Params: { id: string } }>('/api/v1/rooms/:id/handoff', {
+  app.delete('/api/v1/rooms/:id/handoff', {
     schema: {
       params: idParams,
       response: {
@@ -138,6 +142,7 @@ export async function roomJobRoutes(app: FastifyInstance, deps: AppDeps): Promis
         409: ROOM_ARCHIVED,
       },
     },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: WRITE, idempotency: 'optional', operationId: 'endRoomHandoff', summary: 'End the active handoff (404 when none is active)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: WRITE, idempotency: 'optional', operationId: 'endRoomHandoff',
+      summary: 'End the active handoff (404 when none is active)' },
   }, async (request) => ({ data: await endHandoff(ds, productCaller(request), request.params.id) }));
 }

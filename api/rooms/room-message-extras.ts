@@ -1,8 +1,8 @@
-import { FastifyInstance, FastifyRequest } from 'fastify';
+import { FastifyRequest } from 'fastify';
 import { number, string } from 'yup';
 import { REPORT_REASONS } from '../../db/entities/room-moderation-case';
 import { readableAttachment, uploadAttachment } from '../../db/rooms/attachments';
-import { ReportInput, appealCase, reportMessage } from '../../db/rooms/moderation';
+import { appealCase, reportMessage } from '../../db/rooms/moderation';
 import { respondToPoll } from '../../db/rooms/polls';
 import { toggleReaction } from '../../db/rooms/reactions';
 import { attachmentDisposition, declaredAttachmentType, emojiValid, filenameProblem } from '../../db/rules/room-rules';
@@ -13,7 +13,7 @@ import { sendStoredRange } from '../plugins/byte-ranges';
 import { idParams, pathParams } from '../plugins/path-params';
 import { bodyChunks, declaredLength, takeStreamedBodies } from '../plugins/streamed-body';
 import { dataOf, errorOf, fileOf, noContent } from '../plugins/responses';
-import { strictObject } from '../plugins/validation';
+import { RouteApp, strictObject } from '../plugins/validation';
 import { ROOMS_ROUTE, addRoomsVersionHeader, endUserOnly } from './room-caller';
 import { appealSchema, attachmentSchema, CALLER_NOT_JOINED, moderationCaseSchema, pollSchema, reactionToggleSchema, ROOM_ARCHIVED } from './schemas';
 
@@ -46,12 +46,12 @@ function declaredUpload(request: FastifyRequest, maxBytes: number) {
 }
 
 /** Reactions, attachments, poll answers, reports and appeals of room messages (docs/rooms.md#reactions-attachments-polls-and-moderation). */
-export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function roomMessageExtraRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const store = mediaStoreOf(deps.config);
   addRoomsVersionHeader(app);
 
-  app.post<{ Params: { id: string; messageId: string }; Body: { emoji: string } }>('/api/v1/rooms/:id/messages/:messageId/reactions', {
+  app.post('/api/v1/rooms/:id/messages/:messageId/reactions', {
     schema: {
       params: pathParams('id', 'messageId'),
       body: reactionBody,
@@ -91,12 +91,13 @@ export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps
     });
   });
 
-  app.get<{ Params: { id: string; attachmentId: string } }>('/api/v1/rooms/:id/attachments/:attachmentId', {
+  app.get('/api/v1/rooms/:id/attachments/:attachmentId', {
     schema: {
       params: pathParams('id', 'attachmentId'),
       response: { 200: fileOf('*/*', 'the file, as a download'), 206: fileOf('*/*', 'a byte range'), 416: noContent('the range is outside the file') },
     },
-    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'getRoomAttachment', summary: 'Download an attachment: one\'s own upload, or one on a message whose content one sees' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'getRoomAttachment',
+      summary: 'Download an attachment: one\'s own upload, or one on a message whose content one sees' },
   }, async (request, reply) => {
     const attachment = await readableAttachment(ds, endUserOnly(request), request.params.id, request.params.attachmentId);
     reply.header('content-disposition', attachmentDisposition(attachment.filename)).header('x-content-type-options', 'nosniff')
@@ -105,7 +106,7 @@ export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps
     return sendStoredRange(reply, request.headers.range, attachment, store);
   });
 
-  app.put<{ Params: { id: string; pollId: string }; Body: { optionIndex: number } }>('/api/v1/rooms/:id/polls/:pollId/responses', {
+  app.put('/api/v1/rooms/:id/polls/:pollId/responses', {
     schema: {
       params: pathParams('id', 'pollId'),
       body: pollResponseBody,
@@ -115,12 +116,13 @@ export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps
         409: errorOf('CONFLICT: the poll\'s message was deleted, or the room is archived'),
       },
     },
-    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'respondToRoomPoll', summary: 'Answer a poll (one answer per member; a later answer replaces it)' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'respondToRoomPoll',
+      summary: 'Answer a poll (one answer per member; a later answer replaces it)' },
   }, async (request) => ({
     data: await respondToPoll(ds, endUserOnly(request), request.params.id, request.params.pollId, request.body.optionIndex),
   }));
 
-  app.post<{ Params: { id: string }; Body: ReportInput }>('/api/v1/rooms/:id/moderation/reports', {
+  app.post('/api/v1/rooms/:id/moderation/reports', {
     schema: {
       params: idParams,
       body: reportBody,
@@ -141,7 +143,7 @@ export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps
     return reply.code(created ? 201 : 200).send({ data: moderationCase });
   });
 
-  app.post<{ Params: { id: string; caseId: string }; Body: { statement: string } }>('/api/v1/rooms/:id/moderation/:caseId/appeals', {
+  app.post('/api/v1/rooms/:id/moderation/:caseId/appeals', {
     schema: {
       params: pathParams('id', 'caseId'),
       body: appealBody,
@@ -151,7 +153,8 @@ export async function roomMessageExtraRoutes(app: FastifyInstance, deps: AppDeps
         409: errorOf('CONFLICT: the case is not actioned, or the room is archived'),
       },
     },
-    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'appealRoomModeration', summary: 'The author appeals a hidden message; a person decides through its appeal approval' },
+    config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'appealRoomModeration',
+      summary: 'The author appeals a hidden message; a person decides through its appeal approval' },
   }, async (request, reply) => reply.code(201).send({
     data: await appealCase(ds, endUserOnly(request), request.params.id, request.params.caseId, request.body.statement),
   }));

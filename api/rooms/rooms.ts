@@ -1,23 +1,22 @@
-import { FastifyInstance } from 'fastify';
 import { array, number, string } from 'yup';
 import { MEMBER_STATES } from '../../db/entities/room-member';
-import { ROOM_KINDS, ROOM_STATUSES, ROOM_VISIBILITIES, RoomStatus } from '../../db/entities/room';
-import { PageRequest } from '../../db/pagination';
+import { ROOM_KINDS, ROOM_STATUSES, ROOM_VISIBILITIES } from '../../db/entities/room';
 import { getCanvas, patchCanvas } from '../../db/rooms/canvas';
 import { catchUp, roomEvents } from '../../db/rooms/room-events';
 import { inviteMembers, joinRoom, leaveRoom, listMembers, removeMember } from '../../db/rooms/room-members';
 import { deleteMessage, editMessage, postMessage } from '../../db/rooms/room-messages';
-import { RoomInput, RoomPatch, createRoom, getRoom, listRooms, patchRoom, searchRooms } from '../../db/rooms/rooms';
-import {
-  CANVAS_CONTENT_MAX, MESSAGE_ATTACHMENTS_MAX, MESSAGE_BODY_MAX, POLL_OPTIONS_MAX, POLL_OPTIONS_MIN, POLL_OPTION_MAX,
-} from '../../db/rules/room-rules';
+import { createRoom, getRoom, listRooms, patchRoom, searchRooms } from '../../db/rooms/rooms';
+import { CANVAS_CONTENT_MAX, MESSAGE_ATTACHMENTS_MAX, MESSAGE_BODY_MAX, POLL_OPTIONS_MAX, POLL_OPTIONS_MIN, POLL_OPTION_MAX } from '../../db/rules/room-rules';
 import { forbidden, validationFailed } from '../../runtime/service-error';
 import type { AppDeps } from '../app-deps';
 import { pathParams, idParams } from '../plugins/path-params';
 import { dataOf, errorOf, pageOf } from '../plugins/responses';
-import { pageQuery, strictObject } from '../plugins/validation';
+import { pageQuery, RouteApp, strictObject } from '../plugins/validation';
 import { READ, ROOMS_ROUTE, WRITE, addRoomsVersionHeader, endUserOnly, keyOnly, productCaller, roomCaller } from './room-caller';
-import { CALLER_NOT_JOINED, canvasSchema, catchUpSchema, END_USER_NOT_JOINED, eventsPageSchema, invitedSchema, memberSchema, messageSchema, ROOM_ARCHIVED, roomSchema, searchHitSchema } from './schemas';
+import {
+  CALLER_NOT_JOINED, canvasSchema, catchUpSchema, END_USER_NOT_JOINED, eventsPageSchema, invitedSchema, memberSchema, messageSchema, ROOM_ARCHIVED, roomSchema,
+  searchHitSchema,
+} from './schemas';
 
 const ids = () => array(string().required().max(100)).max(20);
 const roomFields = {
@@ -39,12 +38,12 @@ const searchQuery = strictObject({ ...pageQuery, q: string().min(1).max(200).req
 const eventsQuery = strictObject({ after: number().integer().min(0), limit: pageQuery.limit });
 const messageBody = strictObject({
   body: string().min(1).max(MESSAGE_BODY_MAX).required(),
-  kind: string().oneOf(['text', 'poll']),
+  kind: string().oneOf(['text', 'poll'] as const),
   poll: strictObject({
     options: array(string().min(1).max(POLL_OPTION_MAX).required()).min(POLL_OPTIONS_MIN).max(POLL_OPTIONS_MAX).required(),
   }).default(undefined),
   attachmentIds: array(string().required().max(100)).max(MESSAGE_ATTACHMENTS_MAX),
-  visibility: string().oneOf(['customer', 'internal']),
+  visibility: string().oneOf(['customer', 'internal'] as const),
 }).required().test('poll-iff-kind', function pollIffKind(value) {
   const isPoll = value?.kind === 'poll';
   if (isPoll === (value?.poll !== undefined)) return true;
@@ -58,20 +57,12 @@ const inviteBody = strictObject({ endUserIds: array(string().min(1).max(200).req
 const canvasQuery = strictObject({ version: number().integer().min(0) });
 const canvasBody = strictObject({ content: string().max(CANVAS_CONTENT_MAX).defined(), baseVersion: number().integer().min(0) }).required();
 
-interface MessageBody {
-  body: string;
-  kind?: 'text' | 'poll';
-  poll?: { options: string[] };
-  attachmentIds?: string[];
-  visibility?: 'customer' | 'internal';
-}
-
 /** The Rooms routes of rooms, members, messages, the event log, catch-up and the canvas (docs/rooms.md#paths). */
-export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function roomRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   addRoomsVersionHeader(app);
 
-  app.get<{ Querystring: PageRequest & { status?: RoomStatus } }>('/api/v1/rooms', {
+  app.get('/api/v1/rooms', {
     schema: { querystring: listQuery, response: { 200: pageOf(roomSchema) } },
     config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'listRooms', summary: 'Rooms the end user was invited to or joined, newest first' },
   }, async (request) => {
@@ -79,25 +70,26 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     return listRooms(ds, endUserOnly(request), { status }, { limit, cursor });
   });
 
-  app.post<{ Body: RoomInput }>('/api/v1/rooms', {
+  app.post('/api/v1/rooms', {
     schema: { body: createBody, response: { 201: dataOf(roomSchema) } },
     config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'createRoom', summary: 'Open a room; the caller becomes its owner' },
   }, async (request, reply) => reply.code(201).send({ data: await createRoom(ds, endUserOnly(request), request.body) }));
 
-  app.get<{ Querystring: PageRequest & { q: string; status?: RoomStatus } }>('/api/v1/rooms/search', {
+  app.get('/api/v1/rooms/search', {
     schema: { querystring: searchQuery, response: { 200: pageOf(searchHitSchema) } },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'searchRooms', summary: 'Rooms whose title, purpose or a visible message contains the text' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'searchRooms',
+      summary: 'Rooms whose title, purpose or a visible message contains the text' },
   }, async (request) => {
     const { limit, cursor, q, status } = request.query;
     return searchRooms(ds, productCaller(request), q, { status }, { limit, cursor });
   });
 
-  app.get<{ Params: { id: string } }>('/api/v1/rooms/:id', {
+  app.get('/api/v1/rooms/:id', {
     schema: { params: idParams, response: { 200: dataOf(roomSchema) } },
     config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'getRoom', summary: 'One room, with the caller\'s membership' },
   }, async (request) => ({ data: await getRoom(ds, endUserOnly(request), request.params.id) }));
 
-  app.patch<{ Params: { id: string }; Body: RoomPatch }>('/api/v1/rooms/:id', {
+  app.patch('/api/v1/rooms/:id', {
     schema: {
       params: idParams,
       body: patchBody,
@@ -113,7 +105,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     return { data: await patchRoom(ds, endUserOnly(request), request.params.id, request.body) };
   });
 
-  app.get<{ Params: { id: string }; Querystring: { after?: number; limit: number } }>('/api/v1/rooms/:id/events', {
+  app.get('/api/v1/rooms/:id/events', {
     schema: {
       params: idParams,
       querystring: eventsQuery,
@@ -126,12 +118,12 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     }),
   }));
 
-  app.get<{ Params: { id: string } }>('/api/v1/rooms/:id/catch-up', {
+  app.get('/api/v1/rooms/:id/catch-up', {
     schema: { params: idParams, response: { 200: dataOf(catchUpSchema), 403: CALLER_NOT_JOINED } },
     config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'catchUpRoom', summary: 'What arrived since the caller\'s read marker' },
   }, async (request) => ({ data: await catchUp(ds, endUserOnly(request), request.params.id) }));
 
-  app.post<{ Params: { id: string } }>('/api/v1/rooms/:id/join', {
+  app.post('/api/v1/rooms/:id/join', {
     schema: {
       params: idParams,
       response: {
@@ -141,7 +133,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'joinRoom', summary: 'Join a product room, or a private room one was invited to' },
   }, async (request) => ({ data: await joinRoom(ds, endUserOnly(request), request.params.id) }));
 
-  app.post<{ Params: { id: string } }>('/api/v1/rooms/:id/leave', {
+  app.post('/api/v1/rooms/:id/leave', {
     schema: {
       params: idParams,
       response: { 200: dataOf(memberSchema), 403: errorOf('FORBIDDEN: the caller is not a member'), 409: errorOf('CONFLICT: the owner cannot leave') },
@@ -149,7 +141,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'leaveRoom', summary: 'Leave a room (or decline an invitation)' },
   }, async (request) => ({ data: await leaveRoom(ds, endUserOnly(request), request.params.id) }));
 
-  app.post<{ Params: { id: string }; Body: MessageBody }>('/api/v1/rooms/:id/messages', {
+  app.post('/api/v1/rooms/:id/messages', {
     schema: {
       params: idParams,
       body: messageBody,
@@ -171,18 +163,19 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     return reply.code(201).send({ data: message });
   });
 
-  app.patch<{ Params: { id: string; messageId: string }; Body: { body: string } }>('/api/v1/rooms/:id/messages/:messageId', {
+  app.patch('/api/v1/rooms/:id/messages/:messageId', {
     schema: {
       params: messageParams,
       body: editBody,
       response: {
-        200: dataOf(messageSchema), 403: errorOf('FORBIDDEN: not the author, or not joined'), 409: errorOf('CONFLICT: the message was deleted, or the room is archived'),
+        200: dataOf(messageSchema), 403: errorOf('FORBIDDEN: not the author, or not joined'),
+        409: errorOf('CONFLICT: the message was deleted, or the room is archived'),
       },
     },
     config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'editRoomMessage', summary: 'Edit one\'s own message' },
   }, async (request) => ({ data: await editMessage(ds, endUserOnly(request), request.params.id, request.params.messageId, request.body.body) }));
 
-  app.delete<{ Params: { id: string; messageId: string } }>('/api/v1/rooms/:id/messages/:messageId', {
+  app.delete('/api/v1/rooms/:id/messages/:messageId', {
     schema: {
       params: messageParams,
       response: { 200: dataOf(messageSchema), 403: errorOf('FORBIDDEN: not the author, or not joined'), 409: ROOM_ARCHIVED },
@@ -190,19 +183,20 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     config: { ...ROOMS_ROUTE, auth: 'identity', operationId: 'deleteRoomMessage', summary: 'Delete one\'s own message (a repeat answers the same)' },
   }, async (request) => ({ data: await deleteMessage(ds, endUserOnly(request), request.params.id, request.params.messageId) }));
 
-  app.get<{ Params: { id: string }; Querystring: PageRequest & { state?: string } }>('/api/v1/rooms/:id/members', {
+  app.get('/api/v1/rooms/:id/members', {
     schema: {
       params: idParams,
       querystring: membersQuery,
       response: { 200: pageOf(memberSchema), 403: END_USER_NOT_JOINED },
     },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'listRoomMembers', summary: 'Members of the room (invited and joined unless `state` says)' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'listRoomMembers',
+      summary: 'Members of the room (invited and joined unless `state` says)' },
   }, async (request) => {
     const { limit, cursor, state } = request.query;
     return listMembers(ds, roomCaller(request), request.params.id, state ? [state] : undefined, { limit, cursor });
   });
 
-  app.post<{ Params: { id: string }; Body: { endUserIds: string[] } }>('/api/v1/rooms/:id/members', {
+  app.post('/api/v1/rooms/:id/members', {
     schema: {
       params: idParams,
       body: inviteBody,
@@ -215,7 +209,7 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     },
   }, async (request, reply) => reply.code(201).send({ data: await inviteMembers(ds, keyOnly(request), request.params.id, request.body.endUserIds) }));
 
-  app.delete<{ Params: { id: string; principalId: string } }>('/api/v1/rooms/:id/members/:principalId', {
+  app.delete('/api/v1/rooms/:id/members/:principalId', {
     schema: {
       params: memberParams,
       response: { 200: dataOf(memberSchema), 409: errorOf('CONFLICT: the owner or an agent, or the room is archived') },
@@ -227,20 +221,21 @@ export async function roomRoutes(app: FastifyInstance, deps: AppDeps): Promise<v
     },
   }, async (request) => ({ data: await removeMember(ds, keyOnly(request), request.params.id, request.params.principalId) }));
 
-  app.get<{ Params: { id: string }; Querystring: { version?: number } }>('/api/v1/rooms/:id/canvas', {
+  app.get('/api/v1/rooms/:id/canvas', {
     schema: {
       params: idParams,
       querystring: canvasQuery,
       response: { 200: dataOf(canvasSchema), 403: END_USER_NOT_JOINED },
     },
-    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'getRoomCanvas', summary: 'The canvas (or an earlier version); etag is the version' },
+    config: { ...ROOMS_ROUTE, auth: 'key-or-identity', scope: READ, operationId: 'getRoomCanvas',
+      summary: 'The canvas (or an earlier version); etag is the version' },
   }, async (request, reply) => {
     const canvas = await getCanvas(ds, roomCaller(request), request.params.id, request.query.version);
     reply.header('etag', `"${canvas.version}"`);
     return { data: canvas };
   });
 
-  app.patch<{ Params: { id: string }; Body: { content: string; baseVersion?: number } }>('/api/v1/rooms/:id/canvas', {
+  app.patch('/api/v1/rooms/:id/canvas', {
     schema: {
       params: idParams,
       body: canvasBody,

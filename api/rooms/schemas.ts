@@ -9,17 +9,18 @@ import { MEMBER_STATES } from '../../db/entities/room-member';
 import { ROOM_KINDS, ROOM_STATUSES, ROOM_VISIBILITIES } from '../../db/entities/room';
 import { anyObject, errorOf, named, timestamp } from '../plugins/responses';
 
-const visibility = () => string().oneOf(['customer', 'internal']).required();
+const visibility = () => string().oneOf(['customer', 'internal'] as const).required();
 const principal = object({ type: string().required(), principalId: string().required() });
 
 export const memberSchema = named('RoomMember', object({
   principalId: string().required(),
-  type: string().oneOf(['end_user', 'teammate', 'agent']).required(),
-  endUserId: string().nullable().defined().meta({ description: 'null unless an end user; an end user reads another member\'s anonymous (anon_...) id as null' }),
+  type: string().oneOf(['end_user', 'teammate', 'agent'] as const).required(),
+  endUserId: string().nullable().defined()
+    .meta({ description: 'null unless an end user; an end user reads another member\'s anonymous (anon_...) id as null' }),
   teammateId: string().nullable().defined(),
   alias: string().nullable().defined(),
-  role: string().oneOf(['owner', 'customer', 'teammate', 'agent']).required(),
-  visibility: string().oneOf(['external', 'internal']).required(),
+  role: string().oneOf(['owner', 'customer', 'teammate', 'agent'] as const).required(),
+  visibility: string().oneOf(['external', 'internal'] as const).required(),
   state: string().oneOf([...MEMBER_STATES]).required(),
   invitedAt: timestamp().required(),
   joinedAt: timestamp().nullable().defined(),
@@ -96,7 +97,7 @@ export const messageSchema = named('RoomMessage', object({
   roomId: string().required(),
   seq: number().integer().required(),
   author: principal.required(),
-  kind: string().oneOf(['text', 'poll', 'decision']).required(),
+  kind: string().oneOf(['text', 'poll', 'decision'] as const).required(),
   body: string().defined().meta({ description: '"" once deleted, or hidden from this reader' }),
   visibility: visibility(),
   attachments: array(attachmentSchema).defined().meta({ description: '[] while the content is withheld from this reader' }),
@@ -113,7 +114,7 @@ export const roomEventSchema = named('RoomEvent', object({
   seq: number().integer().required(),
   type: string().required(),
   visibility: visibility(),
-  actor: object({ type: string().oneOf(['end_user', 'teammate', 'agent', 'key', 'system']).required(), id: string().nullable().defined() }).required(),
+  actor: object({ type: string().oneOf(['end_user', 'teammate', 'agent', 'key', 'system'] as const).required(), id: string().nullable().defined() }).required(),
   createdAt: timestamp().required(),
   data: anyObject().required().meta({ description: 'roomId, seq and the change; an entry about a message carries it as the reader may see it' }),
 }));
@@ -127,8 +128,8 @@ export const canvasSchema = named('RoomCanvas', object({
 }));
 
 const step = object({
-  type: string().oneOf(['model_call', 'approval', 'side_effect']).required(),
-  status: string().oneOf(['in_progress', 'completed', 'failed', 'cancelled', 'skipped']).required(),
+  type: string().oneOf(['model_call', 'approval', 'side_effect'] as const).required(),
+  status: string().oneOf(['in_progress', 'completed', 'failed', 'cancelled', 'skipped'] as const).required(),
   approvalId: string(),
   resultId: string(),
   startedAt: timestamp().required(),
@@ -142,10 +143,10 @@ export const agentRunSchema = named('AgentRun', object({
   status: string().oneOf([...RUN_STATUSES]).required(),
   visibility: visibility(),
   input: string().required(),
-  startedBy: object({ type: string().oneOf(['end_user', 'key']).required(), id: string().required() }).required(),
+  startedBy: object({ type: string().oneOf(['end_user', 'key'] as const).required(), id: string().required() }).required(),
   steps: array(step).defined(),
   sideEffect: object({
-    action: string().oneOf(['post_message', 'update_canvas']).required(),
+    action: string().oneOf(['post_message', 'update_canvas'] as const).required(),
     approvalId: string().nullable().defined(),
     executedAt: timestamp().nullable().defined(),
     resultId: string().nullable().defined(),
@@ -201,7 +202,7 @@ export const promiseSchema = named('RoomPromise', object({
 export const solveSessionSchema = named('RoomSolveSession', object({
   id: string().required(),
   roomId: string().required(),
-  state: string().oneOf(['open', 'ended']).required(),
+  state: string().oneOf(['open', 'ended'] as const).required(),
   recordingTerms: object({ version: string().required(), text: string().required(), sha256: string().required() }).required(),
   participantCount: number().integer().required(),
   createdAt: timestamp().required(),
@@ -226,7 +227,7 @@ const actorRef = () => object({ type: string().required(), id: string().required
 export const handoffSchema = named('RoomHandoff', object({
   id: string().required(),
   roomId: string().required(),
-  state: string().oneOf(['active', 'ended']).required(),
+  state: string().oneOf(['active', 'ended'] as const).required(),
   requestedBy: actorRef().required().meta({ description: 'a key (its id) or an end user (its principalId)' }),
   reason: string().nullable().defined(),
   teammateId: string().nullable().defined(),

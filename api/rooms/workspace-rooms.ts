@@ -1,7 +1,5 @@
-import { FastifyInstance } from 'fastify';
 import { number, string } from 'yup';
 import { APPROVAL_KINDS, APPROVAL_STATUSES } from '../../db/entities/room-approval';
-import { PageRequest } from '../../db/pagination';
 import { listWorkspaceApprovals } from '../../db/rooms/approvals';
 import { roomEvents } from '../../db/rooms/room-events';
 import { postMessage } from '../../db/rooms/room-messages';
@@ -10,15 +8,15 @@ import type { AppDeps } from '../app-deps';
 import { sessionPrincipal } from '../plugins/auth';
 import { idParams } from '../plugins/path-params';
 import { dataOf, pageOf } from '../plugins/responses';
-import { pageQuery, strictObject } from '../plugins/validation';
+import { RouteApp, pageQuery, strictObject } from '../plugins/validation';
 import { ROOMS_ROUTE, addRoomsVersionHeader, roomCaller } from './room-caller';
 import { approvalSchema, eventsPageSchema, messageSchema, ROOM_ARCHIVED } from './schemas';
 
 const eventsQuery = strictObject({ after: number().integer().min(0), limit: pageQuery.limit });
 const messageBody = strictObject({
   body: string().min(1).max(MESSAGE_BODY_MAX).required(),
-  visibility: string().oneOf(['customer', 'internal']).required(),
-  kind: string().oneOf(['text', 'decision']),
+  visibility: string().oneOf(['customer', 'internal'] as const).required(),
+  kind: string().oneOf(['text', 'decision'] as const),
 }).required();
 const approvalsQuery = strictObject({
   ...pageQuery,
@@ -28,11 +26,11 @@ const approvalsQuery = strictObject({
 });
 
 /** The workspace's view of a room: every event unfiltered, and posting as a teammate (who becomes a member). */
-export async function workspaceRoomRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function workspaceRoomRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   addRoomsVersionHeader(app);
 
-  app.get<{ Params: { id: string }; Querystring: { after?: number; limit: number } }>('/api/workspace/rooms/:id/events', {
+  app.get('/api/workspace/rooms/:id/events', {
     schema: { params: idParams, querystring: eventsQuery, response: { 200: dataOf(eventsPageSchema) } },
     config: { ...ROOMS_ROUTE, auth: 'session', operationId: 'listWorkspaceRoomEvents', summary: 'The room\'s events, nothing filtered, or a snapshot' },
   }, async (request) => ({
@@ -41,7 +39,7 @@ export async function workspaceRoomRoutes(app: FastifyInstance, deps: AppDeps): 
     }),
   }));
 
-  app.get<{ Querystring: PageRequest & { status?: string; kind?: string; roomId?: string } }>('/api/workspace/rooms/approvals', {
+  app.get('/api/workspace/rooms/approvals', {
     schema: { querystring: approvalsQuery, response: { 200: pageOf(approvalSchema) } },
     config: {
       ...ROOMS_ROUTE, auth: 'session', operationId: 'listWorkspaceApprovals',
@@ -52,9 +50,10 @@ export async function workspaceRoomRoutes(app: FastifyInstance, deps: AppDeps): 
     return listWorkspaceApprovals(ds, sessionPrincipal(request).organizationId, filter, { limit, cursor });
   });
 
-  app.post<{ Params: { id: string }; Body: { body: string; visibility: 'customer' | 'internal'; kind?: 'text' | 'decision' } }>('/api/workspace/rooms/:id/messages', {
+  app.post('/api/workspace/rooms/:id/messages', {
     schema: { params: idParams, body: messageBody, response: { 201: dataOf(messageSchema), 409: ROOM_ARCHIVED } },
-    config: { ...ROOMS_ROUTE, auth: 'session', operationId: 'postWorkspaceRoomMessage', summary: 'Post as a teammate: a reply, an internal note, or a decision' },
+    config: { ...ROOMS_ROUTE, auth: 'session', operationId: 'postWorkspaceRoomMessage',
+      summary: 'Post as a teammate: a reply, an internal note, or a decision' },
   }, async (request, reply) => {
     const { body, visibility, kind } = request.body;
     return reply.code(201).send({ data: await postMessage(ds, roomCaller(request), request.params.id, { body, visibility, kind: kind ?? 'text' }) });

@@ -31,7 +31,7 @@ const deliveryFields = {
   endpointId: string().required(),
   eventId: string().required(),
   eventType: string().required(),
-  status: string().required().oneOf(['pending', 'delivered', 'failed']),
+  status: string().required().oneOf(['pending', 'delivered', 'failed'] as const),
   attemptCount: number().integer().required(),
   lastError: string().nullable().defined(),
   replayOfId: string().nullable().defined(),

@@ -1,11 +1,9 @@
-import { FastifyInstance } from 'fastify';
 import { array, boolean, string } from 'yup';
 import { DeliveryStatus } from '../../db/entities/webhook-delivery';
-import { PageRequest } from '../../db/pagination';
 import {
-  EndpointInput, MAX_SUBSCRIPTIONS, SUBSCRIPTION_PATTERN, createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateEndpointSecret, updateEndpoint,
+  MAX_SUBSCRIPTIONS, SUBSCRIPTION_PATTERN, createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rotateEndpointSecret, updateEndpoint,
 } from '../../db/webhooks/webhook-endpoints';
-import { DeliveryFilters, getDelivery, listDeliveries, replayDelivery, sendTestEvent } from '../../db/webhooks/webhook-deliveries';
+import { getDelivery, listDeliveries, replayDelivery, sendTestEvent } from '../../db/webhooks/webhook-deliveries';
 import { checkWebhookUrl } from '../../runtime/webhook-target';
 import { OWNERS_AND_ADMINS, sessionPrincipal } from '../plugins/auth';
 import type { AppDeps } from '../app-deps';
@@ -14,7 +12,7 @@ import {
   webhookDeliveryDetailSchema, webhookDeliverySchema, webhookEndpointDeletedSchema, webhookEndpointSchema, webhookEndpointWithSecretSchema,
 } from './schemas';
 import { idParams } from '../plugins/path-params';
-import { pageQuery, strictObject } from '../plugins/validation';
+import { pageQuery, RouteApp, strictObject } from '../plugins/validation';
 
 const fields = {
   url: string().max(2048),
@@ -29,14 +27,14 @@ const updateBody = strictObject(fields).required()
 const deliveryQuery = strictObject({
   ...pageQuery,
   endpointId: string().max(100),
-  status: string().oneOf(['pending', 'delivered', 'failed']),
+  status: string().oneOf(['pending', 'delivered', 'failed'] as const),
   eventType: string().max(200),
 });
 
 const config = (operationId: string, summary: string) => ({ tag: 'webhooks' as const, ...OWNERS_AND_ADMINS, operationId, summary });
 
 /** Webhook endpoints and the delivery log: workspace owners and admins only. */
-export async function workspaceWebhookRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function workspaceWebhookRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
   const allowPrivate = deps.config.webhookAllowPrivateTargets;
   const org = (request: Parameters<typeof sessionPrincipal>[0]) => sessionPrincipal(request).organizationId;
@@ -46,7 +44,7 @@ export async function workspaceWebhookRoutes(app: FastifyInstance, deps: AppDeps
     config: config('listWebhookEndpoints', 'Webhook endpoints of the workspace (at most 20)'),
   }, async (request) => ({ data: await listEndpoints(ds, org(request)), nextCursor: null }));
 
-  app.post<{ Body: EndpointInput }>('/api/workspace/webhooks/endpoints', {
+  app.post('/api/workspace/webhooks/endpoints', {
     schema: { body: createBody, response: { 201: dataOf(webhookEndpointWithSecretSchema), 409: errorOf('CONFLICT: the workspace already has 20 endpoints') } },
     config: config('createWebhookEndpoint', 'Create an endpoint; the signing secret is in the answer this once'),
   }, async (request, reply) => {
@@ -54,46 +52,52 @@ export async function workspaceWebhookRoutes(app: FastifyInstance, deps: AppDeps
     return reply.code(201).send({ data: await createEndpoint(ds, org(request), { ...request.body, url }) });
   });
 
-  app.get<{ Params: { id: string } }>('/api/workspace/webhooks/endpoints/:id', {
+  app.get('/api/workspace/webhooks/endpoints/:id', {
     schema: { params: idParams, response: { 200: dataOf(webhookEndpointSchema) } }, config: config('getWebhookEndpoint', 'One endpoint'),
   }, async (request) => ({ data: await getEndpoint(ds, org(request), request.params.id) }));
 
-  app.patch<{ Params: { id: string }; Body: Partial<EndpointInput> }>('/api/workspace/webhooks/endpoints/:id', {
-    schema: { params: idParams, body: updateBody, response: { 200: dataOf(webhookEndpointSchema) } }, config: config('updateWebhookEndpoint', 'Change url, description, subscriptions or enabled'),
+  app.patch('/api/workspace/webhooks/endpoints/:id', {
+    schema: { params: idParams, body: updateBody, response: { 200: dataOf(webhookEndpointSchema) } },
+    config: config('updateWebhookEndpoint', 'Change url, description, subscriptions or enabled'),
   }, async (request) => {
     const patch = { ...request.body };
     if (patch.url !== undefined) patch.url = await checkWebhookUrl(patch.url, allowPrivate);
     return { data: await updateEndpoint(ds, org(request), request.params.id, patch) };
   });
 
-  app.delete<{ Params: { id: string } }>('/api/workspace/webhooks/endpoints/:id', {
-    schema: { params: idParams, response: { 200: dataOf(webhookEndpointDeletedSchema) } }, config: config('deleteWebhookEndpoint', 'Delete an endpoint; its delivery log stays'),
+  app.delete('/api/workspace/webhooks/endpoints/:id', {
+    schema: { params: idParams, response: { 200: dataOf(webhookEndpointDeletedSchema) } },
+    config: config('deleteWebhookEndpoint', 'Delete an endpoint; its delivery log stays'),
   }, async (request) => {
     await deleteEndpoint(ds, org(request), request.params.id);
     return { data: { id: request.params.id, deleted: true } };
   });
 
-  app.post<{ Params: { id: string } }>('/api/workspace/webhooks/endpoints/:id/rotate-secret', {
-    schema: { params: idParams, response: { 200: dataOf(webhookEndpointWithSecretSchema) } }, config: config('rotateWebhookSecret', 'New signing secret, shown once; the old one stops verifying at once'),
+  app.post('/api/workspace/webhooks/endpoints/:id/rotate-secret', {
+    schema: { params: idParams, response: { 200: dataOf(webhookEndpointWithSecretSchema) } },
+    config: config('rotateWebhookSecret', 'New signing secret, shown once; the old one stops verifying at once'),
   }, async (request) => ({ data: await rotateEndpointSecret(ds, org(request), request.params.id) }));
 
-  app.post<{ Params: { id: string } }>('/api/workspace/webhooks/endpoints/:id/test', {
+  app.post('/api/workspace/webhooks/endpoints/:id/test', {
     schema: { params: idParams, response: { 201: dataOf(webhookDeliverySchema), 404: errorOf('NOT_FOUND: no such endpoint in the workspace') } },
     config: config('sendWebhookTestEvent', 'Send a signed webhook.test event to this endpoint only; it shows in the delivery log with its attempts'),
   }, async (request, reply) => reply.code(201).send({ data: await sendTestEvent(ds, org(request), request.params.id) }));
 
-  app.get<{ Querystring: DeliveryFilters & PageRequest }>('/api/workspace/webhooks/deliveries', {
-    schema: { querystring: deliveryQuery, response: { 200: pageOf(webhookDeliverySchema) } }, config: config('listWebhookDeliveries', 'Delivery log, newest first'),
+  app.get('/api/workspace/webhooks/deliveries', {
+    schema: { querystring: deliveryQuery, response: { 200: pageOf(webhookDeliverySchema) } },
+    config: config('listWebhookDeliveries', 'Delivery log, newest first'),
   }, async (request) => {
     const { limit, cursor, ...filters } = request.query;
     return listDeliveries(ds, org(request), { ...filters, status: filters.status as DeliveryStatus | undefined }, { limit, cursor });
   });
 
-  app.get<{ Params: { id: string } }>('/api/workspace/webhooks/deliveries/:id', {
-    schema: { params: idParams, response: { 200: dataOf(webhookDeliveryDetailSchema) } }, config: config('getWebhookDelivery', 'One delivery with its body and every attempt'),
+  app.get('/api/workspace/webhooks/deliveries/:id', {
+    schema: { params: idParams, response: { 200: dataOf(webhookDeliveryDetailSchema) } },
+    config: config('getWebhookDelivery', 'One delivery with its body and every attempt'),
   }, async (request) => ({ data: await getDelivery(ds, org(request), request.params.id) }));
 
-  app.post<{ Params: { id: string } }>('/api/workspace/webhooks/deliveries/:id/replay', {
-    schema: { params: idParams, response: { 201: dataOf(webhookDeliverySchema) } }, config: config('replayWebhookDelivery', 'Send again: same event id and body, new delivery id'),
+  app.post('/api/workspace/webhooks/deliveries/:id/replay', {
+    schema: { params: idParams, response: { 201: dataOf(webhookDeliverySchema) } },
+    config: config('replayWebhookDelivery', 'Send again: same event id and body, new delivery id'),
   }, async (request, reply) => reply.code(201).send({ data: await replayDelivery(ds, org(request), request.params.id) }));
 }

@@ -24,7 +24,8 @@ export type AiRunCommand = Omit<Extract<WorkflowCommandBody, { type: 'proof.ai_o
 export type OperationInput =
   | { operation: 'summarize'; user: object; facts: SourceFacts }
   | { operation: 'ask_draft'; user: object; facts: AskFacts }
-  | { operation: 'case_study'; user: object; facts: { sources: SourceFacts[]; proofItemIds: string[]; template: string; length: string; max: number; goal: string | null } };
+  | { operation: 'case_study'; user: object; facts: { sources: SourceFacts[]; proofItemIds: string[]; template: string; length: string; max: number;
+    goal: string | null; }; };
 
 /** `ai:YYYY-MM` of a UTC month, and when it ends. */
 export function budgetMonth(now = new Date()) {
@@ -228,7 +229,8 @@ export async function viewOperation(ds: DataSource, op: ProofAiOperation, readPr
     subject: op.subject,
     result: resultVisible ? op.result : null,
     resultWithheld: !resultVisible && op.result !== null,
-    failure: op.failure ? { code: op.failure.code, reason: op.failure.reason, ...(op.failure.attempts !== undefined ? { attempts: op.failure.attempts } : {}) } : null,
+    failure: op.failure ? { code: op.failure.code, reason: op.failure.reason, ...(op.failure.attempts !== undefined ? { attempts: op.failure.attempts } : {}) }
+    : null,
     createdAt: op.createdAt.toISOString(),
     updatedAt: op.updatedAt.toISOString(),
     completedAt: op.completedAt?.toISOString() ?? null,

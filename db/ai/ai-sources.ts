@@ -118,7 +118,8 @@ export async function caseStudySources(em: EntityManager, scope: Scope, itemIds:
     const grants = allGrants.filter((g) => g.proofItemId === id);
     const decision = decideEligibility({
       item,
-      version: version && { id: version.id, approvalState: version.approvalState, locale: version.locale, originalLocale: version.locale, rating: version.content.rating ?? null },
+      version: version && { id: version.id, approvalState: version.approvalState, locale: version.locale, originalLocale: version.locale,
+        rating: version.content.rating ?? null },
       grants,
       revocations: allRevocations.filter((r) => r.proofItemId === id),
     }, { channel: 'case_study', placementType: 'case_study', media: 'text', productId: scope.productId, now });

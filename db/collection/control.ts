@@ -187,7 +187,7 @@ export type ControlAction =
   | { action: 'pause' | 'resume'; proofItemId: string };
 
 /** Every action but withdraw; a withdrawn story answers REVOKED_FINAL to all of them. */
-export async function controlAction(ds: DataSource, person: ControlReach, body: ControlAction): Promise<{ status: number; data: Record<string, unknown> }> {
+export async function controlAction(ds: DataSource, person: ControlReach, body: ControlAction): Promise<{ status: 200 | 201; data: Record<string, unknown> }> {
   return ds.transaction(async (em) => {
     const item = await personItem(em, person, body.proofItemId, true);
     assertChangeable(item);
@@ -276,7 +276,8 @@ export async function signedPassport(ds: DataSource, person: ControlReach, itemI
   return { passport: payload, signature: signCanonical(key, payload) };
 }
 
-export type PassportAction = { action: 'remove_use'; proofItemId: string; placementId: string } | { action: 'limit_channels'; proofItemId: string; channels: string[] };
+export type PassportAction = { action: 'remove_use'; proofItemId: string; placementId: string }
+  | { action: 'limit_channels'; proofItemId: string; channels: string[] };
 
 export async function passportAction(ds: DataSource, person: ControlReach, body: PassportAction) {
   return ds.transaction(async (em) => {
@@ -292,14 +293,14 @@ export async function passportAction(ds: DataSource, person: ControlReach, body:
         organizationId: item.organizationId, productId: item.productId, proofItemId: item.id, placementId: body.placementId, actor: CUSTOMER,
         eventType: 'proof.placement.item_removed', properties: { placementItemId: rows[0].id, reason: 'removed_by_customer' },
       });
-      return { status: 200, data: { placementId: body.placementId, proofItemId: item.id, state: 'removed', removedReason: 'removed_by_customer' } };
+      return { status: 200 as const, data: { placementId: body.placementId, proofItemId: item.id, state: 'removed', removedReason: 'removed_by_customer' } };
     }
     const active = (await grantsOf(em, item.id)).find((g) => g.state === 'active');
     if (!active) throw conflict('this story has no active consent to narrow');
     const wider = body.channels.filter((c) => !active.channels.includes(c));
     if (wider.length) throw new ServiceError('INVALID_INPUT', `channels may only narrow the consent: ${wider.join(', ')} not granted`);
     const version = await em.getRepository(ProofVersion).findOneByOrFail({ id: active.approvedVersionId });
-    return { status: 201, data: await regrant(ds, em, item, version, { channels: body.channels }) };
+    return { status: 201 as const, data: await regrant(ds, em, item, version, { channels: body.channels }) };
   });
 }
 

@@ -155,7 +155,8 @@ export async function startRequestDraft(ds: DataSource, token: string, ttlDays: 
     const open = await em.getRepository(CollectionDraft).findOne({ where: { requestId: r.id, status: 'open' }, order: { createdAt: 'DESC' } });
     if (open && effectiveDraftStatus(open) === 'open') return { created: false, ...(await withSession(em, open, flow)) };
     const draft = await insertDraft(em, {
-      flow, source: 'link', verified: true, requestId: r.id, personRef: r.recipient.personRef ?? r.recipient.endUserId ?? (r.recipient.email ? `email:${r.recipient.email.toLowerCase()}` : null),
+      flow, source: 'link', verified: true, requestId: r.id, personRef: r.recipient.personRef ?? r.recipient.endUserId
+        ?? (r.recipient.email ? `email:${r.recipient.email.toLowerCase()}` : null),
       endUserId: r.recipient.endUserId ?? null, identity: { name: r.recipient.name, email: r.recipient.email },
     }, ttlDays);
     return { created: true, ...(await withSession(em, draft, flow)) };

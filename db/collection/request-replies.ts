@@ -47,7 +47,8 @@ export async function captureReply(
       status: 'submitted', statusReason: null, statusBeforeDelete: null, customerPersonId: personRef,
       customerEmail: request.recipient.email ?? null, customerName: request.recipient.name ?? null, originalVersionId: versionId,
       approvedPublicVersionId: null, overLimit: false, overLimitReasons: [],
-      incentive: flow.incentive.offered ? { offered: true, ...(flow.incentive.description ? { description: String(flow.incentive.description) } : {}) } : { offered: false },
+      incentive: flow.incentive.offered ? { offered: true, ...(flow.incentive.description ? { description: String(flow.incentive.description) } : {}) }
+      : { offered: false },
       // A teammate pasted the text: nothing proves who wrote it.
       verificationState: 'unverified', renderHold: false, createdByKeyId: null, updatedAt: dbNow,
     });

@@ -101,6 +101,7 @@ export async function decideReview(ds: DataSource, person: ControlReach, body: R
       eventType: `proof.asset.${state}_by_customer`, properties: { assetType: asset.assetType },
     });
     // The customer's own entries only: who else the asset quotes is not theirs to know.
-    return { status: 200, data: { kind: 'asset', id: asset.id, decision: state, customerApprovals: customerApprovals.filter((c) => ids.includes(c.proofItemId)) } };
+    return { status: 200 as const, data: { kind: 'asset', id: asset.id, decision: state,
+      customerApprovals: customerApprovals.filter((c) => ids.includes(c.proofItemId)) } };
   });
 }

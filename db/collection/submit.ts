@@ -150,7 +150,8 @@ export async function storeSubmission(
     status: 'submitted', statusReason: null, statusBeforeDelete: null, customerPersonId: personRef,
     customerEmail: identity.email ?? null, customerName: identity.name ?? null, originalVersionId: versionId,
     approvedPublicVersionId: null, overLimit: overLimitReasons.length > 0, overLimitReasons,
-    incentive: flow.incentive.offered ? { offered: true, ...(flow.incentive.description ? { description: String(flow.incentive.description) } : {}) } : { offered: false },
+    incentive: flow.incentive.offered ? { offered: true, ...(flow.incentive.description ? { description: String(flow.incentive.description) } : {}) }
+    : { offered: false },
     verificationState: draft.verified ? 'verified_customer' : 'unverified', renderHold: false, createdByKeyId: null, updatedAt: now,
   });
   const hash = contentHash(content);

@@ -73,7 +73,8 @@ export interface UploadQuotas { draftBytes: number; flowDailyBytes: number; addr
 
 const utcDayStart = (now = new Date()) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
 
-const dailyQuotaReached = (what: string, limit: number) => new ServiceError('RATE_LIMITED', `${what} may open at most ${limit} bytes of uploads a UTC day; try again tomorrow`, null, { 'retry-after': String(secondsToNextUtcDay()) });
+const dailyQuotaReached = (what: string, limit: number) => new ServiceError('RATE_LIMITED',
+  `${what} may open at most ${limit} bytes of uploads a UTC day; try again tomorrow`, null, { 'retry-after': String(secondsToNextUtcDay()) });
 
 /**
  * The client address's daily quota over every anonymous upload it opened today (draft uploads and
@@ -149,7 +150,8 @@ export async function openUpload(
     const expiresAt = new Date(now.getTime() + opts.ttlMs).toISOString();
     // The expiry timer's workflow starts only if this commits; the worker's relay starts it.
     await enqueueWorkflowCommand(em, {
-      type: 'collection.upload.start', tenant: { organizationId: draft.organizationId, productId: draft.productId }, sessionId: id, expiresAt, taskQueue: opts.taskQueue,
+      type: 'collection.upload.start', tenant: { organizationId: draft.organizationId, productId: draft.productId }, sessionId: id, expiresAt,
+      taskQueue: opts.taskQueue,
     });
     const upload = await em.getRepository(CollectionUpload).findOneByOrFail({ id });
     return { upload, uploadToken };

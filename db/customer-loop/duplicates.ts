@@ -189,8 +189,10 @@ function exclusions(source: Source, type: SimilarType): string {
       WHERE (n.feature_a = $2 AND n.feature_b = t.id) OR (n.feature_b = $2 AND n.feature_a = t.id))`);
   }
   // A signal already linked to the feature is its evidence, not a duplicate to point at.
-  if (source.type === 'signal' && type === 'feature') conditions.push('NOT EXISTS (SELECT 1 FROM feature_signal_links l WHERE l.feature_id = t.id AND l.signal_id = $2)');
-  if (source.type === 'feature' && type === 'signal') conditions.push('NOT EXISTS (SELECT 1 FROM feature_signal_links l WHERE l.feature_id = $2 AND l.signal_id = t.id)');
+  if (source.type === 'signal' && type === 'feature') conditions.push('NOT EXISTS (SELECT 1 FROM feature_signal_links l WHERE l.feature_id = t.id AND ' +
+    'l.signal_id = $2)');
+  if (source.type === 'feature' && type === 'signal') conditions.push('NOT EXISTS (SELECT 1 FROM feature_signal_links l WHERE l.feature_id = $2 AND ' +
+    'l.signal_id = t.id)');
   return conditions.length > 0 ? `AND ${conditions.join(' AND ')}` : '';
 }
 

@@ -50,7 +50,8 @@ export async function claimSignalsForAnalysis(
 ): Promise<number> {
   const period = `analysis:${monthPeriod(now)}`;
   const { claimed, seen } = await ds.transaction(async (em) => {
-    const rows: Array<{ id: string; organization_id: string; product_id: string; analysis_state: string; allowance: number; counted: string | null }> = await em.query(
+    const rows: Array<{ id: string; organization_id: string; product_id: string; analysis_state: string; allowance: number;
+      counted: string | null; }> = await em.query(
       `SELECT s.id, s.organization_id, s.product_id, s.analysis_state, s.analysis_counted_period AS counted,
               COALESCE(l.monthly_signal_allowance, $3) AS allowance
          FROM signals s LEFT JOIN intake_limits l ON l.organization_id = s.organization_id

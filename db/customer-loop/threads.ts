@@ -171,7 +171,8 @@ export async function setNextUpdate(ds: DataSource, organizationId: string, thre
     const now = await databaseNow(em);
     await em.getRepository(Thread).update(threadId, { nextUpdateAt, slaEscalatedAt: null, updatedAt: now });
     await enqueueWorkflowCommand(em, {
-      type: 'thread.sla.promise', tenant: { organizationId: thread.organizationId, productId: thread.productId }, threadId, dueAt: nextUpdateAt?.toISOString() ?? null,
+      type: 'thread.sla.promise', tenant: { organizationId: thread.organizationId, productId: thread.productId }, threadId,
+      dueAt: nextUpdateAt?.toISOString() ?? null,
     });
     return now;
   });

@@ -5,7 +5,10 @@ export type ReportReason = (typeof REPORT_REASONS)[number];
 export const CASE_STATES = ['open', 'actioned', 'appealed', 'reversed', 'upheld'] as const;
 export type CaseState = (typeof CASE_STATES)[number];
 
-/** The one moderation case of a reported message (docs/rooms.md#room-states, docs/rooms.md#reactions-attachments-polls-and-moderation); `reason` is the first report's. */
+/**
+ * The one moderation case of a reported message (docs/rooms.md#room-states, docs/rooms.md#reactions-attachments-polls-and-moderation); `reason` is the first
+ * report's.
+ */
 @Entity('room_moderation_cases')
 export class RoomModerationCase {
   @PrimaryColumn({ type: 'text' })

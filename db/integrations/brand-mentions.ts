@@ -109,7 +109,8 @@ export async function importMention(ds: DataSource, organizationId: string, id: 
     }));
     mention.importedItemId = itemId;
     await em.getRepository(ProofBrandMention).save(mention);
-    const [source] = await em.query(`SELECT id FROM proof_sources WHERE product_id = $1 AND system = 'brand_mention' AND external_id = $2`, [mention.productId, mention.id]);
+    const [source] = await em.query(`SELECT id FROM proof_sources WHERE product_id = $1 AND system = 'brand_mention' AND external_id = $2`,
+      [mention.productId, mention.id]);
     const actor: Actor = { type: 'teammate', id: teammateId };
     if (source) await linkSourceToItem(em, source.id, itemId, versionId, actor);
     const event = await appendProofEvent(em, {

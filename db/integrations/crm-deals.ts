@@ -9,7 +9,8 @@ import { databaseNow } from '../clock';
 type DealOutcome = 'created' | 'updated' | 'unchanged' | 'stale';
 
 // Every stored field the push sets; an upsert changes a deal only when one of them differs.
-const FIELDS = ['name', 'stage', 'status', 'amount', 'currency', 'close_date', 'account_name', 'account_domain', 'contacts', 'proof_item_ids', 'external_updated_at'];
+const FIELDS = ['name', 'stage', 'status', 'amount', 'currency', 'close_date', 'account_name', 'account_domain', 'contacts', 'proof_item_ids',
+  'external_updated_at'];
 const list = (prefix: string) => FIELDS.map((f) => `${prefix}${f}`).join(', ');
 
 /** One deal of a push: its status as stored after the push (a stale entry leaves the stored one) and what the push did. */
@@ -34,7 +35,8 @@ async function upsertRound(em: EntityManager, tenant: ProductTenant, format: Dea
   );
   const outcomes = new Map<string, Settled>();
   const generated = new Map(rows.map((r) => [r.external_id as string, r.id as string]));
-  for (const w of written) outcomes.set(w.external_id, { dealId: w.id, status: w.status, outcome: generated.get(w.external_id) === w.id ? 'created' : 'updated' });
+  for (const w of written) outcomes.set(w.external_id, { dealId: w.id, status: w.status,
+    outcome: generated.get(w.external_id) === w.id ? 'created' : 'updated' });
   const rest = rows.filter((r) => !outcomes.has(r.external_id as string));
   if (rest.length > 0) {
     const kept: Array<{ id: string; external_id: string; status: DealStatus; stale: boolean }> = await em.query(

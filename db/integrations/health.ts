@@ -77,7 +77,8 @@ export async function runHealthChecks(ds: DataSource, productId: string, consent
   for (const p of placements) {
     const { excludedCount } = await publishPlacement(ds, tenant, p.id, true, SYSTEM_ACTOR);
     if (excludedCount > 0) {
-      findings.push({ check: 'placement_excluded_items', subjectId: p.id, proofItemId: null, placementId: p.id, properties: { placementId: p.id, count: excludedCount } });
+      findings.push({ check: 'placement_excluded_items', subjectId: p.id, proofItemId: null, placementId: p.id,
+        properties: { placementId: p.id, count: excludedCount } });
     }
   }
   let warned = 0;
@@ -103,7 +104,8 @@ export function viewFinding(row: ProofHealthFinding) {
   };
 }
 
-export async function openFindings(ds: DataSource, organizationId: string, page: PageRequest, productId?: string): Promise<Page<ReturnType<typeof viewFinding>>> {
+export async function openFindings(ds: DataSource, organizationId: string, page: PageRequest,
+  productId?: string): Promise<Page<ReturnType<typeof viewFinding>>> {
   const qb = ds.getRepository(ProofHealthFinding).createQueryBuilder('f')
     .where('f.organization_id = :organizationId AND f.resolved_at IS NULL', { organizationId });
   if (productId) qb.andWhere('f.product_id = :productId', { productId });

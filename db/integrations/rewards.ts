@@ -56,7 +56,8 @@ export async function createReward(ds: DataSource, organizationId: string, input
     if (!item) throw notFound('proof item');
     personRef ??= item.customer_person_id;
   }
-  if (!personRef && !input.endUserId) throw validationFailed([{ path: 'personRef', message: 'personRef, endUserId or a proofItemId with a customer is required' }]);
+  if (!personRef && !input.endUserId) throw validationFailed([{ path: 'personRef',
+    message: 'personRef, endUserId or a proofItemId with a customer is required' }]);
   const repo = ds.getRepository(ProofReward);
   return viewReward(await repo.save(repo.create({
     id: newId('rwd'), organizationId, productId: input.productId, proofItemId: input.proofItemId ?? null, personRef,

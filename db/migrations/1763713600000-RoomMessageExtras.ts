@@ -4,7 +4,10 @@ const TABLES = [
   'room_appeals', 'room_moderation_reports', 'room_moderation_cases', 'room_poll_responses', 'room_polls', 'room_attachments', 'room_reactions',
 ];
 
-/** Reactions, attachments, polls and moderation of room messages (docs/rooms.md#room-states, docs/rooms.md#paths, docs/rooms.md#reactions-attachments-polls-and-moderation). */
+/**
+ * Reactions, attachments, polls and moderation of room messages (docs/rooms.md#room-states, docs/rooms.md#paths,
+ * docs/rooms.md#reactions-attachments-polls-and-moderation).
+ */
 export class RoomMessageExtras1763713600000 implements MigrationInterface {
   name = 'RoomMessageExtras1763713600000';
 

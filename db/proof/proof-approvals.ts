@@ -37,7 +37,8 @@ export async function requestApproval(
     const pending = await requests.findOneBy({ proofItemId: itemId, state: 'pending' });
     if (pending && pending.versionId === versionId) {
       const existing: ApprovalRef = { requestId: pending.id, proofItemId: itemId, versionId };
-      await enqueueWorkflowCommand(em, { type: 'proof.approval.start', tenant: { organizationId: item.organizationId, productId: item.productId }, ref: existing, isNew: false, reminderIntervalMs });
+      await enqueueWorkflowCommand(em, { type: 'proof.approval.start', tenant: { organizationId: item.organizationId, productId: item.productId },
+        ref: existing, isNew: false, reminderIntervalMs });
       return { item: viewItem(item), version: viewVersion(version), approvalRequestId: pending.id, created: null, existing, superseded: null };
     }
     const now = await databaseNow(em);
@@ -62,7 +63,8 @@ export async function requestApproval(
       eventType: 'proof.item.review_requested', properties: { versionId, approvalRequestId: request.id },
     });
     const created: ApprovalRef = { requestId: request.id, proofItemId: itemId, versionId };
-    await enqueueWorkflowCommand(em, { type: 'proof.approval.start', tenant: { organizationId: item.organizationId, productId: item.productId }, ref: created, isNew: true, reminderIntervalMs });
+    await enqueueWorkflowCommand(em, { type: 'proof.approval.start', tenant: { organizationId: item.organizationId, productId: item.productId }, ref: created,
+      isNew: true, reminderIntervalMs });
     return {
       item: viewItem(await em.getRepository(ProofItem).findOneByOrFail({ id: itemId })),
       version: viewVersion(await versions.findOneByOrFail({ id: versionId })),
@@ -168,7 +170,8 @@ export async function reviewQueue(ds: DataSource, organizationId: string, page: 
   const originalIds = [...items.values()].flatMap((i) => (i.originalVersionId ? [i.originalVersionId] : []));
   const wanted = [...new Set([...versionIds, ...originalIds])];
   const versions = new Map((wanted.length ? await ds.getRepository(ProofVersion).findBy({ id: In(wanted) }) : []).map((v) => [v.id, v]));
-  const grants = itemIds.length ? await ds.getRepository(ConsentGrant).find({ where: { proofItemId: In(itemIds) }, order: { createdAt: 'DESC', id: 'DESC' } }) : [];
+  const grants = itemIds.length ? await ds.getRepository(ConsentGrant).find({ where: { proofItemId: In(itemIds) }, order: { createdAt: 'DESC', id: 'DESC' } })
+    : [];
   const consentOf = (item: ProofItem) => {
     const own = grants.filter((g) => g.proofItemId === item.id);
     return { proofItemId: item.id, status: consentStatus(item, own), grants: own.map(viewGrant) };

@@ -32,7 +32,8 @@ export function viewAsset(a: ProofAsset) {
     approvalState: a.approvalState,
     channelEligibility: a.channelEligibility,
     files: a.files,
-    content: a.mediaType === 'image/svg+xml' ? { ...a.content, mediaType: a.mediaType, svg: a.body.toString('utf8') } : { ...a.content, mediaType: a.mediaType },
+    content: a.mediaType === 'image/svg+xml' ? { ...a.content, mediaType: a.mediaType, svg: a.body.toString('utf8') }
+    : { ...a.content, mediaType: a.mediaType },
     createdAt: a.createdAt.toISOString(),
   };
 }

@@ -3,7 +3,7 @@ import { ConsentGrant, ProofItem } from '../entities';
 import { CANONICALIZATION } from '../rules/canonical-json';
 import { newId } from '../rules/ids';
 import { consentStatus, recoveryClosed } from '../rules/proof-status';
-import { Signature, activeSigningKey, signCanonical, verifyCanonical } from './proof-signing';
+import { ClaimedSignature, Signature, activeSigningKey, signCanonical, verifyCanonical } from './proof-signing';
 
 export const RECEIPT_SCHEMA = 'service-proof-receipt-v1';
 
@@ -57,7 +57,7 @@ export async function readReceipt(ds: DataSource, id: string) {
 
 export interface ReceiptClaim {
   receipt: Record<string, unknown>;
-  signature: Signature;
+  signature: ClaimedSignature;
 }
 
 /**

@@ -53,17 +53,20 @@ export async function requestRevocation(
     const item = await findItem(em, scope, itemId, true);
     const revocations = em.getRepository(ProofRevocation);
     const existing = await revocations.findOne({
-      where: item.status === 'revoked' ? { proofItemId: itemId, resolutionState: 'completed' } : { proofItemId: itemId, resolutionState: In(['pending', 'escalated']) },
+      where: item.status === 'revoked' ? { proofItemId: itemId, resolutionState: 'completed' }
+      : { proofItemId: itemId, resolutionState: In(['pending', 'escalated']) },
       order: { createdAt: 'DESC' },
     });
     if (existing) {
       const open = existing.resolutionState !== 'completed';
       if (open) {
         await enqueueWorkflowCommand(em, {
-          type: 'proof.revocation.start', tenant: { organizationId: item.organizationId, productId: item.productId }, revocationId: existing.id, slaDeadlineAt: existing.slaDeadlineAt.toISOString(),
+          type: 'proof.revocation.start', tenant: { organizationId: item.organizationId, productId: item.productId }, revocationId: existing.id,
+          slaDeadlineAt: existing.slaDeadlineAt.toISOString(),
         });
       }
-      return { result: viewRevocationResult(existing), started: open ? { revocationId: existing.id, slaDeadlineAt: existing.slaDeadlineAt.toISOString() } : null };
+      return { result: viewRevocationResult(existing), started: open ? { revocationId: existing.id, slaDeadlineAt: existing.slaDeadlineAt.toISOString() }
+        : null };
     }
     const now = await databaseNow(em);
     const revocation = revocations.create({
@@ -79,7 +82,8 @@ export async function requestRevocation(
     });
     const saved = await revocations.findOneByOrFail({ id: revocation.id });
     await enqueueWorkflowCommand(em, {
-      type: 'proof.revocation.start', tenant: { organizationId: item.organizationId, productId: item.productId }, revocationId: saved.id, slaDeadlineAt: saved.slaDeadlineAt.toISOString(),
+      type: 'proof.revocation.start', tenant: { organizationId: item.organizationId, productId: item.productId }, revocationId: saved.id,
+      slaDeadlineAt: saved.slaDeadlineAt.toISOString(),
     });
     return { result: viewRevocationResult(saved), started: { revocationId: saved.id, slaDeadlineAt: saved.slaDeadlineAt.toISOString() } };
   }, after);

@@ -6,7 +6,8 @@ import { openSecret, sealSecret } from '../../runtime/secret-box';
 
 /**
  * The service's Ed25519 keys (render manifests, receipts) and the beacon's event tokens. The private
- * key lives in the database (table proof_signing_keys), sealed like webhook secrets (runtime/secret-box.ts); the first key is generated when none exists, and a rotation retires the old one, which
+ * key lives in the database (table proof_signing_keys), sealed like webhook secrets (runtime/secret-box.ts); the first key is generated when none exists, and a
+ * rotation retires the old one, which
  * stays in the key set so that every earlier signature keeps verifying.
  */
 
@@ -25,6 +26,9 @@ export interface Signature {
   kid: string;
   value: string;
 }
+
+/** A signature as someone presents it: any `alg` may be claimed, and only EdDSA verifies. */
+export type ClaimedSignature = Omit<Signature, 'alg'> & { alg: string };
 
 interface KeyRow { id: string; state: string; public_jwk: Record<string, string>; private_key_pem: string; created_at: Date }
 
@@ -117,7 +121,7 @@ export function signText(key: SigningKey, text: string): Signature {
   return { alg: 'EdDSA', kid: key.kid, value: sign(null, Buffer.from(text, 'utf8'), key.privateKey).toString('base64url') };
 }
 
-export async function verifyCanonical(ds: DataSource, payload: unknown, signature: Signature): Promise<boolean> {
+export async function verifyCanonical(ds: DataSource, payload: unknown, signature: ClaimedSignature): Promise<boolean> {
   if (signature.alg !== 'EdDSA') return false;
   const key = await signingKeyById(ds, signature.kid);
   if (!key) return false;

@@ -40,7 +40,8 @@ export async function agentContext(ds: DataSource, runId: string): Promise<Agent
   const room = await ds.getRepository(Room).findOneByOrFail({ id: run.roomId });
   const qb = ds.getRepository(RoomMessage).createQueryBuilder('m')
     .where('m.room_id = :roomId AND m.deleted_at IS NULL', { roomId: run.roomId });
-  if (run.startedByType === 'end_user') qb.andWhere(`m.visibility = 'customer' AND (NOT m.hidden OR m.author_principal_id = :p)`, { p: run.starterPrincipalId });
+  if (run.startedByType === 'end_user') qb.andWhere(`m.visibility = 'customer' AND (NOT m.hidden OR m.author_principal_id = :p)`,
+    { p: run.starterPrincipalId });
   const messages = (await qb.orderBy('m.seq', 'DESC').take(50).getMany()).reverse();
   const canvas: Array<{ content: string }> = await ds.query(
     'SELECT content FROM room_canvas_versions WHERE room_id = $1 AND version = $2', [room.id, room.canvasVersion]);
@@ -133,7 +134,8 @@ export async function executeEffect(ds: DataSource, runId: string, expire: boole
     const agent = { type: 'agent' as const, id: principalIdOf(room.productId, 'agent', run.alias) };
     let resultId: string;
     if (effect.action === 'post_message') {
-      resultId = await insertMessage(em, room, { type: 'agent', principalId: agent.id }, agent, { body: run.output!, kind: 'text', visibility: run.visibility });
+      resultId = await insertMessage(em, room, { type: 'agent', principalId: agent.id }, agent,
+        { body: run.output!, kind: 'text', visibility: run.visibility });
     } else {
       if (room.canvasVersion !== run.baseCanvasVersion) {
         closeStep(run, now, 'side_effect', 'failed');

@@ -90,7 +90,8 @@ export async function compileInput(ds: DataSource, documentId: string) {
 /** Checks the model's citations against the evidence shown and records the document, or why none survived. */
 export async function finishCompile(ds: DataSource, documentId: string, content: string, model: { provider: string; name: string }): Promise<string> {
   return ds.transaction(async (em) => {
-    const d = await em.getRepository(RoomDocument).createQueryBuilder('d').setLock('pessimistic_write').where('d.id = :documentId', { documentId }).getOneOrFail();
+    const d = await em.getRepository(RoomDocument).createQueryBuilder('d').setLock('pessimistic_write').where('d.id = :documentId', { documentId })
+      .getOneOrFail();
     if (d.status !== 'compiling') return d.status;
     const answer = parseCompiled(content)!;
     const evidence = new Map(d.evidence.map((e) => [e.id, e.type]));

@@ -88,7 +88,8 @@ export interface NewMessage {
 
 /** Writes a message and its `room.message.created` entry (and `room.decision.recorded` for a decision). */
 export async function insertMessage(
-  em: EntityManager, room: Room, author: { type: RoomMessage['authorType']; principalId: string }, actor: { type: ActorType; id: string | null }, input: NewMessage,
+  em: EntityManager, room: Room, author: { type: RoomMessage['authorType']; principalId: string }, actor: { type: ActorType; id: string | null },
+  input: NewMessage,
 ): Promise<string> {
   const id = newId('msg');
   const seq = await appendRoomEvent(em, room, {

@@ -86,7 +86,8 @@ export async function getRoom(em: EntityManager | DataSource, caller: RoomCaller
 export async function listRooms(ds: DataSource, caller: EndUserCaller, filter: { status?: RoomStatus }, page: PageRequest) {
   const qb = ds.getRepository(Room).createQueryBuilder('room')
     .where('room.product_id = :productId', { productId: caller.productId })
-    .andWhere(`EXISTS (SELECT 1 FROM room_members m WHERE m.room_id = room.id AND m.principal_id = :p AND m.state IN ('invited', 'joined'))`, { p: caller.principalId });
+    .andWhere(`EXISTS (SELECT 1 FROM room_members m WHERE m.room_id = room.id AND m.principal_id = :p AND m.state IN ('invited', 'joined'))`,
+      { p: caller.principalId });
   if (filter.status) qb.andWhere('room.status = :status', { status: filter.status });
   const members = new Map<string, RoomMember>();
   const result = await pageOf(qb, 'room', page, (room) => room);

@@ -20,7 +20,8 @@ export interface NormalisedDeal {
 }
 
 type Obj = Record<string, unknown>;
-const GENERIC_FIELDS = ['id', 'name', 'stage', 'status', 'amount', 'currency', 'closeDate', 'accountName', 'accountDomain', 'contacts', 'updatedAt', 'proofItemIds'];
+const GENERIC_FIELDS = ['id', 'name', 'stage', 'status', 'amount', 'currency', 'closeDate', 'accountName', 'accountDomain', 'contacts', 'updatedAt',
+  'proofItemIds'];
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 class Reader {
@@ -86,7 +87,8 @@ function generic(d: Obj, r: Reader): NormalisedDeal {
     name: r.str(d, 'name'), stage: r.str(d, 'stage', 200), status: status as DealStatus, amount: r.num(d, 'amount'),
     currency: r.currency(d, 'currency'), closeDate: r.date(d, 'closeDate'), accountName: r.str(d, 'accountName'),
     accountDomain: r.str(d, 'accountDomain', 253),
-    contacts: (contacts ?? []).map((c: Obj) => ({ personRef: typeof c.personRef === 'string' ? c.personRef : null, email: typeof c.email === 'string' ? c.email : null })),
+    contacts: (contacts ?? []).map((c: Obj) => ({ personRef: typeof c.personRef === 'string' ? c.personRef : null,
+      email: typeof c.email === 'string' ? c.email : null })),
     updatedAt: r.time(d, 'updatedAt'), proofItemIds: r.ids(d.proofItemIds, 'proofItemIds'),
   };
 }

@@ -58,7 +58,8 @@ export function valueEventIssues(body: ValueEventInput, now: number): FieldIssue
       if (props.name !== undefined && !str('name')) issues.push({ path: 'properties.name', message: 'must be a non-empty string' });
       break;
     case 'resolved_ticket':
-      if (props.ticketId !== undefined && !str('ticketId') && !num('ticketId')) issues.push({ path: 'properties.ticketId', message: 'must be a string or number' });
+      if (props.ticketId !== undefined && !str('ticketId') && !num('ticketId')) issues.push({ path: 'properties.ticketId',
+        message: 'must be a string or number' });
       break;
     case 'score': {
       const scale = SCORE_SCALES[String(props.scale)];
@@ -72,7 +73,8 @@ export function valueEventIssues(body: ValueEventInput, now: number): FieldIssue
       if (props.featureId !== undefined && !str('featureId')) issues.push({ path: 'properties.featureId', message: 'must be a feature id' });
       break;
     case 'purchase':
-      if (props.amount !== undefined && (!num('amount') || (props.amount as number) < 0)) issues.push({ path: 'properties.amount', message: 'must be a number ≥ 0 in minor units' });
+      if (props.amount !== undefined && (!num('amount') || (props.amount as number) < 0)) issues.push({ path: 'properties.amount',
+        message: 'must be a number ≥ 0 in minor units' });
       if (props.currency !== undefined && !(typeof props.currency === 'string' && /^[A-Za-z]{3}$/.test(props.currency))) {
         issues.push({ path: 'properties.currency', message: 'must be a 3-letter currency code' });
       }

@@ -164,7 +164,8 @@ export async function claimFirstAttempts(ds: DataSource, deliveryIds: string[], 
       if (!secrets.has(d.endpoint_id)) secrets.set(d.endpoint_id, sealedColumn.from(d.secret)!);
       claims.set(d.id, {
         kind: 'send',
-        target: { delivery: { id: d.id, eventId: d.event_id, eventType: d.event_type, payload: d.payload }, endpoint: { url: d.url, secret: secrets.get(d.endpoint_id)! } },
+        target: { delivery: { id: d.id, eventId: d.event_id, eventType: d.event_type, payload: d.payload },
+          endpoint: { url: d.url, secret: secrets.get(d.endpoint_id)! } },
       });
     }
   });

@@ -65,7 +65,8 @@ describe('ai: a retry with the same Idempotency-Key attaches to the first operat
     await loseThenRetry('summarize', { method: 'POST', url: `/api/v1/proof/items/${itemId}/summarize` }, 200, { json: HONEST });
     await loseThenRetry('draft', { method: 'POST', url: '/api/v1/proof/requests/draft', payload: { recipientName: 'Ada', context: `onboarding ${m}` } }, 200,
       { json: { subject: 'Would you share your story?', body: 'Hi Ada, would you tell others how onboarding went?' } });
-    const statement = { text: 'Ada said "We cut onboarding from 9 days to 2".', citations: [{ sourceVersionId: caseItem.originalVersionId, quote: 'We cut onboarding from 9 days to 2' }] };
+    const statement = { text: 'Ada said "We cut onboarding from 9 days to 2".',
+      citations: [{ sourceVersionId: caseItem.originalVersionId, quote: 'We cut onboarding from 9 days to 2' }] };
     await loseThenRetry('case-study', { method: 'POST', url: '/api/v1/proof/case-studies', payload: { proofItemIds: [caseItem.proofItemId] } }, 201,
       { json: { title: 'Faster onboarding', sections: [{ heading: 'Results', statements: [statement] }] } });
   });
@@ -98,12 +99,14 @@ describe('ai: a retry with the same Idempotency-Key attaches to the first operat
   it('after a provider failure the same key runs again under the same operation; another body is another operation', async () => {
     const headers = keyOf('fail');
     const used = await budgetUsed(tenant.organizationId);
-    const failed = await withReply(m, { status: 500 }, () => call(withKey(tenant.key, { method: 'POST', url: `/api/v1/proof/items/${itemId}/summarize`, headers })));
+    const failed = await withReply(m, { status: 500 }, () => call(withKey(tenant.key,
+      { method: 'POST', url: `/api/v1/proof/items/${itemId}/summarize`, headers })));
     assert.equal(failed.statusCode, 503, failed.body);
     const operationId = failed.json().error.details.operationId;
     assert.equal(await budgetUsed(tenant.organizationId), used, 'a failed call costs nothing');
     const callsBeforeRetry = callsMentioning(m);
-    const again = await withReply(m, { json: HONEST }, () => call(withKey(tenant.key, { method: 'POST', url: `/api/v1/proof/items/${itemId}/summarize`, headers })));
+    const again = await withReply(m, { json: HONEST }, () => call(withKey(tenant.key,
+      { method: 'POST', url: `/api/v1/proof/items/${itemId}/summarize`, headers })));
     assert.equal(again.statusCode, 200, again.body);
     assert.equal(again.json().data.operationId, operationId);
     assert.equal(await budgetUsed(tenant.organizationId), used + 1);
@@ -151,8 +154,10 @@ describe('ai: a retry with the same Idempotency-Key attaches to the first operat
     const stranger = await createProofTenant();
     const strangerItem = (await approvedItem(stranger, storyS(m))).proofItemId;
     const headers = keyOf('tenant');
-    const mine = await withReply(m, { json: HONEST }, () => call(withKey(tenant.key, { method: 'POST', url: `/api/v1/proof/items/${itemId}/summarize`, headers })));
-    const theirs = await withReply(m, { json: HONEST }, () => call(withKey(stranger.key, { method: 'POST', url: `/api/v1/proof/items/${strangerItem}/summarize`, headers })));
+    const mine = await withReply(m, { json: HONEST }, () => call(withKey(tenant.key,
+      { method: 'POST', url: `/api/v1/proof/items/${itemId}/summarize`, headers })));
+    const theirs = await withReply(m, { json: HONEST }, () => call(withKey(stranger.key,
+      { method: 'POST', url: `/api/v1/proof/items/${strangerItem}/summarize`, headers })));
     assert.equal(mine.statusCode, 200, mine.body);
     assert.equal(theirs.statusCode, 200, theirs.body);
     assert.notEqual(theirs.json().data.operationId, mine.json().data.operationId);

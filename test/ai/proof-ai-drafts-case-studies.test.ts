@@ -38,7 +38,8 @@ describe('ai: ask drafts (docs/ai.md#ask-draft)', () => {
 
   const discarded: Array<[string, object, string[]]> = [
     ['review gating', { subject: 'Quick favour', body: "If you're happy with us, please leave a review!" }, ['no_review_gating']],
-    ['a sentiment-conditioned reward', { subject: 'Quick favour', body: 'Leave a positive review and get a free month.' }, ['no_review_gating', 'no_sentiment_conditioned_reward']],
+    ['a sentiment-conditioned reward', { subject: 'Quick favour', body: 'Leave a positive review and get a free month.' },
+      ['no_review_gating', 'no_sentiment_conditioned_reward']],
     ['an invented number', { subject: 'Quick favour', body: 'Join 10,000 customers who shared their story.' }, ['no_invented_numbers']],
   ];
   for (const [what, answer, failed] of discarded) {
@@ -119,12 +120,14 @@ describe('ai: case studies (docs/ai.md#case-studies)', () => {
       sections: [{
         heading: 'Results',
         statements: [
-          { text: 'Ada said "We cut onboarding from 9 days to 2".', citations: [{ sourceVersionId: s.originalVersionId, quote: 'We cut onboarding from 9 days to 2' }] },
+          { text: 'Ada said "We cut onboarding from 9 days to 2".', citations: [{ sourceVersionId: s.originalVersionId,
+            quote: 'We cut onboarding from 9 days to 2' }] },
           { text: 'NPS rose from 31 to 58.', citations: [{ sourceVersionId: b.originalVersionId, quote: null }] },
           { text: 'Onboarding got faster.', citations: [] },
           { text: 'Onboarding got faster.', citations: [{ sourceVersionId: 'ver_unknown', quote: null }] },
           { text: 'NPS rose to 58 and onboarding took 2 days.', citations: [{ sourceVersionId: b.originalVersionId, quote: null }] },
-          { text: 'Ada said "we cut onboarding from 9 days to two".', citations: [{ sourceVersionId: s.originalVersionId, quote: 'we cut onboarding from 9 days to two' }] },
+          { text: 'Ada said "we cut onboarding from 9 days to two".', citations: [{ sourceVersionId: s.originalVersionId,
+            quote: 'we cut onboarding from 9 days to two' }] },
         ],
       }],
     };
@@ -144,7 +147,8 @@ describe('ai: case studies (docs/ai.md#case-studies)', () => {
     assert.equal(asset.content.title, 'Faster onboarding at scale');
     assert.equal(asset.content.length, 'standard');
     assert.equal(asset.content.goal, 'Show onboarding');
-    assert.deepEqual(asset.content.sections[0].statements.map((x: { text: string }) => x.text), [answer.sections[0].statements[0].text, answer.sections[0].statements[1].text]);
+    assert.deepEqual(asset.content.sections[0].statements.map((x: { text: string }) => x.text),
+      [answer.sections[0].statements[0].text, answer.sections[0].statements[1].text]);
     assert.deepEqual(asset.content.customerApprovals, [{ proofItemId: s.proofItemId, state: 'pending' }, { proofItemId: b.proofItemId, state: 'pending' }]);
     assert.deepEqual(data.rejectedStatements.map((r: { location: string; reasons: string[] }) => [r.location, r.reasons]), [
       ['sections[0].statements[2]', ['uncited']],
@@ -162,7 +166,8 @@ describe('ai: case studies (docs/ai.md#case-studies)', () => {
   });
 
   it('the length caps the statements; a failing title becomes "Customer story"', async () => {
-    const statements = Array.from({ length: 8 }, () => ({ text: 'Support answers within four hours.', citations: [{ sourceVersionId: s.originalVersionId, quote: null }] }));
+    const statements = Array.from({ length: 8 }, () => ({ text: 'Support answers within four hours.',
+      citations: [{ sourceVersionId: s.originalVersionId, quote: null }] }));
     const res = await withReply(m, { json: { title: 'Onboarding in 1 day', sections: [{ heading: 'Support', statements }] } },
       () => caseStudy(tenant.key, { proofItemIds: [s.proofItemId], length: 'short', template: 'quote_led' }));
     assert.equal(res.statusCode, 201, res.body);
@@ -176,7 +181,8 @@ describe('ai: case studies (docs/ai.md#case-studies)', () => {
   it('nothing survives: 422 CITATION_VALIDATION_FAILED, no asset', async () => {
     const assets = await ctx.dataSource.getRepository(ProofAsset).countBy({ organizationId: tenant.organizationId });
     const answer = { title: 'NPS', sections: [{ heading: 'Results', statements: [
-      { text: 'Ada said "we cut onboarding from 9 days to two".', citations: [{ sourceVersionId: s.originalVersionId, quote: 'we cut onboarding from 9 days to two' }] },
+      { text: 'Ada said "we cut onboarding from 9 days to two".', citations: [{ sourceVersionId: s.originalVersionId,
+        quote: 'we cut onboarding from 9 days to two' }] },
       { text: '"Our NPS rose from 31 to 58."', citations: [{ sourceVersionId: s.originalVersionId, quote: null }] },
     ] }] };
     const res = await withReply(m, { json: answer }, () => caseStudy(tenant.key, { proofItemIds: [s.proofItemId] }));
@@ -184,7 +190,8 @@ describe('ai: case studies (docs/ai.md#case-studies)', () => {
     assert.equal(errorCode(res), 'CITATION_VALIDATION_FAILED');
     const details = res.json().error.details;
     assert.match(details.operationId, /^aiop_/);
-    assert.deepEqual(details.rejectedStatements.map((r: { reasons: string[] }) => [...r.reasons].sort()), [['altered_quote'], ['altered_quote', 'invented_number']]);
+    assert.deepEqual(details.rejectedStatements.map((r: { reasons: string[] }) => [...r.reasons].sort()),
+      [['altered_quote'], ['altered_quote', 'invented_number']]);
     assert.equal(await ctx.dataSource.getRepository(ProofAsset).countBy({ organizationId: tenant.organizationId }), assets);
   });
 

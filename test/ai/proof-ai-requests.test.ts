@@ -17,7 +17,8 @@ describe('ai: story requests from a draft, sent by a person, replies captured (d
 
   const create = (payload: object, key = t.key) => call(withKey(key, { method: 'POST', url: '/api/v1/proof/requests', payload }));
   const send = (id: string, s = t.owner) => as(s, { method: 'POST', url: route('/api/proof/collect/requests/{id}', { id }), payload: { action: 'send' } });
-  const replyTo = (id: string, payload: object, s = t.owner) => as(s, { method: 'POST', url: route('/api/workspace/proof/requests/{id}/replies', { id }), payload });
+  const replyTo = (id: string, payload: object, s = t.owner) => as(s, { method: 'POST', url: route('/api/workspace/proof/requests/{id}/replies', { id }),
+    payload });
   const endUser = async (id: string, email: string | null, name: string | null = null) => ctx.dataSource.query(
     `INSERT INTO end_users (product_id, end_user_id, organization_id, email, name, updated_at) VALUES ($1, $2, $3, $4, $5, now())`,
     [t.product.id, id, t.organizationId, email, name]);
@@ -180,7 +181,8 @@ describe('ai: story requests from a draft, sent by a person, replies captured (d
     const member = await sessionFor(t.organizationId, 'member');
     const text = 'We cut onboarding from 9 days to 2. Happy to be quoted.';
     assert.equal((await replyTo(id, { text, receivedAt: new Date().toISOString() }, member)).statusCode, 403);
-    const keyed = await call(withKey(t.key, { method: 'POST', url: `/api/workspace/proof/requests/${id}/replies`, payload: { text, receivedAt: new Date().toISOString() } }));
+    const keyed = await call(withKey(t.key, { method: 'POST', url: `/api/workspace/proof/requests/${id}/replies`,
+      payload: { text, receivedAt: new Date().toISOString() } }));
     assert.equal(keyed.statusCode, 403);
     assert.equal((await replyTo(id, { text: '', receivedAt: new Date().toISOString() })).statusCode, 400);
     assert.equal((await replyTo(id, { text, receivedAt: 'yesterday' })).statusCode, 400);
@@ -198,7 +200,8 @@ describe('ai: story requests from a draft, sent by a person, replies captured (d
     assert.deepEqual(version, { content: { text }, is_original: true });
     const grants = await ctx.dataSource.query('SELECT id FROM consent_grants WHERE proof_item_id = $1', [proofItemId]);
     assert.equal(grants.length, 0, 'no grant: it renders nowhere');
-    const [event] = await ctx.dataSource.query(`SELECT id, properties FROM proof_events WHERE event_type = 'proof.reply.captured' AND proof_item_id = $1`, [proofItemId]);
+    const [event] = await ctx.dataSource.query(`SELECT id, properties FROM proof_events WHERE event_type = 'proof.reply.captured' AND proof_item_id = $1`,
+      [proofItemId]);
     assert.equal(event.properties.requestId, id);
     const [hook] = await ctx.dataSource.query(`SELECT payload FROM outbox_events WHERE id = $1`, [`evt_${event.id}`]);
     assert.deepEqual(hook.payload.properties, { requestId: id });

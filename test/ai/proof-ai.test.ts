@@ -77,7 +77,8 @@ describe('ai: proof summaries through Temporal and the fake provider (docs/ai.md
   it('drives the adversarial corpus through the provider: offending sentences are removed, the rest kept', async () => {
     const bad = ['We cut onboarding from 9 days to 3.', 'They save USD 12k a year.', 'Half the team uses it.', 'She got a $50 gift card for it.',
       'A verified customer reports faster onboarding.', 'Ada Lovelace praises support.', 'Approved for use in paid ads.'];
-    const res = await withReply(m, { json: { ...HONEST, sentences: [HONEST.sentences[0], ...bad.map((text) => ({ text }))] } }, () => summarize(tenant.key, itemId));
+    const res = await withReply(m, { json: { ...HONEST, sentences: [HONEST.sentences[0], ...bad.map((text) => ({ text }))] } },
+      () => summarize(tenant.key, itemId));
     assert.equal(res.statusCode, 200, res.body);
     const data = res.json().data;
     assert.equal(data.validation.status, 'revised');

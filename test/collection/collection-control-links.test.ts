@@ -41,7 +41,8 @@ describe('collection: story links and person links', () => {
   const askPersonLink = (token: string, email: string, app?: FastifyInstance) =>
     asLink(token, { method: 'POST', url: '/api/proof/collect/control/person-link', payload: { email } }, app);
   const personLinkCommands = async (itemIds: string[]) => (await ctx.dataSource.query(
-    `SELECT command FROM workflow_commands WHERE command->>'type' = 'collection.approval_link.deliver' AND command->>'proofItemId' = ANY($1)`, [itemIds])).length;
+    `SELECT command FROM workflow_commands WHERE command->>'type' = 'collection.approval_link.deliver' AND command->>'proofItemId' = ANY($1)`,
+    [itemIds])).length;
 
   /**
    * A story told through a personal request the workspace sent to this person (`email:<address>` names the
@@ -55,8 +56,10 @@ describe('collection: story links and person links', () => {
       method: 'POST', url: '/api/proof/collect/requests', payload: { flowId: t.flowId, channel: 'link', recipient },
     });
     assert.equal(made.statusCode, 201, made.body);
-    assert.equal((await as(t.owner, { method: 'POST', url: `/api/proof/collect/requests/${made.json().data.request.id}`, payload: { action: 'send' } })).statusCode, 200);
-    const opened = await customerCall({ method: 'POST', url: '/api/proof/collect/drafts', payload: {}, headers: { 'x-link-token': made.json().data.linkToken } });
+    assert.equal((await as(t.owner, { method: 'POST', url: `/api/proof/collect/requests/${made.json().data.request.id}`,
+      payload: { action: 'send' } })).statusCode, 200);
+    const opened = await customerCall({ method: 'POST', url: '/api/proof/collect/drafts', payload: {},
+      headers: { 'x-link-token': made.json().data.linkToken } });
     assert.equal(opened.statusCode, 201, opened.body);
     const d = { id: opened.json().data.draft.id, session: opened.json().data.draftSession, body: {} };
     await fillDraft(t, d, { identity: { name: 'Vera Victim', email } });
@@ -120,10 +123,12 @@ describe('collection: story links and person links', () => {
 
     for (const opts of [
       { method: 'POST', url: '/api/proof/collect/control', payload: { action: 'withdraw', proofItemId: victim.proofItemId, confirm: true } },
-      { method: 'POST', url: '/api/proof/collect/control', payload: { action: 'approve_wording', proofItemId: victim.proofItemId, versionId: version.id, contentHash: version.contentHash } },
+      { method: 'POST', url: '/api/proof/collect/control', payload: { action: 'approve_wording', proofItemId: victim.proofItemId, versionId: version.id,
+        contentHash: version.contentHash } },
       { method: 'POST', url: '/api/proof/collect/control', payload: { action: 'pause', proofItemId: victim.proofItemId } },
       { method: 'GET', url: `/api/proof/collect/control/passport?proofItemId=${victim.proofItemId}` },
-      { method: 'POST', url: '/api/proof/collect/control/passport', payload: { action: 'limit_channels', proofItemId: victim.proofItemId, channels: ['website'] } },
+      { method: 'POST', url: '/api/proof/collect/control/passport', payload: { action: 'limit_channels', proofItemId: victim.proofItemId,
+        channels: ['website'] } },
       { method: 'GET', url: `/api/proof/collect/control/receipt?proofItemId=${victim.proofItemId}` },
       { method: 'POST', url: '/api/proof/review', payload: { kind: 'version', id: version.id, decision: 'approve', contentHash: version.contentHash } },
     ] as InjectOptions[]) {
@@ -140,56 +145,58 @@ describe('collection: story links and person links', () => {
     assert.deepEqual(secret, { scope: 'story', proof_item_id: own.proofItemId });
   });
 
-  it('a person link reaches every story of the person, and only by e-mail to an address of a story they told; any other address gets 202 and nothing', async () => {
-    const to = address('vera');
-    const personRef = `email:${to}`;
-    const first = await requestedStory(personRef, to);
-    const second = await requestedStory(personRef, to);
-    const injected = await keyStory(personRef, address('mallory'));
-    const teammateAddress = address('teammate');
-    const teammateMade = await requestedStory(personRef, teammateAddress, { personRef, email: teammateAddress, name: 'Mallory' });
-    const all = [first.proofItemId, second.proofItemId, injected.proofItemId, teammateMade.proofItemId].sort();
-    assert.deepEqual(await storiesOf(first.controlToken), [first.proofItemId]);
+  it('a person link reaches every story of the person, and only by e-mail to an address of a story they told; any other address gets 202 and nothing',
+    async () => {
+      const to = address('vera');
+      const personRef = `email:${to}`;
+      const first = await requestedStory(personRef, to);
+      const second = await requestedStory(personRef, to);
+      const injected = await keyStory(personRef, address('mallory'));
+      const teammateAddress = address('teammate');
+      const teammateMade = await requestedStory(personRef, teammateAddress, { personRef, email: teammateAddress, name: 'Mallory' });
+      const all = [first.proofItemId, second.proofItemId, injected.proofItemId, teammateMade.proofItemId].sort();
+      assert.deepEqual(await storiesOf(first.controlToken), [first.proofItemId]);
 
-    // The key's own address, and an address nobody gave: 202, and no delivery is even queued.
-    const keyGiven = await askPersonLink(injected.controlToken, (await ctx.dataSource.query(
+      // The key's own address, and an address nobody gave: 202, and no delivery is even queued.
+      const keyGiven = await askPersonLink(injected.controlToken, (await ctx.dataSource.query(
       `SELECT customer_email FROM proof_items WHERE id = $1`, [injected.proofItemId]))[0].customer_email);
-    assert.equal(keyGiven.statusCode, 202, keyGiven.body);
-    const stranger = address('stranger');
-    const wrong = await askPersonLink(first.controlToken, stranger);
-    assert.equal(wrong.statusCode, 202, wrong.body);
-    assert.deepEqual(wrong.json(), keyGiven.json(), 'the answer tells nothing about the address');
-    assert.equal(await personLinkCommands(all), 0);
-    // A personal request's recipient is the workspace's word: a teammate who names the person and signs the
-    // story with their own address gets no person link at that address.
-    assert.equal((await askPersonLink(teammateMade.controlToken, teammateAddress)).statusCode, 202);
-    assert.equal(await personLinkCommands(all), 0);
+      assert.equal(keyGiven.statusCode, 202, keyGiven.body);
+      const stranger = address('stranger');
+      const wrong = await askPersonLink(first.controlToken, stranger);
+      assert.equal(wrong.statusCode, 202, wrong.body);
+      assert.deepEqual(wrong.json(), keyGiven.json(), 'the answer tells nothing about the address');
+      assert.equal(await personLinkCommands(all), 0);
+      // A personal request's recipient is the workspace's word: a teammate who names the person and signs the
+      // story with their own address gets no person link at that address.
+      assert.equal((await askPersonLink(teammateMade.controlToken, teammateAddress)).statusCode, 202);
+      assert.equal(await personLinkCommands(all), 0);
 
-    // The person's own address (any case), asked for with the key's story link: the mail goes to the person.
-    const asked = await askPersonLink(injected.controlToken, to.toUpperCase());
-    assert.equal(asked.statusCode, 202, asked.body);
-    assert.deepEqual(asked.json(), wrong.json());
-    assert.ok(!asked.body.includes('ct_'));
-    const personLink = await mailedLink(to);
-    assert.deepEqual(await storiesOf(personLink), all);
-    const passport = await asLink(personLink, { method: 'GET', url: `/api/proof/collect/control/passport?proofItemId=${second.proofItemId}` });
-    assert.equal(passport.statusCode, 200, passport.body);
-    const [row] = await ctx.dataSource.query(`SELECT * FROM collection_secrets WHERE digest = $1`, [sha256Hex(personLink)]);
-    assert.equal(row.scope, 'person');
-    assert.equal(row.proof_item_id, null);
-    assert.ok(!JSON.stringify(row).includes(personLink), 'stored only as its SHA-256');
-    assert.equal(await personLinkCommands(all), 1);
-    assert.equal(ctx.smtpSink.to(stranger).length, 0);
-    assert.ok(ctx.smtpSink.messages.every((m) => !m.to.some((r) => r.startsWith('mallory-'))), 'nothing ever went to the key\'s address');
-    assert.equal(ctx.smtpSink.to(teammateAddress).length, 0, 'nothing went to the address a teammate gave');
+      // The person's own address (any case), asked for with the key's story link: the mail goes to the person.
+      const asked = await askPersonLink(injected.controlToken, to.toUpperCase());
+      assert.equal(asked.statusCode, 202, asked.body);
+      assert.deepEqual(asked.json(), wrong.json());
+      assert.ok(!asked.body.includes('ct_'));
+      const personLink = await mailedLink(to);
+      assert.deepEqual(await storiesOf(personLink), all);
+      const passport = await asLink(personLink, { method: 'GET', url: `/api/proof/collect/control/passport?proofItemId=${second.proofItemId}` });
+      assert.equal(passport.statusCode, 200, passport.body);
+      const [row] = await ctx.dataSource.query(`SELECT * FROM collection_secrets WHERE digest = $1`, [sha256Hex(personLink)]);
+      assert.equal(row.scope, 'person');
+      assert.equal(row.proof_item_id, null);
+      assert.ok(!JSON.stringify(row).includes(personLink), 'stored only as its SHA-256');
+      assert.equal(await personLinkCommands(all), 1);
+      assert.equal(ctx.smtpSink.to(stranger).length, 0);
+      assert.ok(ctx.smtpSink.messages.every((m) => !m.to.some((r) => r.startsWith('mallory-'))), 'nothing ever went to the key\'s address');
+      assert.equal(ctx.smtpSink.to(teammateAddress).length, 0, 'nothing went to the address a teammate gave');
 
-    // An action with the person link is the customer's.
-    const paused = await asLink(personLink, { method: 'POST', url: '/api/proof/collect/control', payload: { action: 'pause', proofItemId: second.proofItemId } });
-    assert.equal(paused.statusCode, 200, paused.body);
-    const [event] = await ctx.dataSource.query(
+      // An action with the person link is the customer's.
+      const paused = await asLink(personLink, { method: 'POST', url: '/api/proof/collect/control',
+        payload: { action: 'pause', proofItemId: second.proofItemId } });
+      assert.equal(paused.statusCode, 200, paused.body);
+      const [event] = await ctx.dataSource.query(
       `SELECT actor_type FROM proof_events WHERE proof_item_id = $1 AND event_type = 'proof.item.paused_by_customer'`, [second.proofItemId]);
-    assert.equal(event.actor_type, 'customer');
-  });
+      assert.equal(event.actor_type, 'customer');
+    });
 
   it('person-link requests are rate limited per person, across all of their links', async () => {
     const app = await ctx.buildApp({ personLinkPerMinute: 2 });
@@ -278,6 +285,7 @@ describe('collection: story links and person links', () => {
     assert.equal(receipt.statusCode, 200, receipt.body);
     await assert.rejects(ctx.dataSource.query(
       `INSERT INTO collection_secrets (digest, kind, organization_id, product_id, person_ref) VALUES ($1, 'control', $2, $3, $4)`,
-      [sha256Hex(newSecret('ct')), t.organizationId, t.product.id, personRef]), /collection_secrets_control_scope_check/, 'no control secret without its scope');
+      [sha256Hex(newSecret('ct')), t.organizationId, t.product.id, personRef]), /collection_secrets_control_scope_check/,
+    'no control secret without its scope');
   });
 });

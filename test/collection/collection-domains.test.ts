@@ -7,7 +7,8 @@ import { as, liveFlow } from '../support/collection-setup';
 import { ctx } from '../support/root-hooks';
 import { domainVerificationWorkflowId } from '../../workflows/workflow-ids';
 
-interface Domain { id: string; hostname: string; status: string; records: Array<{ type: string; name: string; value: string }>; lastError: string | null; lastCheckedAt: string | null; verifiedAt: string | null }
+interface Domain { id: string; hostname: string; status: string; records: Array<{ type: string; name: string; value: string }>; lastError: string | null;
+  lastCheckedAt: string | null; verifiedAt: string | null; }
 
 describe('collection setup: custom domains verified through DNS (collection-domain/<id>)', () => {
   let t: Tenant;
@@ -89,7 +90,8 @@ describe('collection setup: custom domains verified through DNS (collection-doma
       headers: { origin, 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'content-type' },
     });
     /** The preflight's answer once it is `status`, within the suite's origins cache bound. */
-    const preflightSettles = (origin: string, status: number) => eventually(async () => (await preflight(origin)).statusCode === status, ctx.config.customerOriginsCacheMs + 2_000);
+    const preflightSettles = (origin: string, status: number) => eventually(async () => (await preflight(origin)).statusCode === status,
+      ctx.config.customerOriginsCacheMs + 2_000);
     const claimant = async () => {
       const tenant = await createTenant();
       const flow = (await liveFlow(tenant)).flow;

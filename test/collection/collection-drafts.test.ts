@@ -30,7 +30,8 @@ describe('collection: drafts, submit and the control link', () => {
     assert.equal(unknown.statusCode, 404);
     assert.deepEqual(Object.keys(unknown.json()).sort(), ['code', 'error']);
     assert.equal(unknown.json().code, 'NOT_FOUND');
-    const malformed = await customerCall({ method: 'POST', url: '/api/proof/collect/drafts', payload: '{"flowId": ', headers: { 'content-type': 'application/json' } });
+    const malformed = await customerCall({ method: 'POST', url: '/api/proof/collect/drafts', payload: '{"flowId": ',
+      headers: { 'content-type': 'application/json' } });
     assert.equal(malformed.statusCode, 400);
     assert.equal(malformed.json().code, 'INVALID_INPUT');
     const extra = await customerCall({ method: 'POST', url: '/api/proof/collect/drafts', payload: { flowId: t.publicId, admin: true } });
@@ -72,15 +73,18 @@ describe('collection: drafts, submit and the control link', () => {
     const stale = await customerCall(asDraft(d, { method: 'PATCH', url: `/api/proof/collect/drafts/${d.id}`, payload: { text: 'draft two', revision: 1 } }));
     assert.equal(stale.statusCode, 409);
     assert.equal(stale.json().code, 'CONFLICT');
-    const unknownQuestion = await customerCall(asDraft(d, { method: 'PATCH', url: `/api/proof/collect/drafts/${d.id}`, payload: { answers: { qst_nope: 'x' } } }));
+    const unknownQuestion = await customerCall(asDraft(d, { method: 'PATCH', url: `/api/proof/collect/drafts/${d.id}`,
+      payload: { answers: { qst_nope: 'x' } } }));
     assert.equal(unknownQuestion.statusCode, 400);
-    const beyondTerms = await customerCall(asDraft(d, { method: 'PATCH', url: `/api/proof/collect/drafts/${d.id}`, payload: { publication: { channels: ['paid_ads'] } } }));
+    const beyondTerms = await customerCall(asDraft(d, { method: 'PATCH', url: `/api/proof/collect/drafts/${d.id}`,
+      payload: { publication: { channels: ['paid_ads'] } } }));
     assert.equal(beyondTerms.statusCode, 400);
     const removed = await customerCall(asDraft(d, {
       method: 'PATCH', url: `/api/proof/collect/drafts/${d.id}`, payload: { answers: { [t.questionId]: 'first' } },
     }));
     assert.equal(removed.json().data.draft.answers[t.questionId], 'first');
-    const cleared = await customerCall(asDraft(d, { method: 'PATCH', url: `/api/proof/collect/drafts/${d.id}`, payload: { answers: { [t.questionId]: null } } }));
+    const cleared = await customerCall(asDraft(d, { method: 'PATCH', url: `/api/proof/collect/drafts/${d.id}`,
+      payload: { answers: { [t.questionId]: null } } }));
     assert.deepEqual(cleared.json().data.draft.answers, {});
   });
 
@@ -156,7 +160,8 @@ describe('collection: drafts, submit and the control link', () => {
     assert.equal((await requestApproval(t, s.proofItemId, s.originalVersionId)).statusCode, 200);
     assert.equal((await approve(t, s.proofItemId, s.originalVersionId)).statusCode, 200);
     const placementId = await publishedPlacement(t, [s.proofItemId]);
-    const render = async () => (await call({ method: 'GET', url: route('/api/public/proof/render/{id}', { id: placementId }) })).json().manifest.items.map((i: { proofItemId: string }) => i.proofItemId);
+    const render = async () => (await call({ method: 'GET', url: route('/api/public/proof/render/{id}', { id: placementId }) })).json()
+      .manifest.items.map((i: { proofItemId: string }) => i.proofItemId);
     assert.deepEqual(await render(), [s.proofItemId]);
     const passport = await control({ method: 'GET', url: `/api/proof/collect/control/passport?proofItemId=${s.proofItemId}` });
     assert.equal(passport.statusCode, 200, passport.body);
@@ -178,17 +183,20 @@ describe('collection: drafts, submit and the control link', () => {
     const verify = async () => (await call({ method: 'POST', url: '/api/public/proof/receipts/verify', payload: receipt.json() })).json().data.status;
     assert.equal(await verify(), 'granted');
 
-    const narrowNothing = await control({ method: 'POST', url: '/api/proof/collect/control/passport', payload: { action: 'limit_channels', proofItemId: s.proofItemId, channels: [] } });
+    const narrowNothing = await control({ method: 'POST', url: '/api/proof/collect/control/passport',
+      payload: { action: 'limit_channels', proofItemId: s.proofItemId, channels: [] } });
     assert.equal(narrowNothing.statusCode, 400, narrowNothing.body);
     assert.deepEqual(Object.keys(narrowNothing.json()).sort(), ['code', 'error']);
 
-    const withdrawn = await control({ method: 'POST', url: '/api/proof/collect/control', payload: { action: 'withdraw', proofItemId: s.proofItemId, confirm: true } });
+    const withdrawn = await control({ method: 'POST', url: '/api/proof/collect/control',
+      payload: { action: 'withdraw', proofItemId: s.proofItemId, confirm: true } });
     assert.equal(withdrawn.statusCode, 200, withdrawn.body);
     assert.equal(withdrawn.json().data.requestOnly, false);
     assert.equal(withdrawn.json().data.revocation.resolutionState, 'completed');
     assert.deepEqual(await render(), [], 'the very next render leaves it out');
     assert.equal(await verify(), 'revoked');
-    const repeat = await control({ method: 'POST', url: '/api/proof/collect/control', payload: { action: 'withdraw', proofItemId: s.proofItemId, confirm: true } });
+    const repeat = await control({ method: 'POST', url: '/api/proof/collect/control',
+      payload: { action: 'withdraw', proofItemId: s.proofItemId, confirm: true } });
     assert.equal(repeat.json().data.revocation.id, withdrawn.json().data.revocation.id);
     const after = await control({ method: 'POST', url: '/api/proof/collect/control', payload: { action: 'pause', proofItemId: s.proofItemId } });
     assert.equal(after.statusCode, 409);
@@ -210,14 +218,18 @@ describe('collection: drafts, submit and the control link', () => {
     const pending = (await control({ method: 'GET', url: '/api/proof/collect/control' })).json().data.stories[0].pendingApprovals;
     assert.equal(pending.length, 1);
     assert.equal(pending[0].versionId, version.id);
-    const wrongHash = await control({ method: 'POST', url: '/api/proof/collect/control', payload: { action: 'approve_wording', proofItemId: s.proofItemId, versionId: version.id, contentHash: 'sha256:nope' } });
+    const wrongHash = await control({ method: 'POST', url: '/api/proof/collect/control',
+      payload: { action: 'approve_wording', proofItemId: s.proofItemId, versionId: version.id, contentHash: 'sha256:nope' } });
     assert.equal(wrongHash.statusCode, 409);
-    const approved = await control({ method: 'POST', url: '/api/proof/collect/control', payload: { action: 'approve_wording', proofItemId: s.proofItemId, versionId: version.id, contentHash: version.contentHash } });
+    const approved = await control({ method: 'POST', url: '/api/proof/collect/control',
+      payload: { action: 'approve_wording', proofItemId: s.proofItemId, versionId: version.id, contentHash: version.contentHash } });
     assert.equal(approved.statusCode, 201, approved.body);
     assert.equal(approved.json().data.approvedVersionId, version.id);
-    const [grant] = await ctx.dataSource.query(`SELECT state, approved_version_id, wording_hash FROM consent_grants WHERE id = $1`, [approved.json().data.consentGrantId]);
+    const [grant] = await ctx.dataSource.query(`SELECT state, approved_version_id, wording_hash FROM consent_grants WHERE id = $1`,
+      [approved.json().data.consentGrantId]);
     assert.deepEqual(grant, { state: 'active', approved_version_id: version.id, wording_hash: t.wordingHash });
-    const correction = await control({ method: 'POST', url: '/api/proof/collect/control', payload: { action: 'request_correction', proofItemId: s.proofItemId, message: 'My title is CTO, not CEO.' } });
+    const correction = await control({ method: 'POST', url: '/api/proof/collect/control',
+      payload: { action: 'request_correction', proofItemId: s.proofItemId, message: 'My title is CTO, not CEO.' } });
     assert.equal(correction.statusCode, 201, correction.body);
     const story = (await control({ method: 'GET', url: '/api/proof/collect/control' })).json().data.stories[0];
     assert.equal(story.pendingApprovals.length, 0);

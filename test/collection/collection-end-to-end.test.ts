@@ -19,7 +19,8 @@ describe('collection setup end to end: a mailed request answered through the cus
   it('build, publish, send by e-mail; the customer answers with a detractor score; the request is responded and the response routed', async () => {
     const { flow, question, version } = await liveFlow(t, app);
     const to = `e2e-${newId('x').slice(2, 12)}@customer.example`;
-    const made = (await as(t.owner, { method: 'POST', url: '/api/proof/collect/requests', payload: { flowId: flow.id, channel: 'email', recipient: { email: to, personRef: `p-${to}` } } }, app)).json().data;
+    const made = (await as(t.owner, { method: 'POST', url: '/api/proof/collect/requests',
+      payload: { flowId: flow.id, channel: 'email', recipient: { email: to, personRef: `p-${to}` } } }, app)).json().data;
     const sent = await as(t.owner, { method: 'POST', url: `/api/proof/collect/requests/${made.request.id}`, payload: { action: 'send' } }, app);
     assert.equal(sent.statusCode, 200, sent.body);
     const [mail] = await eventually(async () => (ctx.smtpSink.to(to).length ? ctx.smtpSink.to(to) : undefined));

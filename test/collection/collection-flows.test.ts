@@ -41,7 +41,8 @@ describe('collection setup: flows, questions, consent templates', () => {
     assert.equal((await as(member, { method: 'GET', url: '/api/proof/collect/forms?limit=101' })).statusCode, 400);
 
     // Editing the draft changes nothing live until the next publish; then the live link serves version 2.
-    const saved = await as(admin, { method: 'PATCH', url: `/api/proof/collect/forms/${flow.id}`, payload: { draftRevision: read.draftRevision, definition: { title: 'Tell us more' } } });
+    const saved = await as(admin, { method: 'PATCH', url: `/api/proof/collect/forms/${flow.id}`,
+      payload: { draftRevision: read.draftRevision, definition: { title: 'Tell us more' } } });
     assert.equal(saved.statusCode, 200, saved.body);
     assert.equal((await servedFlow(ctx.dataSource.manager, flow.publicId)).version.id, version.id);
     const stale = await as(admin, { method: 'PATCH', url: `/api/proof/collect/forms/${flow.id}`, payload: { draftRevision: read.draftRevision, name: 'x' } });
@@ -81,7 +82,8 @@ describe('collection setup: flows, questions, consent templates', () => {
     assert.match(message, /definition\.consentTemplateVersionId/);
     assert.match(message, /definition\.questions\[0\]/);
     assert.match(message, /definition\.routing\.positive/, 'every band must be routed');
-    const pause = await as(t.owner, { method: 'PATCH', url: `/api/proof/collect/forms/${created.id}`, payload: { draftRevision: created.draftRevision, state: 'paused' } });
+    const pause = await as(t.owner, { method: 'PATCH', url: `/api/proof/collect/forms/${created.id}`,
+      payload: { draftRevision: created.draftRevision, state: 'paused' } });
     assert.equal(pause.statusCode, 409, 'never published');
   });
 
@@ -101,7 +103,8 @@ describe('collection setup: flows, questions, consent templates', () => {
 
   it('questions: an edit writes a new version, old versions stay; usage counts; archive refuses pin, restore allows it', async () => {
     const q = await newQuestion(t, 'How did onboarding go?');
-    const v2 = await as(t.owner, { method: 'PATCH', url: `/api/proof/collect/questions/${q.questionId}`, payload: { text: 'How did your onboarding go?', kind: 'long_text' } });
+    const v2 = await as(t.owner, { method: 'PATCH', url: `/api/proof/collect/questions/${q.questionId}`,
+      payload: { text: 'How did your onboarding go?', kind: 'long_text' } });
     assert.equal(v2.statusCode, 201, v2.body);
     assert.equal(v2.json().data.version, 2);
     const read = (await as(member, { method: 'GET', url: `/api/proof/collect/questions/${q.questionId}` })).json().data;
@@ -113,10 +116,12 @@ describe('collection setup: flows, questions, consent templates', () => {
     const template = await publishTemplate(t);
     const flow = (await as(t.owner, {
       method: 'POST', url: '/api/proof/collect/forms',
-      payload: { productId: t.product.id, name: 'Pinned', definition: { consentTemplateVersionId: template.id, questions: [{ questionId: q.questionId, version: 1, required: true }] } },
+      payload: { productId: t.product.id, name: 'Pinned', definition: { consentTemplateVersionId: template.id,
+        questions: [{ questionId: q.questionId, version: 1, required: true }] } },
     })).json().data;
     await as(t.owner, { method: 'POST', url: `/api/proof/collect/forms/${flow.id}`, payload: { draftRevision: flow.draftRevision } });
-    const usage = (await as(member, { method: 'GET', url: '/api/proof/collect/questions' })).json().data.find((x: { id: string }) => x.id === q.questionId).usage;
+    const usage = (await as(member, { method: 'GET', url: '/api/proof/collect/questions' })).json().data.find((x: { id: string }) => x.id === q.questionId)
+      .usage;
     assert.deepEqual(usage, { flows: 1, liveFlows: 1 });
     // A third version leaves the published flow on version 1.
     await as(t.owner, { method: 'PATCH', url: `/api/proof/collect/questions/${q.questionId}`, payload: { text: 'Anything else?', kind: 'short_text' } });
@@ -130,7 +135,8 @@ describe('collection setup: flows, questions, consent templates', () => {
     await as(t.owner, { method: 'POST', url: `/api/proof/collect/questions/${q.questionId}`, payload: { action: 'restore' } });
     const pinned = await as(t.owner, { method: 'POST', url: `/api/proof/collect/questions/${q.questionId}`, payload: { action: 'pin' } });
     assert.equal(pinned.json().data.flowQuestion.version, 3);
-    const badChoice = await as(t.owner, { method: 'POST', url: '/api/proof/collect/questions', payload: { text: 'Pick one', kind: 'choice', options: ['only'] } });
+    const badChoice = await as(t.owner, { method: 'POST', url: '/api/proof/collect/questions',
+      payload: { text: 'Pick one', kind: 'choice', options: ['only'] } });
     assert.equal(badChoice.statusCode, 400);
   });
 
@@ -170,7 +176,8 @@ describe('collection setup: flows, questions, consent templates', () => {
     assert.notEqual(v1.wordingHash, v2.wordingHash);
     const rows = await ctx.dataSource.query('SELECT wording FROM consent_template_versions WHERE id = $1', [v1.id]);
     assert.equal(rows[0].wording, 'First wording that the customer agrees to.');
-    const short = await as(t.owner, { method: 'POST', url: '/api/proof/collect/consent-templates', payload: { productId: t.product.id, name: 'x', wording: 'too short', terms: {} } });
+    const short = await as(t.owner, { method: 'POST', url: '/api/proof/collect/consent-templates',
+      payload: { productId: t.product.id, name: 'x', wording: 'too short', terms: {} } });
     assert.equal(short.statusCode, 400);
     const listed = await as(t.owner, { method: 'GET', url: `/api/proof/collect/consent-templates?productId=${t.product.id}` });
     assert.equal(listed.statusCode, 200, listed.body);
@@ -182,7 +189,8 @@ describe('collection setup: flows, questions, consent templates', () => {
     const { flow, question } = await liveFlow(t);
     const writes = [
       { method: 'POST' as const, url: '/api/proof/collect/forms', payload: { productId: t.product.id, name: 'm' } },
-      { method: 'POST' as const, url: '/api/proof/collect/consent-templates', payload: { productId: t.product.id, name: 'm', wording: 'I agree that my story may be shown anywhere.', terms: {} } },
+      { method: 'POST' as const, url: '/api/proof/collect/consent-templates',
+        payload: { productId: t.product.id, name: 'm', wording: 'I agree that my story may be shown anywhere.', terms: {} } },
       { method: 'PATCH' as const, url: `/api/proof/collect/forms/${flow.id}`, payload: { draftRevision: 1, name: 'm' } },
       { method: 'PUT' as const, url: `/api/proof/collect/forms/${flow.id}/incentive`, payload: { offered: false } },
     ];
@@ -195,7 +203,8 @@ describe('collection setup: flows, questions, consent templates', () => {
     const keyed = await ctx.app.inject(withKey(t.key, { method: 'GET', url: '/api/proof/collect/forms' }));
     assert.equal(keyed.statusCode, 403);
     const other = await createTenant();
-    for (const url of [`/api/proof/collect/forms/${flow.id}`, `/api/proof/collect/questions/${question.questionId}`, `/api/proof/collect/forms/${flow.id}/qr`]) {
+    for (const url of [`/api/proof/collect/forms/${flow.id}`, `/api/proof/collect/questions/${question.questionId}`,
+      `/api/proof/collect/forms/${flow.id}/qr`]) {
       const res = await as(other.owner, { method: 'GET', url });
       assert.equal(res.statusCode, 404, url);
       assert.equal(res.json().code, 'NOT_FOUND');
@@ -221,7 +230,8 @@ describe('collection setup: flows, questions, consent templates', () => {
     }
     const sentiment = await as(t.owner, { method: 'PUT', url, payload: refusals[1] });
     assert.match(JSON.stringify(sentiment.json()), /rating, band or sentiment/);
-    const set = await as(t.owner, { method: 'PUT', url, payload: { offered: true, kind: 'feature_unlock', description: 'Early access to reports', unlockKey: 'reports.beta', appliesTo: 'any_response' } });
+    const set = await as(t.owner, { method: 'PUT', url, payload: { offered: true, kind: 'feature_unlock', description: 'Early access to reports',
+      unlockKey: 'reports.beta', appliesTo: 'any_response' } });
     assert.equal(set.statusCode, 200, set.body);
     assert.equal((await servedFlow(ctx.dataSource.manager, flow.publicId)).version.incentive.offered, false, 'not before the next publish');
     const rev = (await as(t.owner, { method: 'GET', url: `/api/proof/collect/forms/${flow.id}` })).json().data.draftRevision;
@@ -244,14 +254,16 @@ describe('collection setup: flows, questions, consent templates', () => {
     const other = await createTenant();
     const otherFlow = (await liveFlow(other)).flow;
     // Only a verified claim holds a hostname (test/collection/collection-domains.test.ts): a pending one is no reason to refuse.
-    const pending = await as(other.owner, { method: 'POST', url: `/api/proof/collect/forms/${otherFlow.id}/domains`, payload: { hostname: 'stories.example.com' } });
+    const pending = await as(other.owner, { method: 'POST', url: `/api/proof/collect/forms/${otherFlow.id}/domains`,
+      payload: { hostname: 'stories.example.com' } });
     assert.equal(pending.statusCode, 201);
     for (let i = 1; i < 5; i++) assert.equal((await as(t.owner, { method: 'POST', url, payload: { hostname: `s${i}.example.com` } })).statusCode, 201);
     assert.equal((await as(t.owner, { method: 'POST', url, payload: { hostname: 's6.example.com' } })).statusCode, 400);
     assert.equal((await as(member, { method: 'GET', url })).json().data.length, 5);
     assert.equal((await as(t.owner, { method: 'DELETE', url: `${url}?hostname=stories.example.com` })).statusCode, 204);
     assert.equal((await as(t.owner, { method: 'GET', url })).json().data.length, 4);
-    assert.equal((await as(other.owner, { method: 'POST', url: `/api/proof/collect/forms/${otherFlow.id}/domains`, payload: { hostname: 'stories.example.com' } })).statusCode, 200, 'its own claim, asked again');
+    assert.equal((await as(other.owner, { method: 'POST', url: `/api/proof/collect/forms/${otherFlow.id}/domains`,
+      payload: { hostname: 'stories.example.com' } })).statusCode, 200, 'its own claim, asked again');
   });
 
   it('QR: a printable SVG that decodes back to the live link; download=1 is an attachment; 409 before publishing', async () => {
@@ -270,7 +282,8 @@ describe('collection setup: flows, questions, consent templates', () => {
     await as(t.owner, { method: 'POST', url: `/api/proof/collect/forms/${flow.id}/domains`, payload: { hostname: 'qr.example.org' } });
     const custom = await as(member, { method: 'GET', url: `/api/proof/collect/forms/${flow.id}/qr?domain=qr.example.org` });
     assert.equal(custom.headers['x-qr-url'], `https://qr.example.org/f/${flow.publicId}`);
-    const draft = (await as(t.owner, { method: 'POST', url: '/api/proof/collect/forms', payload: { productId: t.product.id, name: 'Unpublished' } })).json().data;
+    const draft = (await as(t.owner, { method: 'POST', url: '/api/proof/collect/forms', payload: { productId: t.product.id, name: 'Unpublished' } })).json()
+      .data;
     assert.equal((await as(member, { method: 'GET', url: `/api/proof/collect/forms/${draft.id}/qr` })).statusCode, 409);
   });
 });

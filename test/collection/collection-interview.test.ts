@@ -20,7 +20,8 @@ describe('collection: asynchronous interviews (/api/proof/interview)', () => {
     method: 'PUT', url: `/api/proof/interview/uploads/${upload.id}`, payload: bytes, headers: { 'x-upload-token': token, 'content-type': type },
   });
   async function interview() {
-    const res = await create({ productId: t.product.id, personRef: 'cus-ada', questions: [{ text: 'What was it like before?' }, { text: 'Show us the result.' }] });
+    const res = await create({ productId: t.product.id, personRef: 'cus-ada',
+      questions: [{ text: 'What was it like before?' }, { text: 'Show us the result.' }] });
     assert.equal(res.statusCode, 201, res.body);
     return res.json().data as { interview: { id: string; questions: Array<{ id: string; text: string }> }; interviewToken: string; interviewUrl: string };
   }
@@ -54,7 +55,8 @@ describe('collection: asynchronous interviews (/api/proof/interview)', () => {
     assert.equal((await asCustomer(token, { method: 'POST', payload: { action: 'finish', text: 'x' } })).statusCode, 400, 'mixed shapes');
 
     const video = mp4Bytes(40_000);
-    const opened = await asCustomer(token, { method: 'POST', payload: { action: 'start_upload', questionId: 'q2', size: video.length, sha256: sha256(video) } });
+    const opened = await asCustomer(token, { method: 'POST', payload: { action: 'start_upload', questionId: 'q2', size: video.length,
+      sha256: sha256(video) } });
     assert.equal(opened.statusCode, 201, opened.body);
     const { upload, uploadToken } = opened.json().data;
     assert.match(uploadToken, /^ut_/);
@@ -80,7 +82,8 @@ describe('collection: asynchronous interviews (/api/proof/interview)', () => {
 
     // An image is not a recorded answer.
     const image = pngBytes(20_000);
-    const imageUpload = (await asCustomer(token, { method: 'POST', payload: { action: 'start_upload', questionId: 'q2', size: image.length, sha256: sha256(image) } })).json().data;
+    const imageUpload = (await asCustomer(token, { method: 'POST', payload: { action: 'start_upload', questionId: 'q2', size: image.length,
+      sha256: sha256(image) } })).json().data;
     const refused = await putAnswer(imageUpload.upload, imageUpload.uploadToken, image);
     assert.equal(refused.statusCode, 415);
     assert.equal(refused.json().code, 'UNSUPPORTED_MEDIA_TYPE');
@@ -102,15 +105,18 @@ describe('collection: asynchronous interviews (/api/proof/interview)', () => {
     assert.equal(wrongKind.statusCode, 401);
     assert.deepEqual(Object.keys(wrongKind.json()).sort(), ['code', 'error']);
     const video = mp4Bytes(10_000);
-    const a = (await asCustomer(first.interviewToken, { method: 'POST', payload: { action: 'start_upload', questionId: 'q1', size: video.length, sha256: sha256(video) } })).json().data;
-    const b = (await asCustomer(second.interviewToken, { method: 'POST', payload: { action: 'start_upload', questionId: 'q1', size: video.length, sha256: sha256(video) } })).json().data;
+    const a = (await asCustomer(first.interviewToken, { method: 'POST',
+      payload: { action: 'start_upload', questionId: 'q1', size: video.length, sha256: sha256(video) } })).json().data;
+    const b = (await asCustomer(second.interviewToken, { method: 'POST',
+      payload: { action: 'start_upload', questionId: 'q1', size: video.length, sha256: sha256(video) } })).json().data;
     assert.equal((await putAnswer(a.upload, b.uploadToken, video)).statusCode, 404, 'bound to its own session');
     const onDraftRoute = await customerCall({
       method: 'GET', url: `/api/proof/collect/drafts/${d.id}/uploads/${a.upload.id}`, headers: { 'x-upload-token': a.uploadToken },
     });
     assert.equal(onDraftRoute.statusCode, 404, 'an interview upload token opens no draft upload');
 
-    await ctx.dataSource.query(`UPDATE collection_secrets SET expires_at = now() - interval '1 second' WHERE interview_id = $1 AND kind = 'interview'`, [first.interview.id]);
+    await ctx.dataSource.query(`UPDATE collection_secrets SET expires_at = now() - interval '1 second' WHERE interview_id = $1 AND kind = 'interview'`,
+      [first.interview.id]);
     const expired = await asCustomer(first.interviewToken, { method: 'GET' });
     assert.equal(expired.statusCode, 410);
     assert.equal(expired.json().code, 'EXPIRED');

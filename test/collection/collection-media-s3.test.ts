@@ -19,7 +19,8 @@ describe('collection: the S3 media store against MinIO', function () {
     // Building MinIO from the Go module proxy takes a long while; without the binary these tests say so.
     if (!binary) this.skip();
     minio = await startMinio(binary!);
-    s3 = { endpoint: minio.endpoint, bucket: `sv-test-${randomBytes(4).toString('hex')}`, region: 'us-east-1', accessKeyId: minio.accessKeyId, secretAccessKey: minio.secretAccessKey };
+    s3 = { endpoint: minio.endpoint, bucket: `sv-test-${randomBytes(4).toString('hex')}`, region: 'us-east-1', accessKeyId: minio.accessKeyId,
+      secretAccessKey: minio.secretAccessKey };
   });
   after(async () => {
     await minio?.stop();
@@ -63,7 +64,8 @@ describe('collection: the S3 media store against MinIO', function () {
         }, app);
         assert.equal(res.statusCode, 200, res.body);
       }
-      const done = await customerCall({ method: 'POST', url: `/api/proof/collect/drafts/${d.id}/uploads/${upload.id}`, headers: { 'x-upload-token': uploadToken } }, app);
+      const done = await customerCall({ method: 'POST', url: `/api/proof/collect/drafts/${d.id}/uploads/${upload.id}`,
+        headers: { 'x-upload-token': uploadToken } }, app);
       assert.equal(done.statusCode, 200, done.body);
       const [media] = await ctx.dataSource.query(`SELECT storage_key FROM collection_media WHERE id = $1`, [done.json().data.upload.assetId]);
       assert.equal(sha256(await readAll(await new S3MediaStore(s3).read(media.storage_key))), sha256(file));

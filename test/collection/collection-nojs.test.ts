@@ -148,7 +148,8 @@ describe('collection: the no-JavaScript form over HTTP', () => {
     assert.equal(form.status, 400);
     assert.match(await form.text(), /data-code="INVALID_INPUT"/);
     const d = await startDraft(t, app);
-    const patched = await customerCall(asDraft(d, { method: 'PATCH', url: `/api/proof/collect/drafts/${d.id}`, payload: { identity: { name: ' \t ' }, displayMode: 'initials' } }), app);
+    const patched = await customerCall(asDraft(d, { method: 'PATCH', url: `/api/proof/collect/drafts/${d.id}`,
+      payload: { identity: { name: ' \t ' }, displayMode: 'initials' } }), app);
     assert.equal(patched.statusCode, 400, patched.body);
     assert.equal(patched.json().code, 'INVALID_INPUT');
   });

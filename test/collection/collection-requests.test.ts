@@ -24,7 +24,8 @@ describe('collection setup: personal requests, candidates, routing, corrections,
   let app: FastifyInstance;
 
   const create = (payload: object, s: Session = t.owner) => as(s, { method: 'POST', url: '/api/proof/collect/requests', payload }, app);
-  const act = (id: string, payload: object, s: Session = t.owner) => as(s, { method: 'POST', url: route('/api/proof/collect/requests/{id}', { id }), payload }, app);
+  const act = (id: string, payload: object, s: Session = t.owner) => as(s, { method: 'POST', url: route('/api/proof/collect/requests/{id}', { id }), payload },
+    app);
 
   before(async () => {
     t = await createTenant(ALL_PROOF_SCOPES);
@@ -83,7 +84,8 @@ describe('collection setup: personal requests, candidates, routing, corrections,
 
   it('e-mail: 503 without SMTP_URL; delivered to the SMTP sink with the link, nothing secret in the subject; the mailed link is stored as a hash', async () => {
     const to = address('mail');
-    const { request } = (await create({ flowId: flow.id, channel: 'email', recipient: { email: to, name: 'Ada' }, message: 'Tell us how it went' })).json().data;
+    const { request } = (await create({ flowId: flow.id, channel: 'email', recipient: { email: to, name: 'Ada' }, message: 'Tell us how it went' })).json()
+      .data;
     const noMail = await ctx.buildApp({ smtpUrl: undefined });
     const refused = await as(t.owner, { method: 'POST', url: `/api/proof/collect/requests/${request.id}`, payload: { action: 'send' } }, noMail);
     assert.equal(refused.statusCode, 503);
@@ -118,7 +120,8 @@ describe('collection setup: personal requests, candidates, routing, corrections,
     assert.equal(reminders.length, 1);
     const [row] = await ctx.dataSource.query('SELECT status, reminded_at FROM proof_requests WHERE id = $1', [request.id]);
     assert.equal(row.status, 'reminded');
-    const deliveries = await ctx.dataSource.query(`SELECT kind FROM proof_request_deliveries WHERE request_id = $1 AND delivered_at IS NOT NULL ORDER BY kind`, [request.id]);
+    const deliveries = await ctx.dataSource.query(`SELECT kind FROM proof_request_deliveries WHERE request_id = $1 AND delivered_at IS NOT NULL ORDER BY kind`,
+      [request.id]);
     assert.deepEqual(deliveries.map((d: { kind: string }) => d.kind), ['initial', 'reminder']);
   });
 
@@ -147,7 +150,8 @@ describe('collection setup: personal requests, candidates, routing, corrections,
     assert.deepEqual(created.map((x: { index: number }) => x.index), [0, 3]);
     assert.deepEqual(skipped, [{ index: 1, reason: 'opted_out' }, { index: 2, reason: 'missing_contact' }]);
     for (const x of created) assert.match(x.linkToken, TOKEN);
-    const statuses = await ctx.dataSource.query('SELECT status FROM proof_requests WHERE id = ANY($1)', [created.map((x: { requestId: string }) => x.requestId)]);
+    const statuses = await ctx.dataSource.query('SELECT status FROM proof_requests WHERE id = ANY($1)',
+      [created.map((x: { requestId: string }) => x.requestId)]);
     assert.deepEqual(statuses.map((s: { status: string }) => s.status), ['draft', 'draft']);
     assert.equal(ctx.smtpSink.to(a).length + ctx.smtpSink.to(c).length, 0, 'nothing is sent without an operator action');
     const single = await create({ flowId: flow.id, channel: 'email', recipient: { email: b } });
@@ -161,7 +165,8 @@ describe('collection setup: personal requests, candidates, routing, corrections,
     })));
     const listed = (await as(member, { method: 'GET', url: '/api/proof/collect/requests/outcome?state=proposed' }, app)).json().data;
     assert.ok(listed.some((c: { id: string }) => c.id === one.id));
-    const accepted = await as(t.owner, { method: 'POST', url: '/api/proof/collect/requests/outcome', payload: { candidateId: one.id, action: 'accept', flowId: flow.id, channel: 'link' } }, app);
+    const accepted = await as(t.owner, { method: 'POST', url: '/api/proof/collect/requests/outcome',
+      payload: { candidateId: one.id, action: 'accept', flowId: flow.id, channel: 'link' } }, app);
     assert.equal(accepted.statusCode, 201, accepted.body);
     assert.equal(accepted.json().data.request.status, 'draft');
     assert.equal(accepted.json().data.request.opportunityId, one.id);
@@ -169,10 +174,12 @@ describe('collection setup: personal requests, candidates, routing, corrections,
     assert.match(accepted.json().data.linkToken, TOKEN);
     const again = await as(t.owner, { method: 'POST', url: '/api/proof/collect/requests/outcome', payload: { candidateId: one.id, action: 'dismiss' } }, app);
     assert.equal(again.statusCode, 409);
-    const dismissed = await as(t.owner, { method: 'POST', url: '/api/proof/collect/requests/outcome', payload: { candidateId: two.id, action: 'dismiss' } }, app);
+    const dismissed = await as(t.owner, { method: 'POST', url: '/api/proof/collect/requests/outcome', payload: { candidateId: two.id, action: 'dismiss' } },
+      app);
     assert.equal(dismissed.json().data.candidate.state, 'dismissed');
     const other = await createTenant();
-    const foreign = await as(other.owner, { method: 'POST', url: '/api/proof/collect/requests/outcome', payload: { candidateId: two.id, action: 'dismiss' } }, app);
+    const foreign = await as(other.owner, { method: 'POST', url: '/api/proof/collect/requests/outcome', payload: { candidateId: two.id, action: 'dismiss' } },
+      app);
     assert.equal(foreign.statusCode, 404);
   });
 
@@ -187,7 +194,8 @@ describe('collection setup: personal requests, candidates, routing, corrections,
     const routing = (await as(member, { method: 'GET', url: '/api/proof/collect/routing' }, app)).json().data;
     assert.deepEqual(routing.map((r: { band: string }) => r.band).sort(), ['detractor', 'passive', 'promoter']);
     const detractor = routing.find((r: { band: string }) => r.band === 'detractor');
-    const moved = await as(t.owner, { method: 'PATCH', url: `/api/proof/collect/routing/${detractor.id}`, payload: { state: 'in_progress', roomId: 'room_123' } }, app);
+    const moved = await as(t.owner, { method: 'PATCH', url: `/api/proof/collect/routing/${detractor.id}`,
+      payload: { state: 'in_progress', roomId: 'room_123' } }, app);
     assert.equal(moved.json().data.state, 'in_progress');
     assert.equal(moved.json().data.roomId, 'room_123');
     assert.equal((await as(t.owner, { method: 'PATCH', url: `/api/proof/collect/routing/${detractor.id}`, payload: { state: 'new' } }, app)).statusCode, 409);
@@ -197,48 +205,53 @@ describe('collection setup: personal requests, candidates, routing, corrections,
     await ctx.dataSource.query(
       `INSERT INTO proof_corrections (id, organization_id, product_id, proof_item_id, message, status) VALUES ($1, $2, $3, $4, 'Please fix my title', 'open')`,
       [correctionId, t.organizationId, t.product.id, s.proofItemId]);
-    assert.equal((await as(t.owner, { method: 'PATCH', url: `/api/proof/collect/corrections/${correctionId}`, payload: { status: 'closed', note: 'x' } }, app)).statusCode, 400);
-    const closed = await as(t.owner, { method: 'PATCH', url: `/api/proof/collect/corrections/${correctionId}`, payload: { status: 'closed', note: 'Fixed the title' } }, app);
+    assert.equal((await as(t.owner, { method: 'PATCH', url: `/api/proof/collect/corrections/${correctionId}`, payload: { status: 'closed', note: 'x' } },
+      app)).statusCode, 400);
+    const closed = await as(t.owner, { method: 'PATCH', url: `/api/proof/collect/corrections/${correctionId}`,
+      payload: { status: 'closed', note: 'Fixed the title' } }, app);
     assert.equal(closed.statusCode, 200, closed.body);
     assert.equal(closed.json().data.note, 'Fixed the title');
     assert.ok(closed.json().data.closedAt);
-    assert.equal((await as(t.owner, { method: 'PATCH', url: `/api/proof/collect/corrections/${correctionId}`, payload: { status: 'closed', note: 'Again, fixed' } }, app)).statusCode, 409);
+    assert.equal((await as(t.owner, { method: 'PATCH', url: `/api/proof/collect/corrections/${correctionId}`,
+      payload: { status: 'closed', note: 'Again, fixed' } }, app)).statusCode, 409);
     const listed = (await as(member, { method: 'GET', url: '/api/proof/collect/corrections?status=closed' }, app)).json().data;
     assert.ok(listed.some((c: { id: string }) => c.id === correctionId));
     const other = await createTenant();
-    assert.equal((await as(other.owner, { method: 'PATCH', url: `/api/proof/collect/corrections/${correctionId}`, payload: { status: 'closed', note: 'Not mine' } }, app)).statusCode, 404);
+    assert.equal((await as(other.owner, { method: 'PATCH', url: `/api/proof/collect/corrections/${correctionId}`,
+      payload: { status: 'closed', note: 'Not mine' } }, app)).statusCode, 404);
   });
 
-  it('approval link: no secret in the answer, a control link by e-mail through the sink stored as a hash; 503 without a mailer; revoked is REVOKED_FINAL', async () => {
-    const to = address('approval');
-    const s = await submit(t, submissionBody({ customer: { personRef: `cus-${newId('p')}`, email: to, name: 'Ada' } }), app);
-    const url = `/api/proof/collect/items/${s.proofItemId}/approval-link`;
-    const plain = await as(t.owner, { method: 'POST', url, payload: { deliver: 'none' } }, app);
-    assert.equal(plain.statusCode, 201, plain.body);
-    assert.deepEqual(plain.json().data, { delivered: 'none', expiresAt: null }, 'docs/collection.md#setup-teammates: never controlToken or controlUrl');
-    const noMail = await ctx.buildApp({ smtpUrl: undefined });
-    assert.equal((await as(t.owner, { method: 'POST', url, payload: { deliver: 'email' } }, noMail)).statusCode, 503);
-    const mailed = await as(t.owner, { method: 'POST', url, payload: { deliver: 'email' } }, app);
-    assert.equal(mailed.json().data.delivered, 'email');
-    const [mail] = await eventually(async () => (ctx.smtpSink.to(to).length ? ctx.smtpSink.to(to) : undefined));
-    assert.doesNotMatch(mail.subject, /ct_/);
-    const mailedToken = new RegExp(`${ctx.config.collectPageUrl.replace(/[.]/g, '\\.')}/control#(ct_[A-Za-z0-9_-]{43})`).exec(bodyOf(mail.raw))?.[1];
-    assert.ok(mailedToken, 'the e-mail carries the control link');
-    assert.doesNotMatch(mailed.body, /ct_/);
-    const secrets = await ctx.dataSource.query(`SELECT digest FROM collection_secrets WHERE digest = $1`, [sha256Hex(mailedToken)]);
-    assert.equal(secrets.length, 1);
-    const [command] = await ctx.dataSource.query(
+  it('approval link: no secret in the answer, a control link by e-mail through the sink stored as a hash; 503 without a mailer; revoked is REVOKED_FINAL',
+    async () => {
+      const to = address('approval');
+      const s = await submit(t, submissionBody({ customer: { personRef: `cus-${newId('p')}`, email: to, name: 'Ada' } }), app);
+      const url = `/api/proof/collect/items/${s.proofItemId}/approval-link`;
+      const plain = await as(t.owner, { method: 'POST', url, payload: { deliver: 'none' } }, app);
+      assert.equal(plain.statusCode, 201, plain.body);
+      assert.deepEqual(plain.json().data, { delivered: 'none', expiresAt: null }, 'docs/collection.md#setup-teammates: never controlToken or controlUrl');
+      const noMail = await ctx.buildApp({ smtpUrl: undefined });
+      assert.equal((await as(t.owner, { method: 'POST', url, payload: { deliver: 'email' } }, noMail)).statusCode, 503);
+      const mailed = await as(t.owner, { method: 'POST', url, payload: { deliver: 'email' } }, app);
+      assert.equal(mailed.json().data.delivered, 'email');
+      const [mail] = await eventually(async () => (ctx.smtpSink.to(to).length ? ctx.smtpSink.to(to) : undefined));
+      assert.doesNotMatch(mail.subject, /ct_/);
+      const mailedToken = new RegExp(`${ctx.config.collectPageUrl.replace(/[.]/g, '\\.')}/control#(ct_[A-Za-z0-9_-]{43})`).exec(bodyOf(mail.raw))?.[1];
+      assert.ok(mailedToken, 'the e-mail carries the control link');
+      assert.doesNotMatch(mailed.body, /ct_/);
+      const secrets = await ctx.dataSource.query(`SELECT digest FROM collection_secrets WHERE digest = $1`, [sha256Hex(mailedToken)]);
+      assert.equal(secrets.length, 1);
+      const [command] = await ctx.dataSource.query(
       `SELECT command FROM workflow_commands WHERE command->>'type' = 'collection.approval_link.deliver' AND command->>'proofItemId' = $1`, [s.proofItemId]);
-    assert.equal(command.command.channel, 'email', 'the delivery was asked for through the outbox, in the link\'s transaction');
-    assert.ok(!JSON.stringify(command).includes('ct_'), 'no secret in the outbox');
-    const run = await ctx.temporal.workflow.getHandle(approvalLinkWorkflowId(s.proofItemId, command.command.deliveryId)).describe();
-    assert.deepEqual(run.memo, { organizationId: t.organizationId, productId: t.product.id });
-    assert.equal((await as(member, { method: 'POST', url, payload: { deliver: 'none' } }, app)).statusCode, 403);
-    const other = await createTenant();
-    assert.equal((await as(other.owner, { method: 'POST', url, payload: { deliver: 'none' } }, app)).statusCode, 404);
-    await ctx.dataSource.query(`UPDATE proof_items SET status = 'revoked', revoked_at = now() WHERE id = $1`, [s.proofItemId]);
-    const revoked = await as(t.owner, { method: 'POST', url, payload: { deliver: 'none' } }, app);
-    assert.equal(revoked.statusCode, 409);
-    assert.equal(revoked.json().code, 'REVOKED_FINAL');
-  });
+      assert.equal(command.command.channel, 'email', 'the delivery was asked for through the outbox, in the link\'s transaction');
+      assert.ok(!JSON.stringify(command).includes('ct_'), 'no secret in the outbox');
+      const run = await ctx.temporal.workflow.getHandle(approvalLinkWorkflowId(s.proofItemId, command.command.deliveryId)).describe();
+      assert.deepEqual(run.memo, { organizationId: t.organizationId, productId: t.product.id });
+      assert.equal((await as(member, { method: 'POST', url, payload: { deliver: 'none' } }, app)).statusCode, 403);
+      const other = await createTenant();
+      assert.equal((await as(other.owner, { method: 'POST', url, payload: { deliver: 'none' } }, app)).statusCode, 404);
+      await ctx.dataSource.query(`UPDATE proof_items SET status = 'revoked', revoked_at = now() WHERE id = $1`, [s.proofItemId]);
+      const revoked = await as(t.owner, { method: 'POST', url, payload: { deliver: 'none' } }, app);
+      assert.equal(revoked.statusCode, 409);
+      assert.equal(revoked.json().code, 'REVOKED_FINAL');
+    });
 });

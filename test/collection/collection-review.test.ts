@@ -34,13 +34,16 @@ describe('collection: /api/proof/review', () => {
     assert.equal(queue.json().data.assets[0].contentHash, assetContentHash(content));
     assert.equal(queue.json().data.assets[0].content.customerApprovals, undefined);
 
-    const stale = await review({ method: 'POST', url: '/api/proof/review', payload: { kind: 'asset', id: assetId, decision: 'approve', contentHash: 'sha256:old' } });
+    const stale = await review({ method: 'POST', url: '/api/proof/review',
+      payload: { kind: 'asset', id: assetId, decision: 'approve', contentHash: 'sha256:old' } });
     assert.equal(stale.statusCode, 409);
-    const approved = await review({ method: 'POST', url: '/api/proof/review', payload: { kind: 'asset', id: assetId, decision: 'approve', contentHash: assetContentHash(content) } });
+    const approved = await review({ method: 'POST', url: '/api/proof/review',
+      payload: { kind: 'asset', id: assetId, decision: 'approve', contentHash: assetContentHash(content) } });
     assert.equal(approved.statusCode, 200, approved.body);
     const [row] = await ctx.dataSource.query(`SELECT content FROM proof_assets WHERE id = $1`, [assetId]);
     assert.deepEqual(row.content.customerApprovals, [{ proofItemId: s.proofItemId, state: 'approved' }]);
-    const declined = await review({ method: 'POST', url: '/api/proof/review', payload: { kind: 'version', id: version.id, decision: 'decline', contentHash: version.contentHash } });
+    const declined = await review({ method: 'POST', url: '/api/proof/review',
+      payload: { kind: 'version', id: version.id, decision: 'decline', contentHash: version.contentHash } });
     assert.equal(declined.statusCode, 200, declined.body);
     const after = (await review({ method: 'GET', url: '/api/proof/review' })).json().data;
     assert.deepEqual(after, { versions: [], assets: [] });

@@ -81,7 +81,8 @@ describe('collection: personal links, opt-out, end-user sessions, prompt, key se
     });
     assert.equal(replay.statusCode, 409);
     assert.equal(replay.json().code, 'ALREADY_USED');
-    const wrongKind = await customerCall({ method: 'GET', url: `/api/proof/collect/prompt?flowId=${t.publicId}`, headers: { authorization: `Bearer ${t.key}` } });
+    const wrongKind = await customerCall({ method: 'GET', url: `/api/proof/collect/prompt?flowId=${t.publicId}`,
+      headers: { authorization: `Bearer ${t.key}` } });
     assert.equal(wrongKind.statusCode, 401);
     assert.equal(wrongKind.json().code, 'UNAUTHORIZED');
     const badOrigin = await customerCall({
@@ -95,7 +96,8 @@ describe('collection: personal links, opt-out, end-user sessions, prompt, key se
     })).json().data;
     assert.deepEqual(await prompt('user-fresh'), { show: true, reason: 'eligible', channelPreference: null, nextEligibleAt: null });
     const answer = (sub: string, payload: object) => customerCall({
-      method: 'POST', url: '/api/proof/collect/prompt', payload: { flowId: t.publicId, ...payload }, headers: { authorization: `Bearer ${endUserToken(t.product, { sub })}` },
+      method: 'POST', url: '/api/proof/collect/prompt', payload: { flowId: t.publicId, ...payload },
+      headers: { authorization: `Bearer ${endUserToken(t.product, { sub })}` },
     });
     const later = await answer('user-later', { choice: 'not_now' });
     assert.equal(later.json().data.reason, 'not_now');
@@ -124,7 +126,8 @@ describe('collection: personal links, opt-out, end-user sessions, prompt, key se
     assert.equal(data.flowVersionId, t.flowVersionId);
     assert.equal(data.consentPolicy.wordingHash, t.wordingHash);
     assert.ok(data.uploadLimits.kinds.video > 0);
-    const read = await customerCall(asDraft({ id: data.sessionId, session: data.draftSession, body: {} }, { method: 'GET', url: `/api/proof/collect/drafts/${data.sessionId}` }));
+    const read = await customerCall(asDraft({ id: data.sessionId, session: data.draftSession, body: {} },
+      { method: 'GET', url: `/api/proof/collect/drafts/${data.sessionId}` }));
     assert.equal(read.statusCode, 200);
     const other = await createCollectionTenant();
     const foreign = await call(withKey(other.key, { method: 'POST', url: '/api/v1/proof/submissions/sessions', payload: { flowId: t.publicId } }));

@@ -8,7 +8,8 @@ import { endUserToken } from '../support/fixtures';
 import { as } from '../support/collection-setup';
 import { openRoom, roomsTenant } from '../support/rooms';
 import {
-  CollectionTenant, OpenDraft, asDraft, createCollectionTenant, customerCall, fillDraft, mp4Bytes, pngBytes, sha256, startDraft, collectionTenantOverHttp, submitDraft,
+  CollectionTenant, OpenDraft, asDraft, createCollectionTenant, customerCall, fillDraft, mp4Bytes, pngBytes, sha256, startDraft, collectionTenantOverHttp,
+  submitDraft,
 } from '../support/collection';
 
 const PART = 64 * 1024;
@@ -80,12 +81,14 @@ describe('collection: upload bodies are judged before they are read, streamed to
 
   async function openImage(d: OpenDraft, file: Buffer, onApp = ctx.app, remoteAddress?: string) {
     return customerCall({
-      ...asDraft(d, { method: 'POST', url: `/api/proof/collect/drafts/${d.id}/uploads`, payload: { kind: 'image', size: file.length, sha256: sha256(file), partSize: PART } }),
+      ...asDraft(d, { method: 'POST', url: `/api/proof/collect/drafts/${d.id}/uploads`,
+        payload: { kind: 'image', size: file.length, sha256: sha256(file), partSize: PART } }),
       ...(remoteAddress ? { remoteAddress } : {}),
     }, onApp);
   }
   async function interviewUpload(video: Buffer) {
-    const made = await as(t.owner, { method: 'POST', url: '/api/workspace/proof/interviews', payload: { productId: t.product.id, questions: [{ text: 'How did it go?' }] } });
+    const made = await as(t.owner, { method: 'POST', url: '/api/workspace/proof/interviews',
+      payload: { productId: t.product.id, questions: [{ text: 'How did it go?' }] } });
     assert.equal(made.statusCode, 201, made.body);
     const token = made.json().data.interviewToken;
     const opened = await customerCall({
@@ -105,10 +108,14 @@ describe('collection: upload bodies are judged before they are read, streamed to
     const otherUpload = (await openImage(other, image)).json().data as { upload: { id: string }; uploadToken: string };
     const few = Buffer.alloc(1024, 1);
     const refusals: Array<[string, string, string, Record<string, string | number>, number]> = [
-      ['a draft\'s upload token on the interview route', 'PUT', `/api/proof/interview/uploads/${draftUpload.upload.id}`, octets(draftUpload.uploadToken, 64 * MiB), 404],
-      ['an unknown token on the interview route', 'PUT', `/api/proof/interview/uploads/${draftUpload.upload.id}`, octets(`ut_${'A'.repeat(43)}`, 64 * MiB), 401],
-      ['another draft\'s upload token on a part', 'PUT', `/api/proof/collect/drafts/${d.id}/uploads/${draftUpload.upload.id}?part=1`, octets(otherUpload.uploadToken, 8 * MiB), 404],
-      ['a draft\'s upload token on a welcome-video part', 'PUT', `/api/proof/collect/forms/${t.flowId}/welcome-video/wvd_unknown0000?part=1`, octets(draftUpload.uploadToken, 8 * MiB), 404],
+      ['a draft\'s upload token on the interview route', 'PUT', `/api/proof/interview/uploads/${draftUpload.upload.id}`,
+        octets(draftUpload.uploadToken, 64 * MiB), 404],
+      ['an unknown token on the interview route', 'PUT', `/api/proof/interview/uploads/${draftUpload.upload.id}`, octets(`ut_${'A'.repeat(43)}`, 64 * MiB),
+        401],
+      ['another draft\'s upload token on a part', 'PUT', `/api/proof/collect/drafts/${d.id}/uploads/${draftUpload.upload.id}?part=1`,
+        octets(otherUpload.uploadToken, 8 * MiB), 404],
+      ['a draft\'s upload token on a welcome-video part', 'PUT', `/api/proof/collect/forms/${t.flowId}/welcome-video/wvd_unknown0000?part=1`,
+        octets(draftUpload.uploadToken, 8 * MiB), 404],
     ];
     for (const [what, method, url, headers, status] of refusals) {
       const answer = await new HeldRequest(base, method, url, headers, few).within(2_000, what);
@@ -131,7 +138,8 @@ describe('collection: upload bodies are judged before they are read, streamed to
     const video = mp4Bytes(40_000);
     const answer = await interviewUpload(video);
     const url = `/api/proof/interview/uploads/${answer.upload.id}`;
-    const tooLong = await new HeldRequest(base, 'PUT', url, octets(answer.uploadToken, 64 * MiB), video.subarray(0, 1024)).within(2_000, 'an interview answer declaring 64 MiB');
+    const tooLong = await new HeldRequest(base, 'PUT', url, octets(answer.uploadToken, 64 * MiB), video.subarray(0, 1024)).within(2_000,
+      'an interview answer declaring 64 MiB');
     assert.equal(tooLong.status, 413, tooLong.body);
     assert.equal(JSON.parse(tooLong.body).code, 'TOO_LARGE');
 
@@ -139,15 +147,18 @@ describe('collection: upload bodies are judged before they are read, streamed to
     const image = pngBytes(100_000);
     const opened = (await openImage(d, image)).json().data as { upload: { id: string }; uploadToken: string };
     const part = `/api/proof/collect/drafts/${d.id}/uploads/${opened.upload.id}?part=1`;
-    const overSlot = await new HeldRequest(base, 'PUT', part, octets(opened.uploadToken, 8 * MiB), image.subarray(0, 1024)).within(2_000, 'a part declaring 8 MiB for a 64 KiB slot');
+    const overSlot = await new HeldRequest(base, 'PUT', part, octets(opened.uploadToken, 8 * MiB), image.subarray(0, 1024)).within(2_000,
+      'a part declaring 8 MiB for a 64 KiB slot');
     assert.equal(overSlot.status, 413, overSlot.body);
     assert.equal(JSON.parse(overSlot.body).code, 'TOO_LARGE');
 
-    const chunked = await new HeldRequest(base, 'PUT', part, { 'x-upload-token': opened.uploadToken, 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' },
-      image.subarray(0, 1024)).within(2_000, 'a part without a Content-Length');
+    const chunked = await new HeldRequest(base, 'PUT', part, { 'x-upload-token': opened.uploadToken, 'content-type': 'application/octet-stream',
+      'transfer-encoding': 'chunked' },
+    image.subarray(0, 1024)).within(2_000, 'a part without a Content-Length');
     assert.equal(chunked.status, 400, chunked.body);
     assert.equal(JSON.parse(chunked.body).code, 'INVALID_INPUT');
-    assert.equal((await customerCall({ method: 'GET', url: `/api/proof/collect/drafts/${d.id}/uploads/${opened.upload.id}`, headers: { 'x-upload-token': opened.uploadToken } }))
+    assert.equal((await customerCall({ method: 'GET', url: `/api/proof/collect/drafts/${d.id}/uploads/${opened.upload.id}`,
+      headers: { 'x-upload-token': opened.uploadToken } }))
       .json().data.upload.receivedParts.length, 0, 'nothing was stored');
   });
 
@@ -156,7 +167,8 @@ describe('collection: upload bodies are judged before they are read, streamed to
     const answer = await interviewUpload(video);
     const mediaId = `med_${answer.upload.id.slice(answer.upload.id.indexOf('_') + 1)}`;
     const folder = path.join(ctx.config.dataDir, 'media', 'media', t.organizationId);
-    const sending = new HeldRequest(base, 'PUT', `/api/proof/interview/uploads/${answer.upload.id}`, octets(answer.uploadToken, video.length), video.subarray(0, MiB));
+    const sending = new HeldRequest(base, 'PUT', `/api/proof/interview/uploads/${answer.upload.id}`, octets(answer.uploadToken, video.length),
+      video.subarray(0, MiB));
     // Half the body is still owed; the first megabyte is already being written beside its key.
     const deadline = Date.now() + 5_000;
     let written = 0;
@@ -180,7 +192,8 @@ describe('collection: upload bodies are judged before they are read, streamed to
     const d = await startDraft(t);
     const image = pngBytes(100_000);
     const opened = (await openImage(d, image)).json().data as { upload: { id: string }; uploadToken: string };
-    const put = new HeldRequest(base, 'PUT', `/api/proof/collect/drafts/${d.id}/uploads/${opened.upload.id}?part=1`, octets(opened.uploadToken, PART), image.subarray(0, PART));
+    const put = new HeldRequest(base, 'PUT', `/api/proof/collect/drafts/${d.id}/uploads/${opened.upload.id}?part=1`, octets(opened.uploadToken, PART),
+      image.subarray(0, PART));
     put.end();
     const part = await put.within(5_000, 'a part');
     assert.equal(part.status, 200, part.body);
@@ -218,8 +231,10 @@ describe('collection: upload bodies are judged before they are read, streamed to
     const addressFull = await openImage(await startDraft(fresh, perAddress), image, perAddress, '198.51.100.4');
     assert.equal(addressFull.statusCode, 429, addressFull.body);
     assert.equal(addressFull.json().code, 'RATE_LIMITED');
-    assert.equal((await openImage(await startDraft(fresh, perAddress), image, perAddress, '198.51.100.5')).statusCode, 201, 'another address has its own bytes');
-    const made = await as(t.owner, { method: 'POST', url: '/api/workspace/proof/interviews', payload: { productId: t.product.id, questions: [{ text: 'And then?' }] } });
+    assert.equal((await openImage(await startDraft(fresh, perAddress), image, perAddress, '198.51.100.5')).statusCode, 201,
+      'another address has its own bytes');
+    const made = await as(t.owner, { method: 'POST', url: '/api/workspace/proof/interviews',
+      payload: { productId: t.product.id, questions: [{ text: 'And then?' }] } });
     const recorded = await customerCall({
       method: 'POST', url: '/api/proof/interview', headers: { 'x-interview-token': made.json().data.interviewToken }, remoteAddress: '198.51.100.4',
       payload: { action: 'start_upload', questionId: 'q1', size: image.length, sha256: sha256(image) },
@@ -244,10 +259,12 @@ describe('collection: upload bodies are judged before they are read, streamed to
         });
         assert.equal(res.statusCode, 200, res.body);
       }
-      const done = await customerCall({ method: 'POST', url: `/api/proof/collect/drafts/${d.id}/uploads/${upload.id}`, headers: { 'x-upload-token': uploadToken } });
+      const done = await customerCall({ method: 'POST', url: `/api/proof/collect/drafts/${d.id}/uploads/${upload.id}`,
+        headers: { 'x-upload-token': uploadToken } });
       assert.equal(done.statusCode, 200, done.body);
       const [media] = await ctx.dataSource.query(`SELECT id, storage_key FROM collection_media WHERE id = $1`, [done.json().data.upload.assetId]);
-      return { uploadId: upload as { id: string }, token: uploadToken as string, file: path.join(ctx.config.dataDir, 'media', media.storage_key), mediaId: media.id as string };
+      return { uploadId: upload as { id: string }, token: uploadToken as string, file: path.join(ctx.config.dataDir, 'media', media.storage_key),
+        mediaId: media.id as string };
     };
     const left = await startDraft(t);
     await fillDraft(t, left);

@@ -205,7 +205,8 @@ describe('collection: resumable uploads (upload/<sessionId>)', () => {
       method: 'PUT', url, payload: { baseVersion: 1, language: 'en', cues: [{ startMs: 0, endMs: 1200, text: 'We shipped in <two> days.' }] },
     }));
     assert.equal(corrected.statusCode, 201, corrected.body);
-    assert.deepEqual(corrected.json().data.versions.map((v: { version: number; source: string }) => [v.version, v.source]), [[1, 'automatic'], [2, 'customer']]);
+    assert.deepEqual(corrected.json().data.versions.map((v: { version: number; source: string }) => [v.version, v.source]),
+      [[1, 'automatic'], [2, 'customer']]);
     assert.equal(corrected.json().data.currentVtt, 'WEBVTT\nLanguage: en\n\n00:00:00.000 --> 00:00:01.200\nWe shipped in &lt;two&gt; days.\n');
     const stale = await customerCall(asDraft(d, { method: 'PUT', url, payload: { baseVersion: 1, cues: [{ startMs: 0, endMs: 10, text: 'x' }] } }));
     assert.equal(stale.statusCode, 409);
@@ -409,16 +410,19 @@ describe('collection: welcome video serving rules', () => {
     fs.writeFileSync(path.join(ctx.config.dataDir, 'media', key), bytes);
     await ctx.dataSource.query(
       `INSERT INTO collection_media (id, organization_id, product_id, upload_id, kind, content_type, size, sha256, storage_key)
-       VALUES ($1, $2, $3, $4, 'video', 'video/mp4', $5, $6, $7)`, [mediaId, t.organizationId, t.product.id, `ups_${mediaId}`, bytes.length, sha256(bytes), key]);
+       VALUES ($1, $2, $3, $4, 'video', 'video/mp4', $5, $6, $7)`, [mediaId, t.organizationId, t.product.id, `ups_${mediaId}`, bytes.length, sha256(bytes),
+        key]);
     const videoId = `wv_${randomBytes(10).toString('hex')}`;
     await ctx.dataSource.query(
       `INSERT INTO collection_welcome_videos (id, organization_id, product_id, flow_id, media_id, state, size, sha256)
        VALUES ($1, $2, $3, $4, $5, 'held', $6, $7)`, [videoId, t.organizationId, t.product.id, t.flowId, mediaId, bytes.length, sha256(bytes)]);
-    const get = (headers: Record<string, string> = {}) => customerCall({ method: 'GET', url: route('/api/proof/collect/welcome/{videoId}', { videoId }), headers });
+    const get = (headers: Record<string, string> = {}) => customerCall({ method: 'GET', url: route('/api/proof/collect/welcome/{videoId}', { videoId }),
+      headers });
     assert.equal((await get()).statusCode, 404, 'held');
     await ctx.dataSource.query(`UPDATE collection_welcome_videos SET state = 'cleared' WHERE id = $1`, [videoId]);
     assert.equal((await get()).statusCode, 404, 'not referenced by the live version');
-    await ctx.dataSource.query(`UPDATE collection_flow_versions SET definition = definition || jsonb_build_object('welcomeVideoId', $2::text) WHERE id = $1`, [t.flowVersionId, videoId]);
+    await ctx.dataSource.query(`UPDATE collection_flow_versions SET definition = definition || jsonb_build_object('welcomeVideoId', $2::text) WHERE id = $1`,
+      [t.flowVersionId, videoId]);
     const whole = await get();
     assert.equal(whole.statusCode, 200, whole.body);
     assert.equal(sha256(whole.rawPayload), sha256(bytes));

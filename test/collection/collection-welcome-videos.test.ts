@@ -21,7 +21,8 @@ describe('collection setup: welcome videos (upload/<sessionId>, held until a per
 
   const base = () => route('/api/proof/collect/forms/{id}/welcome-video', { id: flowId });
   const videoUrl = (videoId: string, query = '') => route('/api/proof/collect/forms/{id}/welcome-video/{videoId}', { id: flowId, videoId }, query);
-  const start = (file: Buffer, s = t.owner) => as(s, { method: 'POST', url: base(), payload: { action: 'start_upload', size: file.length, sha256: sha256(file), partSize: PART } });
+  const start = (file: Buffer, s = t.owner) => as(s, { method: 'POST', url: base(),
+    payload: { action: 'start_upload', size: file.length, sha256: sha256(file), partSize: PART } });
   const put = (videoId: string, token: string, n: number, bytes: Buffer) => customerCall({
     method: 'PUT', url: videoUrl(videoId, `?part=${n}`), payload: bytes,
     headers: { 'x-upload-token': token, 'content-type': 'application/octet-stream' },
@@ -34,7 +35,8 @@ describe('collection setup: welcome videos (upload/<sessionId>, held until a per
   };
   const assemble = (videoId: string) => as(t.owner, { method: 'POST', url: videoUrl(videoId), payload: {} });
   const review = (videoId: string, decision: string) => as(t.owner, { method: 'POST', url: base(), payload: { action: 'review', videoId, decision } });
-  const served = (videoId: string, headers: Record<string, string> = {}) => customerCall({ method: 'GET', url: route('/api/proof/collect/welcome/{videoId}', { videoId }), headers });
+  const served = (videoId: string, headers: Record<string, string> = {}) =>
+    customerCall({ method: 'GET', url: route('/api/proof/collect/welcome/{videoId}', { videoId }), headers });
   const publish = async () => {
     const flow = (await as(t.owner, { method: 'GET', url: `/api/proof/collect/forms/${flowId}` })).json().data;
     return as(t.owner, { method: 'POST', url: `/api/proof/collect/forms/${flowId}`, payload: { draftRevision: flow.draftRevision } });
@@ -122,9 +124,11 @@ describe('collection setup: welcome videos (upload/<sessionId>, held until a per
     assert.equal((await start(file, stranger.owner)).statusCode, 404);
     const { video } = (await start(file)).json().data;
     assert.equal((await as(stranger.owner, { method: 'GET', url: videoUrl(video.id) })).statusCode, 404);
-    assert.equal((await as(stranger.owner, { method: 'POST', url: base(), payload: { action: 'review', videoId: video.id, decision: 'clear' } })).statusCode, 404);
+    assert.equal((await as(stranger.owner, { method: 'POST', url: base(), payload: { action: 'review', videoId: video.id, decision: 'clear' } })).statusCode,
+      404);
     assert.equal((await as(t.owner, { method: 'POST', url: base(), payload: { action: 'start_upload', size: 10 } })).statusCode, 400);
-    assert.equal((await as(t.owner, { method: 'POST', url: base(), payload: { action: 'review', videoId: video.id, decision: 'clear', size: 3 } })).statusCode, 400);
+    assert.equal((await as(t.owner, { method: 'POST', url: base(), payload: { action: 'review', videoId: video.id, decision: 'clear', size: 3 } })).statusCode,
+      400);
     const huge = await as(t.owner, { method: 'POST', url: base(), payload: { action: 'start_upload', size: 600 * 1024 * 1024, sha256: sha256(file) } });
     assert.equal(huge.statusCode, 413);
     assert.equal((await assemble(video.id)).statusCode, 409, 'parts missing');

@@ -66,35 +66,36 @@ describe('customer pages: the API they stand on', () => {
     assert.equal((await at('/', hostname)).statusCode, 404, 'a failed claim serves nothing');
   });
 
-  it('page routes: the live page is the pinned version with its consent wording; fragment pages are shells that handle secrets; codes never in a URL', async () => {
-    const live = await ctx.app.inject({ method: 'GET', url: `/collect/f/${t.publicId}` });
-    assert.equal(live.statusCode, 200);
-    assert.match(live.headers['content-type'] as string, /text\/html/);
-    assert.doesNotMatch(live.headers['content-security-policy'] as string, /unsafe-inline|unsafe-eval/);
-    assert.ok(live.body.includes('action="/api/proof/collect/nojs"'), 'without JavaScript it posts to the no-JS route');
-    assert.ok(live.body.includes(`name="flowVersion" value="${t.flowVersionId}"`));
-    assert.ok(!/<script(?![^>]*(type="module" src="\/assets\/|type="application\/json"))/.test(live.body), 'no inline script');
-    assert.ok(!/ style="/.test(live.body), 'no inline style');
-    const unknown = await ctx.app.inject({ method: 'GET', url: '/collect/f/fp_doesnotexist000000' });
-    assert.equal(unknown.statusCode, 404);
-    assert.match(unknown.body, /does not exist/);
-    for (const name of ['r', 'continue', 'control', 'review', 'interview', 'opt-out']) {
-      const res = await ctx.app.inject({ method: 'GET', url: `/collect/${name}` });
-      assert.equal(res.statusCode, 200, name);
-      assert.equal(res.headers['referrer-policy'], 'no-referrer', name);
-      assert.equal(res.headers['cache-control'], 'no-store', name);
-      assert.ok(res.body.includes(`<form method="post" action="/collect/${name}"`), `${name}: a POST form to paste the code`);
-    }
-    const leaked = await ctx.app.inject({ method: 'GET', url: `/collect/control?code=ct_${'a'.repeat(43)}` });
-    assert.equal(leaked.statusCode, 400, 'a code in a query string is refused');
-    const wrongKind = await ctx.app.inject({
-      method: 'POST', url: '/collect/control', payload: `code=pr_${'a'.repeat(43)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  it('page routes: the live page is the pinned version with its consent wording; fragment pages are shells that handle secrets; codes never in a URL',
+    async () => {
+      const live = await ctx.app.inject({ method: 'GET', url: `/collect/f/${t.publicId}` });
+      assert.equal(live.statusCode, 200);
+      assert.match(live.headers['content-type'] as string, /text\/html/);
+      assert.doesNotMatch(live.headers['content-security-policy'] as string, /unsafe-inline|unsafe-eval/);
+      assert.ok(live.body.includes('action="/api/proof/collect/nojs"'), 'without JavaScript it posts to the no-JS route');
+      assert.ok(live.body.includes(`name="flowVersion" value="${t.flowVersionId}"`));
+      assert.ok(!/<script(?![^>]*(type="module" src="\/assets\/|type="application\/json"))/.test(live.body), 'no inline script');
+      assert.ok(!/ style="/.test(live.body), 'no inline style');
+      const unknown = await ctx.app.inject({ method: 'GET', url: '/collect/f/fp_doesnotexist000000' });
+      assert.equal(unknown.statusCode, 404);
+      assert.match(unknown.body, /does not exist/);
+      for (const name of ['r', 'continue', 'control', 'review', 'interview', 'opt-out']) {
+        const res = await ctx.app.inject({ method: 'GET', url: `/collect/${name}` });
+        assert.equal(res.statusCode, 200, name);
+        assert.equal(res.headers['referrer-policy'], 'no-referrer', name);
+        assert.equal(res.headers['cache-control'], 'no-store', name);
+        assert.ok(res.body.includes(`<form method="post" action="/collect/${name}"`), `${name}: a POST form to paste the code`);
+      }
+      const leaked = await ctx.app.inject({ method: 'GET', url: `/collect/control?code=ct_${'a'.repeat(43)}` });
+      assert.equal(leaked.statusCode, 400, 'a code in a query string is refused');
+      const wrongKind = await ctx.app.inject({
+        method: 'POST', url: '/collect/control', payload: `code=pr_${'a'.repeat(43)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      assert.equal(wrongKind.statusCode, 400, 'a code of another kind is refused before the API is called');
+      const notOurs = await ctx.app.inject({
+        method: 'POST', url: '/collect/control', payload: `code=ct_${'a'.repeat(43)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      assert.equal(notOurs.statusCode, 401);
+      assert.match(notOurs.body, /not recognised/);
     });
-    assert.equal(wrongKind.statusCode, 400, 'a code of another kind is refused before the API is called');
-    const notOurs = await ctx.app.inject({
-      method: 'POST', url: '/collect/control', payload: `code=ct_${'a'.repeat(43)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    });
-    assert.equal(notOurs.statusCode, 401);
-    assert.match(notOurs.body, /not recognised/);
-  });
 });

@@ -51,12 +51,14 @@ async function appOnPort(): Promise<{ app: FastifyInstance; base: string }> {
   return { app, base };
 }
 
-const renderOf = async (placementId: string) => (await call({ method: 'GET', url: `/api/public/proof/render/${placementId}` })).json().manifest.items as Array<{ proofItemId: string; content: { text?: string } }>;
+const renderOf = async (placementId: string) => (await call({ method: 'GET', url: `/api/public/proof/render/${placementId}` })).json()
+  .manifest.items as Array<{ proofItemId: string; content: { text?: string } }>;
 
 /** A teammate edits the story's words: a new version the customer must approve. */
 async function teammateEdits(t: CollectionTenant, proofItemId: string, text: string) {
   const edited = await call(withKey(t.key, {
-    method: 'POST', url: `/api/v1/proof/items/${proofItemId}/versions`, payload: { content: { text, title: 'Faster onboarding' }, changeReason: 'tightened wording' },
+    method: 'POST', url: `/api/v1/proof/items/${proofItemId}/versions`,
+    payload: { content: { text, title: 'Faster onboarding' }, changeReason: 'tightened wording' },
   }));
   assert.equal(edited.statusCode, 201, edited.body);
   return edited.json().data as { id: string; contentHash: string };
@@ -202,69 +204,73 @@ describe('customer pages in a real browser (phone, with and without JavaScript)'
     await context.close();
   });
 
-  it('without JavaScript: the plain form posts to the no-JS route, its receipt keeps the control link; the control page works by pasting the code', async () => {
-    const context = await browser.newContext({ ...PHONE, javaScriptEnabled: false });
-    const page = await context.newPage();
-    const errors = collectPageErrors(page);
-    await page.goto(`${base}/collect/f/${t.publicId}`);
-    assert.equal(await page.isHidden('#media'), true, 'recording needs the script; the form works without');
-    await page.getByLabel('4 stars').check();
-    await page.fill('#f-text', 'Support answered within the hour, every time.');
-    await page.fill('#q-1', 'We stopped waiting.');
-    await page.fill('#f-name', 'Grace Hopper');
-    await page.fill('#f-company', 'Navy');
-    await page.check('#f-consent');
-    await checkPage(page, errors, 'live flow without JavaScript', false);
-    const [receipt] = await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Send my story' }).click()]);
-    assert.equal(receipt?.status(), 200);
-    assert.match(receipt!.url(), /\/api\/proof\/collect\/nojs$/);
-    const controlUrl = (await page.textContent('[data-field="controlUrl"]'))!;
-    assert.match(controlUrl, new RegExp(`^${base}/collect/control#ct_`));
-    const proofItemId = (await page.textContent('[data-field="proofItemId"]'))!;
-    await shot(page, 'customer-receipt-nojs');
+  it('without JavaScript: the plain form posts to the no-JS route, its receipt keeps the control link; the control page works by pasting the code',
+    async () => {
+      const context = await browser.newContext({ ...PHONE, javaScriptEnabled: false });
+      const page = await context.newPage();
+      const errors = collectPageErrors(page);
+      await page.goto(`${base}/collect/f/${t.publicId}`);
+      assert.equal(await page.isHidden('#media'), true, 'recording needs the script; the form works without');
+      await page.getByLabel('4 stars').check();
+      await page.fill('#f-text', 'Support answered within the hour, every time.');
+      await page.fill('#q-1', 'We stopped waiting.');
+      await page.fill('#f-name', 'Grace Hopper');
+      await page.fill('#f-company', 'Navy');
+      await page.check('#f-consent');
+      await checkPage(page, errors, 'live flow without JavaScript', false);
+      const [receipt] = await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Send my story' }).click()]);
+      assert.equal(receipt?.status(), 200);
+      assert.match(receipt!.url(), /\/api\/proof\/collect\/nojs$/);
+      const controlUrl = (await page.textContent('[data-field="controlUrl"]'))!;
+      assert.match(controlUrl, new RegExp(`^${base}/collect/control#ct_`));
+      const proofItemId = (await page.textContent('[data-field="proofItemId"]'))!;
+      await shot(page, 'customer-receipt-nojs');
 
-    await page.goto(controlUrl);
-    assert.ok((await page.textContent('main'))!.includes('needs JavaScript'));
-    await checkPage(page, errors, 'control without JavaScript, before the code', false);
-    await shot(page, 'customer-paste-code');
-    const openControl = async () => {
-      await page.goto(`${base}/collect/control`);
-      await page.fill('#code', controlUrl.split('#')[1]);
-      const [res] = await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Open' }).click()]);
-      assert.equal(res?.status(), 200);
-      assert.equal(new URL(page.url()).search, '', 'the code went in the POST body, never the URL');
-      assert.equal(res!.headers()['referrer-policy'], 'no-referrer');
-      assert.equal(res!.headers()['cache-control'], 'no-store');
-    };
-    await openControl();
-    assert.ok(await page.isVisible(`[data-story="${proofItemId}"]`));
-    await checkPage(page, errors, 'control rendered by the server', false);
+      await page.goto(controlUrl);
+      assert.ok((await page.textContent('main'))!.includes('needs JavaScript'));
+      await checkPage(page, errors, 'control without JavaScript, before the code', false);
+      await shot(page, 'customer-paste-code');
+      const openControl = async () => {
+        await page.goto(`${base}/collect/control`);
+        await page.fill('#code', controlUrl.split('#')[1]);
+        const [res] = await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Open' }).click()]);
+        assert.equal(res?.status(), 200);
+        assert.equal(new URL(page.url()).search, '', 'the code went in the POST body, never the URL');
+        assert.equal(res!.headers()['referrer-policy'], 'no-referrer');
+        assert.equal(res!.headers()['cache-control'], 'no-store');
+      };
+      await openControl();
+      assert.ok(await page.isVisible(`[data-story="${proofItemId}"]`));
+      await checkPage(page, errors, 'control rendered by the server', false);
 
-    const original = (await customerCall({ method: 'GET', url: '/api/proof/collect/control', headers: { 'x-control-token': controlUrl.split('#')[1] } })).json().data.stories[0].currentVersion.id;
-    await teammateApproves(t, proofItemId, original);
-    const placementId = await publishedPlacement(t, [proofItemId]);
-    const newWords = 'Support answers within the hour.';
-    const version = await teammateEdits(t, proofItemId, newWords);
-    await openControl();
-    await page.getByRole('button', { name: 'Approve these exact words' }).click();
-    await page.waitForSelector('.notice[role="status"]');
-    assert.ok(!(await page.isVisible(`[data-version="${version.id}"]`)), 'no longer pending');
-    await checkPage(page, errors, 'control after approving, without JavaScript', false);
-    await teammateApproves(t, proofItemId, version.id);
-    assert.equal((await renderOf(placementId))[0]?.content.text, newWords);
+      const original = (await customerCall({ method: 'GET', url: '/api/proof/collect/control',
+        headers: { 'x-control-token': controlUrl.split('#')[1] } })).json()
+        .data.stories[0].currentVersion.id;
+      await teammateApproves(t, proofItemId, original);
+      const placementId = await publishedPlacement(t, [proofItemId]);
+      const newWords = 'Support answers within the hour.';
+      const version = await teammateEdits(t, proofItemId, newWords);
+      await openControl();
+      await page.getByRole('button', { name: 'Approve these exact words' }).click();
+      await page.waitForSelector('.notice[role="status"]');
+      assert.ok(!(await page.isVisible(`[data-version="${version.id}"]`)), 'no longer pending');
+      await checkPage(page, errors, 'control after approving, without JavaScript', false);
+      await teammateApproves(t, proofItemId, version.id);
+      assert.equal((await renderOf(placementId))[0]?.content.text, newWords);
 
-    await page.getByText('Withdraw everywhere').click();
-    await page.check('input[name="confirm"]');
-    await page.getByRole('button', { name: 'Withdraw my story everywhere' }).click();
-    await page.waitForSelector('[data-state="withdrawn"]');
-    await checkPage(page, errors, 'control after withdrawing, without JavaScript', false);
-    await shot(page, 'customer-withdrawn-nojs');
-    assert.deepEqual(await renderOf(placementId), []);
-    await context.close();
-  });
+      await page.getByText('Withdraw everywhere').click();
+      await page.check('input[name="confirm"]');
+      await page.getByRole('button', { name: 'Withdraw my story everywhere' }).click();
+      await page.waitForSelector('[data-state="withdrawn"]');
+      await checkPage(page, errors, 'control after withdrawing, without JavaScript', false);
+      await shot(page, 'customer-withdrawn-nojs');
+      assert.deepEqual(await renderOf(placementId), []);
+      await context.close();
+    });
 
   const newRequest = async (recipient: Record<string, string>) => {
-    const made = await call(asTeammate(t.owner, { method: 'POST', url: '/api/proof/collect/requests', payload: { flowId: t.flowId, channel: 'link', recipient } }), app);
+    const made = await call(asTeammate(t.owner, { method: 'POST', url: '/api/proof/collect/requests',
+      payload: { flowId: t.flowId, channel: 'link', recipient } }), app);
     assert.equal(made.statusCode, 201, made.body);
     const { request, linkUrl } = made.json().data;
     const sent = await call(asTeammate(t.owner, { method: 'POST', url: `/api/proof/collect/requests/${request.id}`, payload: { action: 'send' } }));
@@ -308,7 +314,8 @@ describe('customer pages in a real browser (phone, with and without JavaScript)'
     await plain.fill('#f-name', '   ');
     await plain.check('#f-consent');
     await Promise.all([plain.waitForNavigation(), plain.getByRole('button', { name: 'Send my story' }).click()]);
-    assert.match((await plain.textContent('[data-error-for="name"]'))!, /spaces/, `the refusal is a sentence next to its field: ${await plain.textContent('main')}`);
+    assert.match((await plain.textContent('[data-error-for="name"]'))!, /spaces/,
+      `the refusal is a sentence next to its field: ${await plain.textContent('main')}`);
     assert.equal(await plain.inputValue('#q-1'), 'Faster answers.', 'the form kept every value');
     await checkPage(plain, plainErrors, 'request refused without JavaScript', false);
     await plain.fill('#f-name', 'Sam Park');
@@ -341,7 +348,8 @@ describe('customer pages in a real browser (phone, with and without JavaScript)'
     await page.getByRole('button', { name: 'Use this' }).click();
     await page.waitForSelector('#media-status:has-text("connection dropped")');
     const [{ id: uploadId }] = await ctx.dataSource.query(
-      `SELECT u.id FROM collection_uploads u JOIN collection_drafts d ON d.id = u.draft_id WHERE d.flow_id = $1 AND d.fields->>'text' = 'Recorded on a train.'`, [t.flowId]);
+      `SELECT u.id FROM collection_uploads u JOIN collection_drafts d ON d.id = u.draft_id WHERE d.flow_id = $1 AND d.fields->>'text' = 'Recorded on a train.'`,
+      [t.flowId]);
     await page.unroute('**/uploads/*?part=*');
     await page.reload();
     assert.equal(await page.inputValue('#f-text'), 'Recorded on a train.', 'the typed text came back from the draft');
@@ -354,7 +362,8 @@ describe('customer pages in a real browser (phone, with and without JavaScript)'
   it('the review and interview pages: approve quoted words, answer by text, finish', async () => {
     const draft = (await customerCall({ method: 'POST', url: '/api/proof/collect/drafts', payload: { flowId: t.publicId } })).json().data;
     const ds = { 'x-draft-session': draft.draftSession };
-    await customerCall({ method: 'PATCH', url: `/api/proof/collect/drafts/${draft.draft.id}`, headers: ds, payload: { text: 'It just works.', consentAccepted: true, answers: { [t.questionId]: 'Yes.' } } });
+    await customerCall({ method: 'PATCH', url: `/api/proof/collect/drafts/${draft.draft.id}`, headers: ds,
+      payload: { text: 'It just works.', consentAccepted: true, answers: { [t.questionId]: 'Yes.' } } });
     const submitted = (await customerCall({ method: 'POST', url: `/api/proof/collect/drafts/${draft.draft.id}/submit`, headers: ds, payload: {} })).json().data;
     const version = await teammateEdits(t, submitted.proofItemId, 'It simply works.');
     const context = await browser.newContext(PHONE);
@@ -433,11 +442,13 @@ describe('customer pages in a real browser (phone, with and without JavaScript)'
     await page.fill('#f-text', 'First words.');
     await page.waitForSelector('#save-status:has-text("Saved")');
     const ref = JSON.parse((await page.evaluate((key) => sessionStorage.getItem(key), `draft:${t.publicId}`))!) as { id: string; session: string };
-    const elsewhere = await customerCall({ method: 'PATCH', url: `/api/proof/collect/drafts/${ref.id}`, headers: { 'x-draft-session': ref.session }, payload: { title: 'Saved elsewhere' } });
+    const elsewhere = await customerCall({ method: 'PATCH', url: `/api/proof/collect/drafts/${ref.id}`, headers: { 'x-draft-session': ref.session },
+      payload: { title: 'Saved elsewhere' } });
     assert.equal(elsewhere.statusCode, 200, elsewhere.body);
     await page.fill('#f-text', 'First words, and more typed here.');
     await page.waitForSelector('#save-status:has-text("kept what you typed")');
-    const stored = (await customerCall({ method: 'GET', url: `/api/proof/collect/drafts/${ref.id}`, headers: { 'x-draft-session': ref.session } })).json().data.draft;
+    const stored = (await customerCall({ method: 'GET', url: `/api/proof/collect/drafts/${ref.id}`, headers: { 'x-draft-session': ref.session } })).json()
+      .data.draft;
     assert.equal(stored.text, 'First words, and more typed here.');
     assert.equal(await page.inputValue('#f-text'), 'First words, and more typed here.');
     await context.close();
@@ -447,7 +458,8 @@ describe('customer pages in a real browser (phone, with and without JavaScript)'
     const draft = (await customerCall({ method: 'POST', url: '/api/proof/collect/drafts', payload: { flowId: t.publicId } })).json().data;
     const ds = { 'x-draft-session': draft.draftSession };
     await customerCall({ method: 'PATCH', url: `/api/proof/collect/drafts/${draft.draft.id}`, headers: ds, payload: { text: 'Started on my laptop.' } });
-    const continuation = (await customerCall({ method: 'POST', url: `/api/proof/collect/drafts/${draft.draft.id}/continuation`, headers: ds, payload: {} }, app)).json().data;
+    const continuation = (await customerCall({ method: 'POST', url: `/api/proof/collect/drafts/${draft.draft.id}/continuation`, headers: ds, payload: {} },
+      app)).json().data;
     assert.match(continuation.continuationUrl, new RegExp(`^${base}/collect/continue#cl_`));
     const context = await browser.newContext({ ...PHONE, permissions: ['camera', 'microphone'] });
     const page = await context.newPage();
@@ -471,11 +483,13 @@ describe('customer pages in a real browser (phone, with and without JavaScript)'
     const w = await createCollectionTenant();
     const forms = `/api/proof/collect/forms/${w.flowId}/welcome-video`;
     // Bytes that sniff as MP4 (an ftyp box); the page never plays them (preload="none").
-    const file = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom', 'latin1'), Buffer.from([0, 0, 2, 0]), Buffer.from('isommp41', 'latin1'), Buffer.alloc(70_000, 7)]);
+    const file = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom', 'latin1'), Buffer.from([0, 0, 2, 0]), Buffer.from('isommp41', 'latin1'),
+      Buffer.alloc(70_000, 7)]);
     const started = await as(w.owner, { method: 'POST', url: forms, payload: { action: 'start_upload', size: file.length, sha256: sha256(file) } });
     assert.equal(started.statusCode, 201, started.body);
     const { video, uploadToken } = started.json().data;
-    const put = await customerCall({ method: 'PUT', url: `${forms}/${video.id}?part=1`, payload: file, headers: { 'x-upload-token': uploadToken, 'content-type': 'application/octet-stream' } });
+    const put = await customerCall({ method: 'PUT', url: `${forms}/${video.id}?part=1`, payload: file,
+      headers: { 'x-upload-token': uploadToken, 'content-type': 'application/octet-stream' } });
     assert.equal(put.statusCode, 200, put.body);
     await eventually(async () => (await as(w.owner, { method: 'POST', url: `${forms}/${video.id}`, payload: {} })).statusCode === 200);
     assert.equal((await as(w.owner, { method: 'POST', url: forms, payload: { action: 'review', videoId: video.id, decision: 'clear' } })).statusCode, 200);
@@ -509,10 +523,12 @@ describe('customer pages in a real browser (phone, with and without JavaScript)'
   it('the interview page records an answer from the fake camera, uploads it and finishes', async () => {
     const draft = (await customerCall({ method: 'POST', url: '/api/proof/collect/drafts', payload: { flowId: t.publicId } })).json().data;
     const ds = { 'x-draft-session': draft.draftSession };
-    await customerCall({ method: 'PATCH', url: `/api/proof/collect/drafts/${draft.draft.id}`, headers: ds, payload: { text: 'Recorded later.', consentAccepted: true, answers: { [t.questionId]: 'Yes.' } } });
+    await customerCall({ method: 'PATCH', url: `/api/proof/collect/drafts/${draft.draft.id}`, headers: ds,
+      payload: { text: 'Recorded later.', consentAccepted: true, answers: { [t.questionId]: 'Yes.' } } });
     const submitted = (await customerCall({ method: 'POST', url: `/api/proof/collect/drafts/${draft.draft.id}/submit`, headers: ds, payload: {} })).json().data;
     const made = await call(asTeammate(t.owner, {
-      method: 'POST', url: '/api/workspace/proof/interviews', payload: { productId: t.product.id, proofItemId: submitted.proofItemId, questions: [{ text: 'Show us how you use it.' }] },
+      method: 'POST', url: '/api/workspace/proof/interviews', payload: { productId: t.product.id, proofItemId: submitted.proofItemId,
+        questions: [{ text: 'Show us how you use it.' }] },
     }), app);
     assert.equal(made.statusCode, 201, made.body);
     const { interviewUrl } = made.json().data;

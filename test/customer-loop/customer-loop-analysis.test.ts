@@ -25,10 +25,12 @@ describe('customer loop: signal analysis (real Temporal, fake AI provider)', () 
   });
 
   it('the relay starts one workflow per signal; the validated result is stored and links only offered features', async () => {
-    const feature = (await call(teammate(tenant.owner, 'POST', '/api/workspace/features', { productId: tenant.product.id, title: 'Bulk export', problem: 'Exports are slow' }))).json().data;
+    const feature = (await call(teammate(tenant.owner, 'POST', '/api/workspace/features',
+      { productId: tenant.product.id, title: 'Bulk export', problem: 'Exports are slow' }))).json().data;
     const m = marker();
     const off = ctx.fakeAi.when(m, {
-      json: { sentiment: 'negative', urgency: 'high', summary: 'Exports are slow for large projects.', candidateFeatureIds: [feature.id, 'fea_invented000000', feature.id] },
+      json: { sentiment: 'negative', urgency: 'high', summary: 'Exports are slow for large projects.',
+        candidateFeatureIds: [feature.id, 'fea_invented000000', feature.id] },
       delayMs: 600,
     });
     try {

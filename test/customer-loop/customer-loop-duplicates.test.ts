@@ -99,7 +99,8 @@ describe('customer loop: duplicates (similar, merge, not a duplicate)', function
     const t = await createTenant(SCOPES);
     const feature = await createFeature(t, 'Dark mode', 'The white background hurts the eyes at night; users want a dark theme.');
     await postSignal(t, { title: 'Night mode please', body: 'Everything is so bright at night, a dark theme would help.', endUserId: 'night-1' });
-    const signal = await postSignal(t, { title: 'Dark mode please', body: 'The white background hurts my eyes at night. A dark theme would help a lot.', endUserId: 'night-2' });
+    const signal = await postSignal(t, { title: 'Dark mode please', body: 'The white background hurts my eyes at night. A dark theme would help a lot.',
+      endUserId: 'night-2' });
     const found = await similar(t.key, 'signals', signal.id);
     assert.equal(found[0].type, 'feature');
     assert.equal(found[0].id, feature.id);
@@ -147,7 +148,8 @@ describe('customer loop: duplicates (similar, merge, not a duplicate)', function
   it('merges and unmerges: votes once per end user, followers and links moved and restored exactly, feature.merged delivered', async () => {
     const receiver = await Receiver.start();
     try {
-      const hook = await call(asTeammate(tenant.owner, { method: 'POST', url: '/api/workspace/webhooks/endpoints', payload: { url: receiver.url, subscriptions: ['feature.merged'] } }));
+      const hook = await call(asTeammate(tenant.owner, { method: 'POST', url: '/api/workspace/webhooks/endpoints',
+        payload: { url: receiver.url, subscriptions: ['feature.merged'] } }));
       assert.equal(hook.statusCode, 201, hook.body);
       const merged = await createFeature(tenant, 'Export to Excel', 'Customers want their reports as spreadsheets.');
       const survivor = await createFeature(tenant, 'Export to CSV', 'Customers want their task lists as CSV files.');
@@ -161,7 +163,8 @@ describe('customer loop: duplicates (similar, merge, not a duplicate)', function
       await vote(survivor.id, 'only-survivor', false);
       await vote(merged.id, 'follower');
       await call(withKey(writer, { method: 'DELETE', url: `/api/v1/features/${merged.id}/votes`, payload: { endUserId: 'follower' } }));
-      const [s1, s2, s3] = [await postSignal(tenant, { endUserId: 'a1' }), await postSignal(tenant, { endUserId: 'a2' }), await postSignal(tenant, { endUserId: 'a3' })];
+      const [s1, s2, s3] = [await postSignal(tenant, { endUserId: 'a1' }), await postSignal(tenant, { endUserId: 'a2' }),
+        await postSignal(tenant, { endUserId: 'a3' })];
       for (const [f, s] of [[merged, s1], [merged, s2], [survivor, s2], [survivor, s3]] as const) {
         assert.equal((await call(teammate(tenant.owner, 'POST', `/api/workspace/features/${f.id}/signals`, { signalId: s.id }))).statusCode, 200);
       }
@@ -229,7 +232,8 @@ describe('customer loop: duplicates (similar, merge, not a duplicate)', function
     // A follow sent to the merged id (an old roadmap link) lands on the surviving feature too.
     const followed = await setFollow(ctx.dataSource, { organizationId: tenant.organizationId, productId: tenant.product.id }, a.id, 'late-follower', true);
     assert.equal(followed.featureId, b.id);
-    const rows: Array<{ feature_id: string }> = await ctx.dataSource.query('SELECT feature_id FROM feature_follows WHERE end_user_id = $1 AND product_id = $2', ['late-follower', tenant.product.id]);
+    const rows: Array<{ feature_id: string }> = await ctx.dataSource.query('SELECT feature_id FROM feature_follows WHERE end_user_id = $1 AND product_id = $2',
+      ['late-follower', tenant.product.id]);
     assert.deepEqual(rows.map((r) => r.feature_id), [b.id]);
   });
 
@@ -272,7 +276,8 @@ describe('customer loop: duplicates (similar, merge, not a duplicate)', function
     for (const url of [`/api/v1/features/${theirs.id}/similar`, `/api/v1/signals/${theirSignal.id}/similar`]) {
       assert.equal((await call(withKey(tenant.key, { method: 'GET', url }))).statusCode, 404);
     }
-    assert.ok(!(await similar(other.key, 'features', theirs.id)).some((c) => c.id === a.id || c.id === b.id), 'another tenant\'s features are never candidates');
+    assert.ok(!(await similar(other.key, 'features', theirs.id)).some((c) => c.id === a.id || c.id === b.id),
+      'another tenant\'s features are never candidates');
 
     const secondProduct = await createProduct(ctx.dataSource, { organizationId: tenant.organizationId, name: 'Second product' });
     const elsewhere = await createFeature(tenant, 'Slack integration', 'Post updates to a Slack channel.', secondProduct.id);

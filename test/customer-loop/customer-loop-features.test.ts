@@ -16,7 +16,8 @@ describe('customer loop: features, votes and releases', () => {
   let tenant: Tenant;
   let writer: string;
   const createFeature = async (t: Tenant, extra: Record<string, unknown> = {}) => {
-    const res = await call(teammate(t.owner, 'POST', '/api/workspace/features', { productId: t.product.id, title: 'Faster export', problem: 'Exports are slow', ...extra }));
+    const res = await call(teammate(t.owner, 'POST', '/api/workspace/features',
+      { productId: t.product.id, title: 'Faster export', problem: 'Exports are slow', ...extra }));
     assert.equal(res.statusCode, 201, res.body);
     return res.json().data;
   };
@@ -64,7 +65,8 @@ describe('customer loop: features, votes and releases', () => {
     assert.equal(edited.json().data.title, 'Fast export');
     assert.equal((await call(teammate(tenant.owner, 'PATCH', `/api/workspace/features/${f.id}`, { state: 'shipped' }))).statusCode, 400);
     assert.equal((await call(teammate(tenant.owner, 'PATCH', `/api/workspace/features/${f.id}`, { score: 100 }))).statusCode, 400);
-    assert.equal((await call(teammate(tenant.owner, 'POST', '/api/workspace/features', { productId: tenant.product.id, title: '', problem: 'x' }))).statusCode, 400);
+    assert.equal((await call(teammate(tenant.owner, 'POST', '/api/workspace/features', { productId: tenant.product.id, title: '', problem: 'x' }))).statusCode,
+      400);
     const member = await sessionFor(tenant.organizationId, 'member');
     assert.equal((await call(teammate(member, 'POST', '/api/workspace/features', { productId: tenant.product.id, title: 'x', problem: 'y' }))).statusCode, 403);
     const other = await createTenant();
@@ -135,7 +137,8 @@ describe('customer loop: features, votes and releases', () => {
     const high = await createFeature(t, { state: 'planned' });
     const key = await keyFor(t, WRITE);
     await voteAs(key, high.id, { endUserId: 'u' });
-    const ids = async (q: string) => (await call(withKey(t.key, { method: 'GET', url: route('/api/v1/features', {}, q) }))).json().data.map((x: { id: string }) => x.id);
+    const ids = async (q: string) => (await call(withKey(t.key, { method: 'GET', url: route('/api/v1/features', {}, q) }))).json()
+      .data.map((x: { id: string }) => x.id);
     assert.deepEqual(await ids(''), [high.id, low.id]);
     assert.deepEqual(await ids('?state=planned'), [high.id]);
     assert.deepEqual(await ids('?publicBoard=true'), [low.id]);
@@ -165,7 +168,8 @@ describe('customer loop: features, votes and releases', () => {
       if (notice.productId === t.product.id) notices.push(notice);
     });
     await listener.query(`LISTEN ${INBOX_CHANNEL}`);
-    const res = await call(teammate(t.owner, 'POST', '/api/workspace/releases', { productId: t.product.id, title: 'Spring release', featureIds: [a.id, b.id] }));
+    const res = await call(teammate(t.owner, 'POST', '/api/workspace/releases',
+      { productId: t.product.id, title: 'Spring release', featureIds: [a.id, b.id] }));
     assert.equal(res.statusCode, 201, res.body);
     const release = res.json().data;
     assert.equal(release.recipientCount, 2);
@@ -192,7 +196,8 @@ describe('customer loop: features, votes and releases', () => {
     const receipts = await outboxEvents(t.organizationId, 'release.receipt_recorded');
     assert.equal(receipts.length, 1);
     assert.deepEqual(receipts[0].payload, { releaseId: release.id, endUserId: 'both', fixed: true });
-    const bad = await call({ method: 'POST', url, headers: { authorization: `Bearer ${endUserToken(t.product, { sub: 'both' })}` }, payload: { fixed: 'yes' } });
+    const bad = await call({ method: 'POST', url, headers: { authorization: `Bearer ${endUserToken(t.product, { sub: 'both' })}` },
+      payload: { fixed: 'yes' } });
     assert.equal(bad.statusCode, 400);
     const foreign = await createTenant();
     const elsewhere = await call({ method: 'POST', url, headers: { authorization: `Bearer ${endUserToken(foreign.product)}` }, payload: { fixed: true } });
@@ -201,7 +206,8 @@ describe('customer loop: features, votes and releases', () => {
     assert.equal(keyed.statusCode, 403);
     const crossOrg = await call(teammate(foreign.owner, 'POST', '/api/workspace/releases', { productId: t.product.id, title: 'x', featureIds: [a.id] }));
     assert.equal(crossOrg.statusCode, 404);
-    const wrongFeature = await call(teammate(foreign.owner, 'POST', '/api/workspace/releases', { productId: foreign.product.id, title: 'x', featureIds: [a.id] }));
+    const wrongFeature = await call(teammate(foreign.owner, 'POST', '/api/workspace/releases',
+      { productId: foreign.product.id, title: 'x', featureIds: [a.id] }));
     assert.equal(wrongFeature.statusCode, 404);
     assert.equal((await call(teammate(t.owner, 'POST', '/api/workspace/releases', { productId: t.product.id, title: 'x', featureIds: [] }))).statusCode, 400);
   });

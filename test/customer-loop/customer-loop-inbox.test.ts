@@ -28,7 +28,8 @@ describe('customer loop: inbox and live stream', () => {
     const page = first.json().data;
     assert.equal(page.unread, 3);
     assert.deepEqual(page.items.map((i: { preview: string }) => i.preview), ['update 3', 'update 2']);
-    assert.deepEqual(Object.keys(page.items[0]).sort(), ['controlLinkExpiresAt', 'createdAt', 'id', 'preview', 'readAt', 'releaseId', 'roomId', 'subject', 'threadId']);
+    assert.deepEqual(Object.keys(page.items[0]).sort(), ['controlLinkExpiresAt', 'createdAt', 'id', 'preview', 'readAt', 'releaseId', 'roomId', 'subject',
+      'threadId']);
     assert.equal(page.items[0].controlLinkExpiresAt, null, 'a thread reply delivers no control link');
     const rest = (await call(withKey(inboxKey, { method: 'GET', url: `/api/v1/inbox?endUserId=pager&limit=2&before=${page.nextCursor}` }))).json().data;
     assert.deepEqual(rest.items.map((i: { preview: string }) => i.preview), ['update 1']);
@@ -64,7 +65,8 @@ describe('customer loop: inbox and live stream', () => {
     assert.equal(tooMany.statusCode, 400);
     const keyed = await call(withKey(inboxKey, { method: 'POST', url: '/api/v1/inbox/read', payload: {} }));
     assert.equal(keyed.statusCode, 403);
-    const otherUser = await call({ method: 'POST', url: '/api/v1/inbox/read', headers: bearer(endUserToken(tenant.product, { sub: 'someone' })), payload: { ids: [items[1].id] } });
+    const otherUser = await call({ method: 'POST', url: '/api/v1/inbox/read', headers: bearer(endUserToken(tenant.product, { sub: 'someone' })),
+      payload: { ids: [items[1].id] } });
     assert.deepEqual(otherUser.json().data, { unread: 0, marked: 0 }, 'another end user\'s items are untouched');
   });
 
@@ -270,25 +272,32 @@ describe('customer loop: inbox and live stream', () => {
     const anon = `anon_${'x'.repeat(20)}`;
     const { threadId } = await postSignal(t, { endUserId: anon });
     // The browser that held the anonymous identity kept its proof; the merge carries it.
-    const proof = (await call({ method: 'GET', url: '/api/v1/identity/anonymous-proof', headers: bearer(endUserToken(t.product, { sub: anon })) })).json().data.anonymousProof;
+    const proof = (await call({ method: 'GET', url: '/api/v1/identity/anonymous-proof', headers: bearer(endUserToken(t.product, { sub: anon })) })).json()
+      .data.anonymousProof;
     const token = endUserToken(t.product, { sub: 'signed-user' });
     const res = await call({ method: 'POST', url: '/api/v1/identity/merge', headers: bearer(token), payload: { anonymousId: anon, anonymousProof: proof } });
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().data.moved.threads, 1);
     const threads = (await call(withKey(t.key, { method: 'GET', url: '/api/v1/threads?endUserId=signed-user' }))).json().data;
     assert.deepEqual(threads.map((x: { id: string }) => x.id), [threadId]);
-    const again = await call({ method: 'POST', url: '/api/v1/identity/merge', headers: bearer(endUserToken(t.product, { sub: 'signed-user' })), payload: { anonymousId: anon, anonymousProof: proof } });
+    const again = await call({ method: 'POST', url: '/api/v1/identity/merge', headers: bearer(endUserToken(t.product, { sub: 'signed-user' })),
+      payload: { anonymousId: anon, anonymousProof: proof } });
     assert.equal(again.statusCode, 404, 'nothing left to merge');
     const other = await createTenant(LOOP_SCOPES);
     const otherAnon = `anon_${'y'.repeat(20)}`;
     await postSignal(other, { endUserId: otherAnon });
-    const otherProof = (await call({ method: 'GET', url: '/api/v1/identity/anonymous-proof', headers: bearer(endUserToken(other.product, { sub: otherAnon })) })).json().data.anonymousProof;
-    const cross = await call({ method: 'POST', url: '/api/v1/identity/merge', headers: bearer(endUserToken(t.product, { sub: 'signed-user' })), payload: { anonymousId: otherAnon, anonymousProof: otherProof } });
+    const otherProof = (await call({ method: 'GET', url: '/api/v1/identity/anonymous-proof',
+      headers: bearer(endUserToken(other.product, { sub: otherAnon })) })).json().data.anonymousProof;
+    const cross = await call({ method: 'POST', url: '/api/v1/identity/merge', headers: bearer(endUserToken(t.product, { sub: 'signed-user' })),
+      payload: { anonymousId: otherAnon, anonymousProof: otherProof } });
     assert.equal(cross.statusCode, 403, 'another product\'s end user is out of reach: its proof is bound to its product');
-    const sameIdHere = (await call({ method: 'GET', url: '/api/v1/identity/anonymous-proof', headers: bearer(endUserToken(t.product, { sub: otherAnon })) })).json().data.anonymousProof;
-    const crossWithProof = await call({ method: 'POST', url: '/api/v1/identity/merge', headers: bearer(endUserToken(t.product, { sub: 'signed-user' })), payload: { anonymousId: otherAnon, anonymousProof: sameIdHere } });
+    const sameIdHere = (await call({ method: 'GET', url: '/api/v1/identity/anonymous-proof',
+      headers: bearer(endUserToken(t.product, { sub: otherAnon })) })).json().data.anonymousProof;
+    const crossWithProof = await call({ method: 'POST', url: '/api/v1/identity/merge', headers: bearer(endUserToken(t.product, { sub: 'signed-user' })),
+      payload: { anonymousId: otherAnon, anonymousProof: sameIdHere } });
     assert.equal(crossWithProof.statusCode, 404, 'another product\'s end user is out of reach');
-    const notAnon = await call({ method: 'POST', url: '/api/v1/identity/merge', headers: bearer(endUserToken(t.product, { sub: 'signed-user' })), payload: { anonymousId: 'user-1' } });
+    const notAnon = await call({ method: 'POST', url: '/api/v1/identity/merge', headers: bearer(endUserToken(t.product, { sub: 'signed-user' })),
+      payload: { anonymousId: 'user-1' } });
     assert.equal(notAnon.statusCode, 400);
   });
 });

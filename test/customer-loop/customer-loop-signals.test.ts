@@ -207,7 +207,8 @@ describe('customer loop: signal intake', () => {
     const [a, b] = await Promise.all([ctx.buildApp({ aiBaseUrl: undefined, aiModel: undefined }), ctx.buildApp({ aiBaseUrl: undefined, aiModel: undefined })]);
     const dayCount = async () => (await ctx.dataSource.query(
       `SELECT count FROM intake_counters WHERE organization_id = $1 AND period LIKE 'day:%'`, [t.organizationId]))[0]?.count as number | undefined;
-    const intake = (app: FastifyInstance, body = signalBody()) => call(withKey(t.key, { method: 'POST', url: '/api/v1/signals', payload: body as object }), app);
+    const intake = (app: FastifyInstance, body = signalBody()) => call(withKey(t.key, { method: 'POST', url: '/api/v1/signals', payload: body as object }),
+      app);
     assert.equal((await intake(a)).statusCode, 201);
     assert.equal(await dayCount(), 4, 'the first signal took a block');
     const replayed = signalBody();

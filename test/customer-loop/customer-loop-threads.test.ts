@@ -50,7 +50,8 @@ describe('customer loop: threads', () => {
   it('refuses bad message bodies and a service key on the workspace endpoint', async () => {
     const { threadId } = await postSignal(tenant);
     const url = `/api/workspace/threads/${threadId}/messages`;
-    for (const payload of [{ body: '', visibility: 'customer' }, { body: 'x', visibility: 'public' }, { body: 'x', visibility: 'customer', extra: 1 }, { body: 'x'.repeat(10_001), visibility: 'customer' }]) {
+    for (const payload of [{ body: '', visibility: 'customer' }, { body: 'x', visibility: 'public' }, { body: 'x', visibility: 'customer', extra: 1 },
+      { body: 'x'.repeat(10_001), visibility: 'customer' }]) {
       const res = await call(teammate(tenant.owner, 'POST', url, payload));
       assert.equal(res.statusCode, 400, JSON.stringify(payload));
     }
@@ -95,7 +96,8 @@ describe('customer loop: threads', () => {
     const other = await createTenant(LOOP_SCOPES);
     assert.equal((await get(`/api/v1/threads/${threadId}`, other)).statusCode, 404);
     assert.equal((await patch(threadId, { state: 'closed' }, other)).statusCode, 404);
-    assert.equal((await call(teammate(other.owner, 'POST', `/api/workspace/threads/${threadId}/messages`, { body: 'x', visibility: 'customer' }))).statusCode, 404);
+    assert.equal((await call(teammate(other.owner, 'POST', `/api/workspace/threads/${threadId}/messages`, { body: 'x', visibility: 'customer' }))).statusCode,
+      404);
     assert.equal((await call(teammate(other.owner, 'PATCH', `/api/workspace/threads/${threadId}`, { nextUpdateAt: null }))).statusCode, 404);
   });
 
@@ -120,7 +122,8 @@ describe('customer loop: threads', () => {
     const { threadId } = await postSignal(t);
     const member = await sessionFor(t.organizationId, 'member');
     const due = new Date(Date.now() + 60_000).toISOString();
-    assert.equal((await call(teammate(member, 'PATCH', `/api/workspace/threads/${threadId}`, { nextUpdateAt: due }))).statusCode, 403, 'members may not promise');
+    assert.equal((await call(teammate(member, 'PATCH', `/api/workspace/threads/${threadId}`, { nextUpdateAt: due }))).statusCode, 403,
+      'members may not promise');
     await call(teammate(t.owner, 'PATCH', `/api/workspace/threads/${threadId}`, { nextUpdateAt: due }));
     await call(teammate(member, 'POST', `/api/workspace/threads/${threadId}/messages`, { body: 'Here is the update', visibility: 'customer' }));
     assert.equal(await (await settledHandle(threadSlaWorkflowId(threadId))).result(), 'replied');

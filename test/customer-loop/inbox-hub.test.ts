@@ -7,7 +7,8 @@ import { ctx } from '../support/root-hooks';
 describe('inbox LISTEN/NOTIFY payloads', () => {
   it('parses only notices as inbox.ts writes them', () => {
     assert.deepEqual(parseInboxNotice('{"productId":"p","endUserId":"u","itemId":null}'), { productId: 'p', endUserId: 'u', itemId: null });
-    for (const bad of ['', 'not json', '{', 'null', '42', '[]', '{"productId":1,"endUserId":"u","itemId":null}', '{"productId":"p","itemId":null}', '{"productId":"p","endUserId":"u","itemId":7}']) {
+    for (const bad of ['', 'not json', '{', 'null', '42', '[]', '{"productId":1,"endUserId":"u","itemId":null}', '{"productId":"p","itemId":null}',
+      '{"productId":"p","endUserId":"u","itemId":7}']) {
       assert.equal(parseInboxNotice(bad), null, bad);
     }
   });

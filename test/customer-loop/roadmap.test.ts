@@ -27,7 +27,8 @@ describe('customer loop: the public roadmap, its changelog and the loop closing 
 
   const token = (sub: string) => endUserToken(t.product, { sub, exp: Math.floor(Date.now() / 1000) + 600 });
   const createFeature = async (title: string, extra: Record<string, unknown>) => {
-    const res = await call(teammate(t.owner, 'POST', '/api/workspace/features', { productId: t.product.id, title, problem: `${title}: the problem`, ...extra }));
+    const res = await call(teammate(t.owner, 'POST', '/api/workspace/features',
+      { productId: t.product.id, title, problem: `${title}: the problem`, ...extra }));
     assert.equal(res.statusCode, 201, res.body);
     return res.json().data as { id: string };
   };
@@ -45,7 +46,8 @@ describe('customer loop: the public roadmap, its changelog and the loop closing 
     for (const [endUserId, email] of [['u-ada', 'ada@example.com'], ['u-bob', 'bob@example.com'], ['u-dee', 'dee@example.com'], ['u-cy', undefined]]) {
       const res = await call(withKey(loopKey, {
         method: 'POST', url: '/api/v1/signals',
-        payload: { endUserId, ...(email ? { email, name: endUserId } : {}), title: 'Export', body: 'Exports are slow.', idempotencyKey: `roadmap-${endUserId}-${t.product.id}` },
+        payload: { endUserId, ...(email ? { email, name: endUserId } : {}), title: 'Export', body: 'Exports are slow.',
+          idempotencyKey: `roadmap-${endUserId}-${t.product.id}` },
       }));
       assert.equal(res.statusCode, 201, res.body);
     }
@@ -80,7 +82,8 @@ describe('customer loop: the public roadmap, its changelog and the loop closing 
     assert.equal(voted.statusCode, 200, voted.body);
     assert.deepEqual(voted.json().data, { featureId: features.sso.id, voted: true, following: true, voteCount: 1 });
     assert.equal((await as(once, 'PUT', url(features.sso.id))).statusCode, 401, 'a token acts once');
-    assert.deepEqual((await as(token('u-eve'), 'DELETE', url(features.sso.id))).json().data, { featureId: features.sso.id, voted: false, following: true, voteCount: 0 });
+    assert.deepEqual((await as(token('u-eve'), 'DELETE', url(features.sso.id))).json().data,
+      { featureId: features.sso.id, voted: false, following: true, voteCount: 0 });
     assert.deepEqual((await as(token('u-eve'), 'DELETE', url(features.sso.id, 'follow'))).json().data.following, false);
     const me = await call({ method: 'GET', url: `/api/public/roadmap/${t.product.id}/me`, headers: { authorization: `Bearer ${token('u-dee')}` } });
     assert.deepEqual(me.json().data, { endUserId: 'u-dee', votedFeatureIds: [features.export.id], followedFeatureIds: [features.export.id] });
@@ -151,57 +154,59 @@ window.addEventListener('message', (e) => { if (e.data && e.data.type === 'sv-ro
     }
   });
 
-  it('shipping a release: an inbox item for each voter and follower, a draft personal request where the rules allow; the changelog and its Atom feed', async () => {
+  it('shipping a release: an inbox item for each voter and follower, a draft personal request where the rules allow; the changelog and its Atom feed',
+    async () => {
     // u-bob opted out of story requests; u-dee was sent one last week (cooldown); u-cy has no e-mail.
-    await ctx.dataSource.query(
+      await ctx.dataSource.query(
       `INSERT INTO collection_suppressions (organization_id, product_id, recipient_key, via) VALUES ($1, $2, 'email:bob@example.com', 'opt_out')`,
       [t.organizationId, t.product.id]);
-    await ctx.dataSource.query(
+      await ctx.dataSource.query(
       `INSERT INTO proof_requests (id, organization_id, product_id, flow_id, flow_version_id, channel, recipient, recipient_id, expires_in_days,
          status, sent_at, created_by, updated_at)
        VALUES ('prq_cooldown' || substr(md5(random()::text), 1, 12), $1, $2, $3, $4, 'email', '{"email": "dee@example.com", "endUserId": "u-dee"}', 'u-dee', 30,
          'sent', now() - interval '7 days', '{"type": "teammate", "id": null}', now())`,
       [t.organizationId, t.product.id, t.flowId, t.flowVersionId]);
-    const publish = (title: string) => call(teammate(t.owner, 'POST', '/api/workspace/releases', { productId: t.product.id, title, featureIds: [features.export.id] }));
-    const res = await publish('November release');
-    assert.equal(res.statusCode, 201, res.body);
-    assert.equal(res.json().data.recipientCount, 4);
-    for (const endUserId of ['u-ada', 'u-bob', 'u-cy', 'u-dee']) {
-      const inbox = await call(withKey(loopKey, { method: 'GET', url: `/api/v1/inbox?endUserId=${endUserId}` }));
-      assert.equal(inbox.statusCode, 200, inbox.body);
-      assert.ok(inbox.json().data.items.some((i: { releaseId: string }) => i.releaseId === res.json().data.id), endUserId);
-    }
-    const drafts = async () => ctx.dataSource.query(
+      const publish = (title: string) => call(teammate(t.owner, 'POST', '/api/workspace/releases',
+        { productId: t.product.id, title, featureIds: [features.export.id] }));
+      const res = await publish('November release');
+      assert.equal(res.statusCode, 201, res.body);
+      assert.equal(res.json().data.recipientCount, 4);
+      for (const endUserId of ['u-ada', 'u-bob', 'u-cy', 'u-dee']) {
+        const inbox = await call(withKey(loopKey, { method: 'GET', url: `/api/v1/inbox?endUserId=${endUserId}` }));
+        assert.equal(inbox.statusCode, 200, inbox.body);
+        assert.ok(inbox.json().data.items.some((i: { releaseId: string }) => i.releaseId === res.json().data.id), endUserId);
+      }
+      const drafts = async () => ctx.dataSource.query(
       `SELECT recipient, status, channel, message, created_by FROM proof_requests WHERE product_id = $1 AND status = 'draft'`, [t.product.id]);
-    const made = await drafts();
-    assert.equal(made.length, 1, JSON.stringify(made));
-    assert.deepEqual(made[0].recipient, { email: 'ada@example.com', endUserId: 'u-ada', name: 'u-ada' });
-    assert.equal(made[0].channel, 'email');
-    assert.match(made[0].message, /Faster export/);
-    assert.deepEqual(made[0].created_by, { type: 'release', id: res.json().data.id });
-    // Never sent without a person; shipping again does not pile up a second draft.
-    assert.equal((await publish('November release, again')).statusCode, 201);
-    assert.equal((await drafts()).length, 1);
+      const made = await drafts();
+      assert.equal(made.length, 1, JSON.stringify(made));
+      assert.deepEqual(made[0].recipient, { email: 'ada@example.com', endUserId: 'u-ada', name: 'u-ada' });
+      assert.equal(made[0].channel, 'email');
+      assert.match(made[0].message, /Faster export/);
+      assert.deepEqual(made[0].created_by, { type: 'release', id: res.json().data.id });
+      // Never sent without a person; shipping again does not pile up a second draft.
+      assert.equal((await publish('November release, again')).statusCode, 201);
+      assert.equal((await drafts()).length, 1);
 
-    const page = await browser.newPage({ ...PHONE });
-    await page.goto(`${base}/roadmap/${t.product.id}/changelog`);
-    assert.match(await page.textContent(`[id="${res.json().data.id}"]`) ?? '', /November release[\s\S]*Faster export/);
-    assert.deepEqual(await seriousViolations(page), []);
-    await page.screenshot({ path: 'docs/screenshots/changelog.png' });
-    await page.goto(`${base}/roadmap/${t.product.id}`);
-    assert.match(await page.textContent('section[aria-labelledby="state-released"]') ?? '', /Faster export[\s\S]*Shipped in November release/);
-    await page.close();
+      const page = await browser.newPage({ ...PHONE });
+      await page.goto(`${base}/roadmap/${t.product.id}/changelog`);
+      assert.match(await page.textContent(`[id="${res.json().data.id}"]`) ?? '', /November release[\s\S]*Faster export/);
+      assert.deepEqual(await seriousViolations(page), []);
+      await page.screenshot({ path: 'docs/screenshots/changelog.png' });
+      await page.goto(`${base}/roadmap/${t.product.id}`);
+      assert.match(await page.textContent('section[aria-labelledby="state-released"]') ?? '', /Faster export[\s\S]*Shipped in November release/);
+      await page.close();
 
-    const atom = await fetch(`${base}/roadmap/${t.product.id}/changelog.atom`);
-    assert.match(atom.headers.get('content-type')!, /^application\/atom\+xml/);
-    const feed = parseFeed(await atom.text());
-    assert.equal(feed.meta.type, 'atom');
-    assert.equal(feed.title, `${t.product.name}: what shipped`);
-    assert.deepEqual(feed.items.map((i) => i.title), ['November release, again', 'November release']);
-    assert.match(feed.items[1].content ?? '', /Faster export/);
-    assert.match(feed.items[1].url ?? '', new RegExp(`/roadmap/${t.product.id}/changelog#rel_`));
-    assert.equal((await fetch(`${base}/roadmap/prd_unknown/changelog.atom`)).status, 404);
-  });
+      const atom = await fetch(`${base}/roadmap/${t.product.id}/changelog.atom`);
+      assert.match(atom.headers.get('content-type')!, /^application\/atom\+xml/);
+      const feed = parseFeed(await atom.text());
+      assert.equal(feed.meta.type, 'atom');
+      assert.equal(feed.title, `${t.product.name}: what shipped`);
+      assert.deepEqual(feed.items.map((i) => i.title), ['November release, again', 'November release']);
+      assert.match(feed.items[1].content ?? '', /Faster export/);
+      assert.match(feed.items[1].url ?? '', new RegExp(`/roadmap/${t.product.id}/changelog#rel_`));
+      assert.equal((await fetch(`${base}/roadmap/prd_unknown/changelog.atom`)).status, 404);
+    });
 
   it('a merged feature leaves the board and its address answers 301 to the survivor\'s; an unmerge takes the redirect back', async () => {
     const dark = await createFeature('Dark mode', { publicBoard: true, state: 'planned' });
@@ -215,7 +220,8 @@ window.addEventListener('message', (e) => { if (e.data && e.data.type === 'sv-ro
       method: 'PUT', url: `/api/public/roadmap/${t.product.id}/features/${featureId}/vote`, headers: { authorization: `Bearer ${token(sub)}` } });
     const merge = (from: string, into: string) => call(teammate(t.owner, 'POST', `/api/workspace/features/${from}/merge`, { intoFeatureId: into }));
     assert.equal((await voteAs('u-fay', dark.id)).statusCode, 200);
-    const shipped = await call(teammate(t.owner, 'POST', '/api/workspace/releases', { productId: t.product.id, title: 'Theme preview', featureIds: [dark.id] }));
+    const shipped = await call(teammate(t.owner, 'POST', '/api/workspace/releases',
+      { productId: t.product.id, title: 'Theme preview', featureIds: [dark.id] }));
     assert.equal(shipped.statusCode, 201, shipped.body);
     assert.equal((await read(dark.id)).json().data.mergedFrom, null);
 
@@ -259,7 +265,8 @@ window.addEventListener('message', (e) => { if (e.data && e.data.type === 'sv-ro
     // Nothing public to point at: a private feature, one merged into a private one, another product's, a bad id.
     assert.equal((await merge(sepia.id, engine.id)).statusCode, 200);
     const other = await createTenant();
-    const foreign = await call(teammate(other.owner, 'POST', '/api/workspace/features', { productId: other.product.id, title: 'Dark mode', problem: 'Too bright.', publicBoard: true }));
+    const foreign = await call(teammate(other.owner, 'POST', '/api/workspace/features',
+      { productId: other.product.id, title: 'Dark mode', problem: 'Too bright.', publicBoard: true }));
     assert.equal(foreign.statusCode, 201, foreign.body);
     for (const [productId, featureId] of [[t.product.id, engine.id], [t.product.id, sepia.id], [t.product.id, foreign.json().data.id],
       [other.product.id, night.id], [other.product.id, dark.id], [t.product.id, 'feat_unknown']]) {

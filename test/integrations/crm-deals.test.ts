@@ -52,7 +52,8 @@ describe('integrations: CRM deals and influence', () => {
     const hsId = uniqueId('hs');
     const hs = (props: Record<string, string>, updatedAt: string) => ({
       id: hsId, updatedAt, archived: false, createdAt: '2026-01-01T00:00:00Z',
-      properties: { dealname: 'Globex', dealstage: 'contractsent', pipeline: 'default', amount: '5000', closedate: '2026-04-01T00:00:00.000Z', deal_currency_code: 'EUR', sv_proof_item_ids: `${itemA};${itemB}`, hs_object_id: '1', ...props },
+      properties: { dealname: 'Globex', dealstage: 'contractsent', pipeline: 'default', amount: '5000', closedate: '2026-04-01T00:00:00.000Z',
+        deal_currency_code: 'EUR', sv_proof_item_ids: `${itemA};${itemB}`, hs_object_id: '1', ...props },
     });
     const h1 = (await push({ format: 'hubspot', deals: [hs({}, '2026-02-01T00:00:00Z')] })).json().data;
     assert.equal(h1.created, 1);
@@ -65,7 +66,9 @@ describe('integrations: CRM deals and influence', () => {
     assert.deepEqual([h3.deals[0].status, h3.deals[0].outcome], ['won', 'stale'], 'a stale entry answers the stored status');
 
     const sfId = uniqueId('006');
-    const sf = { Id: sfId, Name: 'Initech', StageName: 'Prospecting', Amount: 700, CloseDate: '2026-05-01', IsClosed: false, IsWon: false, CurrencyIsoCode: 'USD', AccountId: '001x', LastModifiedDate: '2026-02-01T00:00:00.000+0000', SV_Proof_Item_Ids__c: itemB, attributes: { type: 'Opportunity' } };
+    const sf = { Id: sfId, Name: 'Initech', StageName: 'Prospecting', Amount: 700, CloseDate: '2026-05-01', IsClosed: false, IsWon: false,
+      CurrencyIsoCode: 'USD', AccountId: '001x', LastModifiedDate: '2026-02-01T00:00:00.000+0000', SV_Proof_Item_Ids__c: itemB,
+      attributes: { type: 'Opportunity' } };
     assert.equal((await push({ format: 'salesforce', deals: [sf] })).json().data.created, 1);
     const lost = await push({ format: 'salesforce', deals: [{ ...sf, IsClosed: true, LastModifiedDate: '2026-02-05T00:00:00.000Z' }] });
     assert.equal(lost.json().data.updated, 1);

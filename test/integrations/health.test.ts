@@ -24,12 +24,14 @@ describe('integrations: health workflow and the video host webhook', () => {
     assert.equal(revoke.statusCode, 202, revoke.body);
 
     const app = await ctx.buildApp({ proofHealthIntervalMs: 200 });
-    const run = await call({ method: 'POST', url: '/api/workspace/proof/health/run', payload: { productId: tenant.product.id }, headers: { cookie: tenant.owner.cookie, 'x-csrf-token': tenant.owner.csrfToken } }, app);
+    const run = await call({ method: 'POST', url: '/api/workspace/proof/health/run', payload: { productId: tenant.product.id },
+      headers: { cookie: tenant.owner.cookie, 'x-csrf-token': tenant.owner.csrfToken } }, app);
     assert.equal(run.statusCode, 202, run.body);
     assert.equal(run.json().data.workflowId, `proof-health/${tenant.product.id}`);
     // The route only writes the command; the outbox relay signals (or starts) the workflow.
     const commands = await ctx.dataSource.query(`SELECT command FROM workflow_commands WHERE ordering_key = $1`, [`proof-health/${tenant.product.id}`]);
-    assert.deepEqual(commands.map((c: { command: { type: string; intervalMs: number } }) => [c.command.type, c.command.intervalMs]), [['proof.health.run', 200]]);
+    assert.deepEqual(commands.map((c: { command: { type: string; intervalMs: number } }) => [c.command.type, c.command.intervalMs]),
+      [['proof.health.run', 200]]);
 
     const found = await eventually(async () => {
       const w = await warnings(tenant.product.id);
@@ -47,7 +49,8 @@ describe('integrations: health workflow and the video host webhook', () => {
     const placement = found.find((w) => (w.properties as Record<string, unknown>).check === 'placement_excluded_items')!;
     assert.equal(placement.placement_id, placementId);
     assert.equal((placement.properties as Record<string, unknown>).count, 1);
-    const outbox = await ctx.dataSource.query(`SELECT payload FROM outbox_events WHERE product_id = $1 AND event_type = 'proof.health.warning'`, [tenant.product.id]);
+    const outbox = await ctx.dataSource.query(`SELECT payload FROM outbox_events WHERE product_id = $1 AND event_type = 'proof.health.warning'`,
+      [tenant.product.id]);
     assert.equal(outbox.length, 2);
 
     const open = await asOwner(tenant, 'GET', `/api/workspace/proof/health?productId=${tenant.product.id}`);
@@ -68,7 +71,8 @@ describe('integrations: health workflow and the video host webhook', () => {
     assert.equal(off.statusCode, 404);
     const app = await ctx.buildApp({ proofStreamWebhookSecret: 'stream-secret' });
     const sign = (time: number, secret = 'stream-secret') => `time=${time},sig1=${createHmac('sha256', secret).update(`${time}.${payload}`).digest('hex')}`;
-    const send = (header?: string) => call({ method: 'POST', url: '/api/public/proof/stream/webhook', payload, headers: { 'content-type': 'application/json', ...(header ? { 'webhook-signature': header } : {}) } }, app);
+    const send = (header?: string) => call({ method: 'POST', url: '/api/public/proof/stream/webhook', payload,
+      headers: { 'content-type': 'application/json', ...(header ? { 'webhook-signature': header } : {}) } }, app);
     const now = Math.floor(Date.now() / 1000);
     const ok = await send(sign(now));
     assert.equal(ok.statusCode, 200, ok.body);

@@ -82,10 +82,12 @@ describe('integrations: value-event hooks', () => {
     const mine = await createHook();
     assert.equal(errorCode(await asOwner(other as IntegrationTenant, 'POST', `/api/workspace/proof/hooks/${mine.hook.id}/rotate`)), 'NOT_FOUND');
     assert.equal(errorCode(await asOwner(other as IntegrationTenant, 'DELETE', `/api/workspace/proof/hooks/${mine.hook.id}`)), 'NOT_FOUND');
-    assert.equal(errorCode(await asOwner(other as IntegrationTenant, 'POST', '/api/workspace/proof/hooks', { productId: tenant.product.id, name: 'x', source: 'generic' })), 'NOT_FOUND');
+    assert.equal(errorCode(await asOwner(other as IntegrationTenant, 'POST', '/api/workspace/proof/hooks',
+      { productId: tenant.product.id, name: 'x', source: 'generic' })), 'NOT_FOUND');
     const listed = await asOwner(other as IntegrationTenant, 'GET', '/api/workspace/proof/hooks');
     assert.ok(!listed.json().data.some((h: { id: string }) => h.id === mine.hook.id));
-    const byKey = await call(withKey(tenant.key, { method: 'POST', url: '/api/workspace/proof/hooks', payload: { productId: tenant.product.id, name: 'x', source: 'generic' } }));
+    const byKey = await call(withKey(tenant.key, { method: 'POST', url: '/api/workspace/proof/hooks',
+      payload: { productId: tenant.product.id, name: 'x', source: 'generic' } }));
     assert.equal(errorCode(byKey), 'FORBIDDEN');
   });
 

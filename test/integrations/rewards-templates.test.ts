@@ -66,12 +66,15 @@ describe('integrations: rewards and automation templates', () => {
   });
 
   it('takes no rating or sentiment condition, and needs an unlockKey exactly for feature unlocks', async () => {
-    const conditioned = await asOwner(tenant, 'POST', '/api/workspace/proof/rewards', { productId: tenant.product.id, personRef: 'c', kind: 'gift_card', description: 'x', minRating: 4 });
+    const conditioned = await asOwner(tenant, 'POST', '/api/workspace/proof/rewards',
+      { productId: tenant.product.id, personRef: 'c', kind: 'gift_card', description: 'x', minRating: 4 });
     assert.equal(conditioned.statusCode, 400);
     assert.equal(conditioned.json().error.details[0].path, 'minRating');
-    const noKey = await asOwner(tenant, 'POST', '/api/workspace/proof/rewards', { productId: tenant.product.id, personRef: 'c', kind: 'feature_unlock', description: 'x' });
+    const noKey = await asOwner(tenant, 'POST', '/api/workspace/proof/rewards',
+      { productId: tenant.product.id, personRef: 'c', kind: 'feature_unlock', description: 'x' });
     assert.equal(noKey.json().error.details[0].path, 'unlockKey');
-    const extraKey = await asOwner(tenant, 'POST', '/api/workspace/proof/rewards', { productId: tenant.product.id, personRef: 'c', kind: 'gift_card', description: 'x', unlockKey: 'a' });
+    const extraKey = await asOwner(tenant, 'POST', '/api/workspace/proof/rewards',
+      { productId: tenant.product.id, personRef: 'c', kind: 'gift_card', description: 'x', unlockKey: 'a' });
     assert.equal(extraKey.statusCode, 400);
   });
 

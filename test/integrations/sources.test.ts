@@ -103,7 +103,8 @@ describe('integrations: sources and brand mentions', () => {
     const again = await mention({ url: m.url, text: 'different' });
     assert.equal(again.statusCode, 200);
     assert.equal(again.json().data.id, m.id);
-    const announced = (await outboxOf(tenant.product.id, 'proof.brand_mention.created')).filter((o) => (o.payload.properties as Record<string, unknown>).brandMentionId === m.id);
+    const announced = (await outboxOf(tenant.product.id, 'proof.brand_mention.created')).filter((o) =>
+      (o.payload.properties as Record<string, unknown>).brandMentionId === m.id);
     assert.equal(announced.length, 1);
     assert.deepEqual(announced[0].payload.properties, { brandMentionId: m.id, platform: 'g2' });
     const [src] = (await sources(`?system=brand_mention&externalId=${m.id}`)).json().data;
@@ -171,7 +172,8 @@ describe('integrations: sources and brand mentions', () => {
     assert.equal((await call(withKey(other.key, { method: 'GET', url: '/api/v1/sources' }))).json().data.length, 0);
     const m = (await mention()).json().data;
     assert.equal(errorCode(await asOwner(other as IntegrationTenant, 'POST', `/api/workspace/proof/brand-mentions/${m.id}/import`)), 'NOT_FOUND');
-    assert.equal(errorCode(await asOwner(other as IntegrationTenant, 'POST', '/api/workspace/proof/brand-mentions', { productId: tenant.product.id, platform: 'web', url: 'https://x.test/a', text: 'x' })), 'NOT_FOUND');
+    assert.equal(errorCode(await asOwner(other as IntegrationTenant, 'POST', '/api/workspace/proof/brand-mentions',
+      { productId: tenant.product.id, platform: 'web', url: 'https://x.test/a', text: 'x' })), 'NOT_FOUND');
     assert.equal(errorCode(await call(withKey(tenant.key, { method: 'GET', url: '/api/workspace/proof/brand-mentions' }))), 'FORBIDDEN');
     const noScope = await createTenant(['service:proof:read']);
     assert.equal(errorCode(await call(withKey(noScope.key, { method: 'GET', url: '/api/v1/sources' }))), 'INSUFFICIENT_SCOPE');

@@ -34,7 +34,8 @@ describe('integrations: video host copies (stream-copy workflow, source link, re
     await mediaStoreOf(ctx.config).put(key, bytes);
     await ctx.dataSource.query(
       `INSERT INTO collection_media (id, organization_id, product_id, upload_id, kind, content_type, size, sha256, storage_key)
-       VALUES ($1, $2, $3, $4, 'video', 'video/mp4', $5, $6, $7)`, [mediaId, t.organizationId, t.product.id, `ups_${mediaId}`, bytes.length, sha256(bytes), key]);
+       VALUES ($1, $2, $3, $4, 'video', 'video/mp4', $5, $6, $7)`, [mediaId, t.organizationId, t.product.id, `ups_${mediaId}`, bytes.length, sha256(bytes),
+        key]);
     const base = submissionBody();
     const s = await submit(t, {
       ...base, type: 'video', content: { ...base.content, mediaAssetIds: [mediaId] }, consent: { ...base.consent, media },
@@ -49,7 +50,8 @@ describe('integrations: video host copies (stream-copy workflow, source link, re
     const payload = JSON.stringify(body);
     const time = Math.floor(Date.now() / 1000);
     const sig = createHmac('sha256', secret).update(`${time}.${payload}`).digest('hex');
-    return call({ method: 'POST', url: '/api/public/proof/stream/webhook', payload, headers: { 'content-type': 'application/json', 'webhook-signature': `time=${time},sig1=${sig}` } }, app);
+    return call({ method: 'POST', url: '/api/public/proof/stream/webhook', payload,
+      headers: { 'content-type': 'application/json', 'webhook-signature': `time=${time},sig1=${sig}` } }, app);
   };
   const copyRow = async (mediaId: string) => (await ctx.dataSource.query(`SELECT * FROM proof_stream_copies WHERE media_id = $1`, [mediaId]))[0];
 
@@ -106,7 +108,8 @@ describe('integrations: video host copies (stream-copy workflow, source link, re
       assert.equal(res.statusCode, 404, bad);
     }
     assert.equal((await source(copy.body.url)).statusCode, 200);
-    const revoked = await call(withKey(tenant.key, { method: 'POST', url: `/api/v1/proof/items/${v.itemId}/revoke`, payload: { requestText: 'Please take my video down' } }));
+    const revoked = await call(withKey(tenant.key, { method: 'POST', url: `/api/v1/proof/items/${v.itemId}/revoke`,
+      payload: { requestText: 'Please take my video down' } }));
     assert.ok([200, 202].includes(revoked.statusCode), revoked.body);
     assert.equal((await source(copy.body.url)).statusCode, 404, 'a filed revocation stops the source at once');
   });
@@ -134,7 +137,8 @@ describe('integrations: video host copies (stream-copy workflow, source link, re
     assert.equal(warnings.length, 1);
     assert.deepEqual(warnings[0].properties, { check: 'stream_failed', mediaAssetId: v.mediaId });
     const open = await call({ method: 'GET', url: '/api/workspace/proof/health', headers: { cookie: tenant.owner.cookie } });
-    assert.ok(open.json().data.some((f: { check: string; properties: { mediaAssetId?: string } }) => f.check === 'stream_failed' && f.properties.mediaAssetId === v.mediaId));
+    assert.ok(open.json().data.some((f: { check: string; properties: { mediaAssetId?: string } }) =>
+      f.check === 'stream_failed' && f.properties.mediaAssetId === v.mediaId));
   });
 
   it('copies nothing when no video host is configured', async () => {

@@ -23,7 +23,8 @@ describe('integrations: payment connector', () => {
   let connection: { id: string };
   let token: string;
   const deliver = (payload: string, header?: string, t = token) =>
-    call({ method: 'POST', url: `/api/public/proof/stripe/${t}`, payload, headers: { 'content-type': 'application/json; charset=utf-8', ...(header ? { 'stripe-signature': header } : {}) } });
+    call({ method: 'POST', url: `/api/public/proof/stripe/${t}`, payload,
+      headers: { 'content-type': 'application/json; charset=utf-8', ...(header ? { 'stripe-signature': header } : {}) } });
   const send = (event: object, t = token) => {
     const payload = JSON.stringify(event, null, 2);
     return deliver(payload, signed(payload), t);
@@ -31,7 +32,8 @@ describe('integrations: payment connector', () => {
 
   before(async () => {
     tenant = await createIntegrationTenant();
-    const res = await asOwner(tenant, 'POST', '/api/workspace/proof/stripe-connections', { productId: tenant.product.id, name: 'Billing', signingSecret: SECRET });
+    const res = await asOwner(tenant, 'POST', '/api/workspace/proof/stripe-connections',
+      { productId: tenant.product.id, name: 'Billing', signingSecret: SECRET });
     assert.equal(res.statusCode, 201, res.body);
     ({ connection, token } = res.json().data);
     assert.match(token, /^svhk_/);
@@ -133,20 +135,27 @@ describe('integrations: payment connector', () => {
   });
 
   it('maps a subscription update to plan_upgrade only when the monthly amount rose', async () => {
-    assert.equal(monthlyAmount({ data: [{ price: { unit_amount: 12000, recurring: { interval: 'year', interval_count: 1 } }, quantity: 2 }] }, undefined, undefined), 2000);
+    assert.equal(monthlyAmount({ data: [{ price: { unit_amount: 12000, recurring: { interval: 'year', interval_count: 1 } }, quantity: 2 }] }, undefined,
+      undefined), 2000);
     assert.equal(monthlyAmount({ data: [{ price: { unit_amount: 100, recurring: { interval: 'week', interval_count: 2 } } }] }, undefined, undefined), 217);
     assert.equal(monthlyAmount(undefined, { amount: 10, interval: 'day' }, 3), 900);
     const customer = uniqueId('cus');
-    const item = (id: string, amount: number, quantity = 1) => ({ data: [{ price: { id, unit_amount: amount, currency: 'usd', recurring: { interval: 'month', interval_count: 1 } }, quantity }] });
-    const up = await send(stripeEvent('customer.subscription.updated', { id: 'sub_1', customer, items: item('price_pro', 5000) }, { previous_attributes: { items: item('price_basic', 2000) } }));
+    const item = (id: string, amount: number, quantity = 1) => ({ data: [{ price: { id, unit_amount: amount, currency: 'usd',
+      recurring: { interval: 'month', interval_count: 1 } }, quantity }] });
+    const up = await send(stripeEvent('customer.subscription.updated', { id: 'sub_1', customer, items: item('price_pro', 5000) },
+      { previous_attributes: { items: item('price_basic', 2000) } }));
     const [ve] = await ctx.dataSource.query(`SELECT type, properties FROM proof_value_events WHERE id = $1`, [up.json().data.valueEventId]);
     assert.equal(ve.type, 'plan_upgrade');
-    assert.deepEqual(ve.properties, { fromPlan: 'price_basic', toPlan: 'price_pro', fromAmount: 2000, toAmount: 5000, currency: 'usd', subscriptionId: 'sub_1' });
-    const seats = await send(stripeEvent('customer.subscription.updated', { id: 'sub_1', customer, items: item('price_pro', 5000, 3), quantity: 3 }, { previous_attributes: { items: item('price_pro', 5000, 1), quantity: 1 } }));
+    assert.deepEqual(ve.properties, { fromPlan: 'price_basic', toPlan: 'price_pro', fromAmount: 2000, toAmount: 5000, currency: 'usd',
+      subscriptionId: 'sub_1' });
+    const seats = await send(stripeEvent('customer.subscription.updated', { id: 'sub_1', customer, items: item('price_pro', 5000, 3), quantity: 3 },
+      { previous_attributes: { items: item('price_pro', 5000, 1), quantity: 1 } }));
     assert.match(seats.json().data.valueEventId, /^ve_/);
-    const down = await send(stripeEvent('customer.subscription.updated', { id: 'sub_1', customer, items: item('price_basic', 2000) }, { previous_attributes: { items: item('price_pro', 5000) } }));
+    const down = await send(stripeEvent('customer.subscription.updated', { id: 'sub_1', customer, items: item('price_basic', 2000) },
+      { previous_attributes: { items: item('price_pro', 5000) } }));
     assert.equal(down.json().data.valueEventId, null);
-    const other = await send(stripeEvent('customer.subscription.updated', { id: 'sub_1', customer, items: item('price_pro', 5000) }, { previous_attributes: { metadata: {} } }));
+    const other = await send(stripeEvent('customer.subscription.updated', { id: 'sub_1', customer, items: item('price_pro', 5000) },
+      { previous_attributes: { metadata: {} } }));
     assert.equal(other.json().data.valueEventId, null);
   });
 
@@ -173,8 +182,10 @@ describe('integrations: payment connector', () => {
     assert.ok(listed.json().data.some((c: { id: string }) => c.id === connection.id));
     const theirs = await asOwner(other as IntegrationTenant, 'GET', '/api/workspace/proof/stripe-connections');
     assert.equal(theirs.json().data.length, 0);
-    assert.equal(errorCode(await asOwner(other as IntegrationTenant, 'PATCH', `/api/workspace/proof/stripe-connections/${connection.id}`, { name: 'x' })), 'NOT_FOUND');
-    assert.equal(errorCode(await asOwner(other as IntegrationTenant, 'POST', '/api/workspace/proof/stripe-connections', { productId: tenant.product.id, name: 'x' })), 'NOT_FOUND');
+    assert.equal(errorCode(await asOwner(other as IntegrationTenant, 'PATCH', `/api/workspace/proof/stripe-connections/${connection.id}`, { name: 'x' })),
+      'NOT_FOUND');
+    assert.equal(errorCode(await asOwner(other as IntegrationTenant, 'POST', '/api/workspace/proof/stripe-connections',
+      { productId: tenant.product.id, name: 'x' })), 'NOT_FOUND');
     const byKey = await call(withKey(tenant.key, { method: 'GET', url: '/api/workspace/proof/stripe-connections' }));
     assert.equal(errorCode(byKey), 'FORBIDDEN');
     const bad = await asOwner(tenant, 'PATCH', `/api/workspace/proof/stripe-connections/${connection.id}`, { invoiceMilestones: [0] });
@@ -184,7 +195,8 @@ describe('integrations: payment connector', () => {
   });
 
   it('stores the signing secret sealed, never in the clear; the migration seals rows stored before', async () => {
-    const stored = async () => (await ctx.dataSource.query(`SELECT signing_secret FROM proof_stripe_connections WHERE id = $1`, [connection.id]))[0].signing_secret as string;
+    const stored = async () => (await ctx.dataSource.query(`SELECT signing_secret FROM proof_stripe_connections WHERE id = $1`,
+      [connection.id]))[0].signing_secret as string;
     assert.ok(isSealed(await stored()));
     assert.ok(!(await stored()).includes(SECRET));
     assert.equal(openSecret(await stored()), SECRET);

@@ -154,7 +154,8 @@ describe('integrations: value events, moments and ask candidates', () => {
   });
 
   it('raises a shipped feature the end user voted for by 20', async () => {
-    const feature = await asOwner(tenant, 'POST', '/api/workspace/features', { productId: tenant.product.id, title: 'Bulk export', problem: 'Exports are slow' });
+    const feature = await asOwner(tenant, 'POST', '/api/workspace/features',
+      { productId: tenant.product.id, title: 'Bulk export', problem: 'Exports are slow' });
     assert.equal(feature.statusCode, 201, feature.body);
     const featureId = feature.json().data.id;
     await ctx.dataSource.query(`INSERT INTO feature_votes (feature_id, product_id, end_user_id) VALUES ($1, $2, 'voter-1')`, [featureId, tenant.product.id]);
@@ -172,7 +173,8 @@ describe('integrations: value events, moments and ask candidates', () => {
     assert.equal(one.json().data.trigger, 'milestone');
     const listed = await call(withKey(tenant.readKey, { method: 'GET', url: `/api/v1/proof/opportunities?state=proposed&personRef=${e.personRef}` }));
     assert.deepEqual(listed.json().data.map((o: { id: string }) => o.id), [e.opportunityId]);
-    const byKey = await call(withKey(tenant.key, { method: 'POST', url: '/api/proof/collect/requests/outcome', payload: { candidateId: e.opportunityId, action: 'dismiss' } }));
+    const byKey = await call(withKey(tenant.key, { method: 'POST', url: '/api/proof/collect/requests/outcome',
+      payload: { candidateId: e.opportunityId, action: 'dismiss' } }));
     assert.equal(byKey.statusCode, 403);
     assert.equal(byKey.json().code, 'HUMAN_APPROVAL_REQUIRED');
     const accepted = await decide({ candidateId: e.opportunityId, action: 'accept', flowId, channel: 'link' });
@@ -216,7 +218,8 @@ describe('integrations: value events, moments and ask candidates', () => {
     assert.notEqual(theirs.json().data.id, mine.id);
     const read = await call(withKey(other.key, { method: 'GET', url: `/api/v1/proof/opportunities/${mine.opportunityId}` }));
     assert.equal(read.statusCode, 404);
-    const foreign = await call(asTeammate(other.owner, { method: 'POST', url: '/api/proof/collect/requests/outcome', payload: { candidateId: mine.opportunityId, action: 'dismiss' } }));
+    const foreign = await call(asTeammate(other.owner, { method: 'POST', url: '/api/proof/collect/requests/outcome',
+      payload: { candidateId: mine.opportunityId, action: 'dismiss' } }));
     assert.equal(foreign.statusCode, 404);
     const theirList = await call(asTeammate(other.owner, { method: 'GET', url: '/api/proof/collect/requests/outcome' }));
     assert.ok(!theirList.json().data.some((o: { id: string }) => o.id === mine.opportunityId));

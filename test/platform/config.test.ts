@@ -10,7 +10,8 @@ describe('configuration defaults are the spec\'s values', () => {
     assert.equal(config.webhookAllowPrivateTargets, false);
     assert.equal(config.environment, 'production');
     assert.equal(WEBHOOK_MAX_ATTEMPTS, 8);
-    const input = { deliveryId: 'whd_x', timeoutMs: config.webhookTimeoutMs, retryInitialMs: config.webhookRetryInitialMs, retryMaxMs: config.webhookRetryMaxMs, maxAttempts: WEBHOOK_MAX_ATTEMPTS };
+    const input = { deliveryId: 'whd_x', timeoutMs: config.webhookTimeoutMs, retryInitialMs: config.webhookRetryInitialMs, retryMaxMs: config.webhookRetryMaxMs,
+      maxAttempts: WEBHOOK_MAX_ATTEMPTS };
     const waits = Array.from({ length: WEBHOOK_MAX_ATTEMPTS - 1 }, (_, i) => backoffMs(input, i + 1) / 1000);
     assert.deepEqual(waits, [30, 60, 120, 240, 480, 960, 1920]);
     assert.equal(backoffMs(input, 12), 3_600_000, 'capped at one hour');
@@ -30,7 +31,8 @@ describe('configuration defaults are the spec\'s values', () => {
     assert.deepEqual([config.inboxStreamsPerEndUser, config.inboxStreamsPerProcess], [5, 1_000]);
     const set = loadConfig({ SV_INBOX_STREAMS_PER_END_USER: '2', SV_INBOX_STREAMS_PER_PROCESS: '50' });
     assert.deepEqual([set.inboxStreamsPerEndUser, set.inboxStreamsPerProcess], [2, 50]);
-    for (const [name, bad] of [['SV_INBOX_STREAMS_PER_END_USER', '0'], ['SV_INBOX_STREAMS_PER_END_USER', '101'], ['SV_INBOX_STREAMS_PER_PROCESS', '0'], ['SV_INBOX_STREAMS_PER_PROCESS', 'many']]) {
+    for (const [name, bad] of [['SV_INBOX_STREAMS_PER_END_USER', '0'], ['SV_INBOX_STREAMS_PER_END_USER', '101'], ['SV_INBOX_STREAMS_PER_PROCESS', '0'],
+      ['SV_INBOX_STREAMS_PER_PROCESS', 'many']]) {
       assert.throws(() => loadConfig({ [name]: bad }), (err: Error) => err instanceof ConfigError && err.message.includes(name), `${name}=${bad}`);
     }
   });

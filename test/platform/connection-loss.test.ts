@@ -62,67 +62,69 @@ async function startApiProcess(): Promise<{ url: string; child: ChildProcess; ex
 describe('connection loss: PostgreSQL cutting the service\'s connections never ends the API', function () {
   this.timeout(180_000);
 
-  it('every backend terminated four times during a burst: the API keeps serving, refusals are 503 with retry-after, every 201 reads back and is delivered', async () => {
-    const tenant = await createTenant(LOOP_SCOPES);
-    const receiver = await Receiver.start();
-    const api = await startApiProcess();
-    const admin = new PgClient({ connectionString: ctx.databaseUrl });
-    await admin.connect();
-    try {
-      await createEndpoint(ctx.dataSource, tenant.organizationId, { url: `${receiver.url}/in`, subscriptions: ['signal.created'] });
-      const created: string[] = [];
-      const refused: Array<{ status: number; body: string; retryAfter: string | null }> = [];
-      const post = async () => {
-        const res = await fetch(`${api.url}/api/v1/signals`, {
-          method: 'POST', headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' }, body: JSON.stringify(signalBody()),
-        });
-        const body = await res.text();
-        if (res.status === 201) created.push(JSON.parse(body).data.id);
-        else refused.push({ status: res.status, body, retryAfter: res.headers.get('retry-after') });
-      };
-      let stop = false;
-      const burst = Promise.all(Array.from({ length: 16 }, async () => {
-        while (!stop) await post().catch((err) => refused.push({ status: 0, body: String(err), retryAfter: null }));
-      }));
-      const ended: number[] = [];
+  it('every backend terminated four times during a burst: the API keeps serving, refusals are 503 with retry-after, every 201 reads back and is delivered',
+    async () => {
+      const tenant = await createTenant(LOOP_SCOPES);
+      const receiver = await Receiver.start();
+      const api = await startApiProcess();
+      const admin = new PgClient({ connectionString: ctx.databaseUrl });
+      await admin.connect();
       try {
-        for (let round = 0; round < 4; round += 1) {
-          await new Promise((r) => setTimeout(r, 400));
-          ended.push(await cutConnections(admin, API_NAME));
+        await createEndpoint(ctx.dataSource, tenant.organizationId, { url: `${receiver.url}/in`, subscriptions: ['signal.created'] });
+        const created: string[] = [];
+        const refused: Array<{ status: number; body: string; retryAfter: string | null }> = [];
+        const post = async () => {
+          const res = await fetch(`${api.url}/api/v1/signals`, {
+            method: 'POST', headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'application/json' }, body: JSON.stringify(signalBody()),
+          });
+          const body = await res.text();
+          if (res.status === 201) created.push(JSON.parse(body).data.id);
+          else refused.push({ status: res.status, body, retryAfter: res.headers.get('retry-after') });
+        };
+        let stop = false;
+        const burst = Promise.all(Array.from({ length: 16 }, async () => {
+          while (!stop) await post().catch((err) => refused.push({ status: 0, body: String(err), retryAfter: null }));
+        }));
+        const ended: number[] = [];
+        try {
+          for (let round = 0; round < 4; round += 1) {
+            await new Promise((r) => setTimeout(r, 400));
+            ended.push(await cutConnections(admin, API_NAME));
+          }
+          await new Promise((r) => setTimeout(r, 800));
+        } finally {
+          stop = true;
         }
-        await new Promise((r) => setTimeout(r, 800));
+        await burst;
+
+        assert.equal(api.exited(), null, `the API process ended:\n${api.output()}`);
+        assert.equal((await fetch(`${api.url}/openapi.json`)).status, 200);
+        assert.ok(refused.length + created.length > 0);
+        for (const r of refused) {
+          assert.equal(r.status, 503, `a refusal other than 503: ${JSON.stringify(r)}`);
+          assert.ok(r.retryAfter, `503 without retry-after: ${r.body}`);
+          assert.ok(JSON.parse(r.body).error.code, r.body);
+        }
+        assert.ok(created.length > 0, 'the burst stored signals');
+        // Every 201 reads back and reaches the receiver.
+        const stored = await ctx.dataSource.query('SELECT id FROM signals WHERE id = ANY($1)', [created]);
+        assert.equal(stored.length, created.length);
+        await eventually(async () => {
+          const delivered = new Set(receiver.requests.map((q) => JSON.parse(q.body).data?.signalId));
+          return created.every((id) => delivered.has(id));
+        }, 60_000);
+        // After the storm, the same process answers as before.
+        await post();
+        assert.equal(refused.filter((r) => r.status !== 503).length, 0);
       } finally {
-        stop = true;
+        await admin.end().catch(() => undefined);
+        api.child.kill('SIGTERM');
+        await receiver.close();
       }
-      await burst;
+    });
 
-      assert.equal(api.exited(), null, `the API process ended:\n${api.output()}`);
-      assert.equal((await fetch(`${api.url}/openapi.json`)).status, 200);
-      assert.ok(refused.length + created.length > 0);
-      for (const r of refused) {
-        assert.equal(r.status, 503, `a refusal other than 503: ${JSON.stringify(r)}`);
-        assert.ok(r.retryAfter, `503 without retry-after: ${r.body}`);
-        assert.ok(JSON.parse(r.body).error.code, r.body);
-      }
-      assert.ok(created.length > 0, 'the burst stored signals');
-      // Every 201 reads back and reaches the receiver.
-      const stored = await ctx.dataSource.query('SELECT id FROM signals WHERE id = ANY($1)', [created]);
-      assert.equal(stored.length, created.length);
-      await eventually(async () => {
-        const delivered = new Set(receiver.requests.map((q) => JSON.parse(q.body).data?.signalId));
-        return created.every((id) => delivered.has(id));
-      }, 60_000);
-      // After the storm, the same process answers as before.
-      await post();
-      assert.equal(refused.filter((r) => r.status !== 503).length, 0);
-    } finally {
-      await admin.end().catch(() => undefined);
-      api.child.kill('SIGTERM');
-      await receiver.close();
-    }
-  });
-
-  it('in this process, where the suite\'s worker and relays share the API pool: every connection cut four times, every error is heard (an unheard one fails this test as uncaught)', async () => {
+  it('in this process, where the suite\'s worker and relays share the API pool: every connection cut four times, every error is heard (an unheard one fails ' +
+    'this test as uncaught)', async () => {
     const app = ctx.app;
     const tenant = await createTenant(LOOP_SCOPES);
     const admin = new PgClient({ connectionString: ctx.databaseUrl });

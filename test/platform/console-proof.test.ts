@@ -37,7 +37,8 @@ describe('console: placements, Rooms approvals and collection in a real browser 
 
   /** A console tab signed in as a new teammate of the role, through a sign-in link (console.test.ts covers the e-mailed one). */
   async function signedIn(role: 'owner' | 'member'): Promise<{ context: BrowserContext; page: Page }> {
-    const teammate = await createTeammate(ctx.dataSource, { organizationId: t.organizationId, email: `${role}-${randomBytes(4).toString('hex')}@team.example`, role });
+    const teammate = await createTeammate(ctx.dataSource, { organizationId: t.organizationId, email: `${role}-${randomBytes(4).toString('hex')}@team.example`,
+      role });
     const link = await issueSignInLink(ctx.dataSource, teammate.id, `${base}/console`);
     const context = await browser.newContext({ ...WIDE, acceptDownloads: true });
     const tab = await context.newPage();
@@ -108,7 +109,8 @@ describe('console: placements, Rooms approvals and collection in a real browser 
     });
     assert.equal(posted.statusCode, 202, posted.body);
     await (await settledHandle(`room-job/${posted.json().data.id}`)).result();
-    const job = (await asKey(rooms, { method: 'GET', url: route('/api/v1/rooms/{id}/jobs/{jobId}', { id: room.id, jobId: posted.json().data.id }) })).json().data;
+    const job = (await asKey(rooms, { method: 'GET', url: route('/api/v1/rooms/{id}/jobs/{jobId}', { id: room.id, jobId: posted.json().data.id }) })).json()
+      .data;
     const { promiseId, approvalId } = job.result as { promiseId: string; approvalId: string };
 
     await page.click('a[data-nav=approvals]');
@@ -135,7 +137,8 @@ describe('console: placements, Rooms approvals and collection in a real browser 
       method: 'POST', url: '/api/proof/collect/forms',
       payload: {
         productId: t.product.id, name: 'Launch stories',
-        definition: { consentTemplateVersionId: template.id, mediaKinds: ['text'], questions: [{ questionId: question.questionId, version: 1, required: true }] },
+        definition: { consentTemplateVersionId: template.id, mediaKinds: ['text'],
+          questions: [{ questionId: question.questionId, version: 1, required: true }] },
       },
     });
     assert.equal(created.statusCode, 201, created.body);

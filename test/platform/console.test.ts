@@ -131,10 +131,12 @@ describe('console: the teammates\' single-page app in a real browser (PAGES.md Â
   it('completes a revocation: the view shows where the item is still listed, and the next render drops it', async () => {
     const s = await approvedItem(t);
     const placementId = await publishedPlacement(t, [s.proofItemId]);
-    const renderIds = async () => ((await call({ method: 'GET', url: `/api/public/proof/render/${placementId}` }, app)).json().manifest.items as Array<{ proofItemId: string }>)
+    const renderIds = async () => ((await call({ method: 'GET', url: `/api/public/proof/render/${placementId}` }, app)).json()
+      .manifest.items as Array<{ proofItemId: string }>)
       .map((i) => i.proofItemId);
     assert.deepEqual(await renderIds(), [s.proofItemId]);
-    const filed = await call(withKey(t.key, { method: 'POST', url: `/api/v1/proof/items/${s.proofItemId}/revoke`, payload: { requestText: 'Please take it down.' } }), app);
+    const filed = await call(withKey(t.key, { method: 'POST', url: `/api/v1/proof/items/${s.proofItemId}/revoke`,
+      payload: { requestText: 'Please take it down.' } }), app);
     assert.equal(filed.statusCode, 202);
     const revocationId = filed.json().data.revocation.id as string;
     await page.click('a[data-nav=revocations]');
@@ -153,7 +155,8 @@ describe('console: the teammates\' single-page app in a real browser (PAGES.md Â
   it('replays a failed delivery to the local receiver, with each attempt\'s status and excerpt', async () => {
     const [failed] = await eventually(async () => {
       const rows: Array<{ id: string }> = await ctx.dataSource.query(
-        `SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.organization_id = $1 AND d.status = 'failed'`, [t.organizationId]);
+        `SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.organization_id = $1 AND d.status = 'failed'`,
+        [t.organizationId]);
       return rows.length ? rows : null;
     }, 60_000);
     receiver.answer({ status: 200 });
@@ -194,7 +197,8 @@ describe('console: the teammates\' single-page app in a real browser (PAGES.md Â
   });
 
   it('a member sees read-only views; the API refuses their writes anyway', async () => {
-    const member = await createTeammate(ctx.dataSource, { organizationId: t.organizationId, email: `member-${randomBytes(4).toString('hex')}@team.example`, role: 'member' });
+    const member = await createTeammate(ctx.dataSource, { organizationId: t.organizationId, email: `member-${randomBytes(4).toString('hex')}@team.example`,
+      role: 'member' });
     const link = await issueSignInLink(ctx.dataSource, member.id, `${base}/console`);
     const context = await browser.newContext(WIDE);
     const memberPage = await context.newPage();

@@ -19,7 +19,8 @@ describe('API conventions', () => {
     tenant = await createTenant(['service:proof:write']);
     const body = strictObject({ text: string().required(), count: number().integer(), nested: strictObject({ a: string() }) }).required();
     app = await ctx.buildApp({}, (a) => {
-      a.post('/api/v1/proof/echo', { schema: { body }, config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:write' } }, async (req) => ({ data: req.body }));
+      a.post('/api/v1/proof/echo', { schema: { body }, config: { tag: 'proof', ...PROOF_API_ROUTE, auth: 'key', scope: 'service:proof:write' } },
+        async (req) => ({ data: req.body }));
       a.post('/api/v1/other/echo', { config: { auth: 'key' } }, async (req) => ({ data: req.body }));
       a.get('/api/v1/proof/boom', { config: { auth: 'key' } }, async () => {
         throw new Error('secret detail: password=hunter2');
@@ -105,7 +106,8 @@ describe('API conventions', () => {
   });
 
   it('answers malformed URLs in the envelope with the request id', async () => {
-    for (const url of ['/api/workspace/webhooks/endpoints/%zz', '/api/workspace/keys?limit=%00', '/api/workspace/webhooks/endpoints/%00', `/api/workspace/webhooks/endpoints/${'a'.repeat(250)}`]) {
+    for (const url of ['/api/workspace/webhooks/endpoints/%zz', '/api/workspace/keys?limit=%00', '/api/workspace/webhooks/endpoints/%00',
+      `/api/workspace/webhooks/endpoints/${'a'.repeat(250)}`]) {
       const res = await call({ method: 'GET', url, headers: { cookie: tenant.owner.cookie } });
       assert.ok(res.statusCode >= 400 && res.statusCode < 500, `${url}: ${res.statusCode}`);
       assert.ok(res.json().error.code, url);

@@ -10,7 +10,8 @@ describe('identity merge needs proof of holding the anonymous identity', () => {
   const merge = (t: Tenant, sub: string, payload: Record<string, unknown>) =>
     call({ method: 'POST', url: '/api/v1/identity/merge', headers: { authorization: `Bearer ${endUserToken(t.product, { sub })}` }, payload });
   const proofOf = async (t: Tenant, anonymousId: string): Promise<string> => {
-    const res = await call({ method: 'GET', url: '/api/v1/identity/anonymous-proof', headers: { authorization: `Bearer ${endUserToken(t.product, { sub: anonymousId })}` } });
+    const res = await call({ method: 'GET', url: '/api/v1/identity/anonymous-proof',
+      headers: { authorization: `Bearer ${endUserToken(t.product, { sub: anonymousId })}` } });
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().data.anonymousId, anonymousId);
     return res.json().data.anonymousProof;
@@ -61,7 +62,8 @@ describe('identity merge needs proof of holding the anonymous identity', () => {
   });
 
   it('only an anonymous end user\'s token is answered a proof', async () => {
-    const signed = await call({ method: 'GET', url: '/api/v1/identity/anonymous-proof', headers: { authorization: `Bearer ${endUserToken(tenant.product, { sub: 'signed-user' })}` } });
+    const signed = await call({ method: 'GET', url: '/api/v1/identity/anonymous-proof',
+      headers: { authorization: `Bearer ${endUserToken(tenant.product, { sub: 'signed-user' })}` } });
     assert.equal(signed.statusCode, 403);
     assert.equal(errorCode(signed), 'FORBIDDEN');
     assert.equal((await call({ method: 'GET', url: '/api/v1/identity/anonymous-proof' })).statusCode, 401);

@@ -20,7 +20,8 @@ describe('indexes and counting in the database', () => {
 
   it('a vote counts voters in SQL; it never reads every voter under the row lock', async () => {
     const tenant = await createTenant(LOOP_SCOPES);
-    const feature = (await call(teammate(tenant.owner, 'POST', '/api/workspace/features', { productId: tenant.product.id, title: 'Dark mode', problem: 'Too bright' }))).json().data;
+    const feature = (await call(teammate(tenant.owner, 'POST', '/api/workspace/features',
+      { productId: tenant.product.id, title: 'Dark mode', problem: 'Too bright' }))).json().data;
     const { ds, statements } = await countingDataSource();
     try {
       const tenantRef = { organizationId: tenant.organizationId, productId: tenant.product.id };

@@ -36,7 +36,8 @@ describe('production build: the API, the worker and sv run from dist/ with node 
     // The image's node_modules, here the project's, next to dist/ as in /app.
     fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(out, 'node_modules'));
     dist = path.join(out, 'dist');
-    const tsc = await runCommand([process.execPath, path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', dist], {});
+    const tsc = await runCommand([process.execPath, path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', dist],
+      {});
     assert.equal(tsc.code, 0, tsc.stdout + tsc.stderr);
     const bundle = await runCommand([process.execPath, path.join(dist, 'bin', 'build-workflow-bundle.js')], {});
     assert.equal(bundle.code, 0, bundle.stdout + bundle.stderr);

@@ -98,7 +98,8 @@ describe('relays claim in a short transaction and call Temporal outside it', () 
   it('one failed analysis start does not roll back the others, and is not counted twice', async () => {
     const limits = { monthlyAllowance: 100, dailyCeiling: 1000, analysisAvailable: true };
     for (let i = 0; i < 3; i++) {
-      await createSignal(ds, new IntakeCounters(ds), { organizationId, productId }, { endUserId: `u${i}`, title: 't', body: 'b', idempotencyKey: `relay-${i}` }, limits);
+      await createSignal(ds, new IntakeCounters(ds), { organizationId, productId }, { endUserId: `u${i}`, title: 't', body: 'b', idempotencyKey: `relay-${i}` },
+        limits);
     }
     let calls = 0;
     await assert.rejects(claimSignalsForAnalysis(ds, 10, 100, async () => {
@@ -128,7 +129,8 @@ describe('relays claim in a short transaction and call Temporal outside it', () 
     await assert.rejects(createSignal(ds, counters, tenant, { endUserId: 'a5', title: 't', body: 'b', idempotencyKey: 'allow-5' }, limits),
       (err: Error & { code?: string }) => err.code === 'INTAKE_SAFETY_CEILING');
     const flags = async () => (await ds.query(
-      `SELECT analysis_state, over_allowance FROM signals WHERE organization_id = $1 ORDER BY created_at, id`, [org.id]) as Array<{ analysis_state: string; over_allowance: boolean }>)
+      `SELECT analysis_state, over_allowance FROM signals WHERE organization_id = $1 ORDER BY created_at, id`,
+      [org.id]) as Array<{ analysis_state: string; over_allowance: boolean }>)
       .map((r) => `${r.analysis_state}${r.over_allowance ? ' over' : ''}`);
     assert.deepEqual(await flags(), ['pending', 'pending', 'pending', 'waiting over', 'waiting over']);
     // What another process's unspent month units leave: the second signal flagged early, the

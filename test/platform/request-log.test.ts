@@ -68,7 +68,8 @@ describe('request log', () => {
     });
     await app.ready();
     try {
-      const res = await app.inject({ method: 'GET', url: '/log-probe', headers: { authorization: `Bearer ${credential}`, cookie: `sv_session=${credential}`, 'x-request-id': 'req_probe_0001' } });
+      const res = await app.inject({ method: 'GET', url: '/log-probe', headers: { authorization: `Bearer ${credential}`, cookie: `sv_session=${credential}`,
+        'x-request-id': 'req_probe_0001' } });
       assert.equal(res.statusCode, 200);
     } finally {
       await app.close();
@@ -76,6 +77,7 @@ describe('request log', () => {
     assert.ok(!lines.join('\n').includes(credential), lines.find((l) => l.includes(credential)));
     const probe = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'probe')!;
     assert.equal(probe.reqId, 'req_probe_0001');
-    assert.deepEqual([(probe.headers as Record<string, string>).authorization, (probe.headers as Record<string, string>).cookie, probe.token], ['[redacted]', '[redacted]', '[redacted]']);
+    assert.deepEqual([(probe.headers as Record<string, string>).authorization, (probe.headers as Record<string, string>).cookie, probe.token],
+      ['[redacted]', '[redacted]', '[redacted]']);
   });
 });

@@ -183,17 +183,18 @@ describe('deployment as processes: two APIs and a worker, one data folder each, 
     // An inbox stream held by API 1 itself.
     const stream = { text: '', ended: false, failed: '' };
     await new Promise<void>((resolve, reject) => {
-      const req = http.get(`${apis[0].url}/api/v1/inbox/stream`, { headers: { authorization: `Bearer ${tenant.token}`, accept: 'text/event-stream' } }, (res) => {
-        assert.equal(res.statusCode, 200);
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          stream.text += chunk;
-          if (stream.text.includes('event: ready')) resolve();
+      const req = http.get(`${apis[0].url}/api/v1/inbox/stream`, { headers: { authorization: `Bearer ${tenant.token}`, accept: 'text/event-stream' } },
+        (res) => {
+          assert.equal(res.statusCode, 200);
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            stream.text += chunk;
+            if (stream.text.includes('event: ready')) resolve();
+          });
+          res.on('end', () => (stream.ended = true));
+          res.on('aborted', () => (stream.failed = 'aborted'));
+          res.on('error', (err) => (stream.failed = err.message));
         });
-        res.on('end', () => (stream.ended = true));
-        res.on('aborted', () => (stream.failed = 'aborted'));
-        res.on('error', (err) => (stream.failed = err.message));
-      });
       req.on('error', reject);
     });
 

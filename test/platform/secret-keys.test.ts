@@ -55,7 +55,8 @@ describe('secrets on purpose: SV_SECRET_KEYS outside the embedded default', func
   });
 
   it('a malformed SV_SECRET_KEYS is refused in one line too', async () => {
-    const res = await runCommand([TSX, path.join(ROOT, 'api', 'server.ts')], { DATABASE_URL: ctx.databaseUrl, SV_SECRET_KEYS: 'k1:short', PORT: String(await freePort()) });
+    const res = await runCommand([TSX, path.join(ROOT, 'api', 'server.ts')],
+      { DATABASE_URL: ctx.databaseUrl, SV_SECRET_KEYS: 'k1:short', PORT: String(await freePort()) });
     assert.equal(res.code, 1);
     assert.match(res.stderr.trim(), /^\[sv\] API: SV_SECRET_KEYS must be kid:base64 entries of 32-byte keys$/);
   });

@@ -59,7 +59,8 @@ describe('npm start: a failed start says why in one line', function () {
   });
 
   it('a missing Temporal binary names TEMPORAL_CLI and what to do', async () => {
-    const res = await start({ ...ports, DATABASE_URL: 'postgres://127.0.0.1:1/none', SV_SECRET_KEYS: process.env.SV_SECRET_KEYS ?? '', TEMPORAL_CLI: path.join(tmp, 'no-temporal') });
+    const res = await start({ ...ports, DATABASE_URL: 'postgres://127.0.0.1:1/none', SV_SECRET_KEYS: process.env.SV_SECRET_KEYS ?? '',
+      TEMPORAL_CLI: path.join(tmp, 'no-temporal') });
     assertOneLine(res, /TEMPORAL_CLI=.*no-temporal is not an executable file: point it at the temporal binary/);
   });
 

@@ -25,7 +25,8 @@ describe('Temporal Cloud and TLS: the connection options client, worker and CLI 
   it('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY as files: mTLS with that pair', () => {
     fs.writeFileSync(path.join(dir, 'client.pem'), CERT);
     fs.writeFileSync(path.join(dir, 'client.key'), KEY);
-    const options = optionsFor({ TEMPORAL_TLS_CERT: path.join(dir, 'client.pem'), TEMPORAL_TLS_KEY: path.join(dir, 'client.key'), TEMPORAL_NAMESPACE: 'ns.acct' });
+    const options = optionsFor({ TEMPORAL_TLS_CERT: path.join(dir, 'client.pem'), TEMPORAL_TLS_KEY: path.join(dir, 'client.key'),
+      TEMPORAL_NAMESPACE: 'ns.acct' });
     assert.equal(options.apiKey, undefined);
     assert.ok(typeof options.tls === 'object');
     assert.equal(Buffer.from(options.tls.clientCertPair!.crt).toString(), CERT);
@@ -41,7 +42,8 @@ describe('Temporal Cloud and TLS: the connection options client, worker and CLI 
 
   it('a CA and a server name go into the TLS settings', () => {
     fs.writeFileSync(path.join(dir, 'ca.pem'), CERT);
-    const options = optionsFor({ TEMPORAL_TLS_CERT: CERT, TEMPORAL_TLS_KEY: KEY, TEMPORAL_TLS_CA: path.join(dir, 'ca.pem'), TEMPORAL_TLS_SERVER_NAME: 'temporal.internal' });
+    const options = optionsFor({ TEMPORAL_TLS_CERT: CERT, TEMPORAL_TLS_KEY: KEY, TEMPORAL_TLS_CA: path.join(dir, 'ca.pem'),
+      TEMPORAL_TLS_SERVER_NAME: 'temporal.internal' });
     assert.ok(typeof options.tls === 'object');
     assert.equal(Buffer.from(options.tls.serverRootCACertificate!).toString(), CERT);
     assert.equal(options.tls.serverNameOverride, 'temporal.internal');
@@ -61,7 +63,8 @@ describe('Temporal Cloud and TLS: the connection options client, worker and CLI 
   });
 
   it('a certificate without its key, both ways at once, or an unreadable file: a one-line configuration error', () => {
-    assert.throws(() => loadConfig({ TEMPORAL_TLS_CERT: CERT }), (e: Error) => e instanceof ConfigError && /TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY are set together/.test(e.message));
+    assert.throws(() => loadConfig({ TEMPORAL_TLS_CERT: CERT }), (e: Error) =>
+      e instanceof ConfigError && /TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY are set together/.test(e.message));
     assert.throws(() => loadConfig({ TEMPORAL_TLS_KEY: KEY }), ConfigError);
     assert.throws(() => loadConfig({ TEMPORAL_TLS_CERT: CERT, TEMPORAL_TLS_KEY: KEY, TEMPORAL_API_KEY: 'k' }), /not both/);
     assert.throws(() => optionsFor({ TEMPORAL_TLS_CERT: path.join(dir, 'missing.pem'), TEMPORAL_TLS_KEY: KEY }),
@@ -70,10 +73,12 @@ describe('Temporal Cloud and TLS: the connection options client, worker and CLI 
 
   it('sv temporal search-attributes registers the tenant search attributes through the same options', async function () {
     this.timeout(60_000);
-    const res = await runCommand([process.execPath, path.join(ROOT, 'bin', 'sv.js'), 'temporal', 'search-attributes', '--json'], { TEMPORAL_ADDRESS: ctx.temporalAddress });
+    const res = await runCommand([process.execPath, path.join(ROOT, 'bin', 'sv.js'), 'temporal', 'search-attributes', '--json'],
+      { TEMPORAL_ADDRESS: ctx.temporalAddress });
     assert.equal(res.code, 0, res.stderr);
     assert.deepEqual(JSON.parse(res.stdout), { namespace: 'default', searchAttributes: ['OrganizationId', 'ProductId'] });
-    const bad = await runCommand([process.execPath, path.join(ROOT, 'bin', 'sv.js'), 'temporal', 'search-attributes'], { TEMPORAL_ADDRESS: ctx.temporalAddress, TEMPORAL_TLS_CERT: CERT });
+    const bad = await runCommand([process.execPath, path.join(ROOT, 'bin', 'sv.js'), 'temporal', 'search-attributes'],
+      { TEMPORAL_ADDRESS: ctx.temporalAddress, TEMPORAL_TLS_CERT: CERT });
     assert.equal(bad.code, 1);
     assert.match(bad.stderr.trim(), /^sv: configuration: TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY are set together/);
   });

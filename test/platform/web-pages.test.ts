@@ -26,7 +26,8 @@ describe('pages: the one toolchain (web/, esbuild, /assets/)', () => {
   it('escapes every interpolated value; only SafeHtml passes through', () => {
     const words = '<script>alert("x")</script> & \'quotes\'';
     assert.equal(html`<p title="${words}">${words}</p>`.text,
-      '<p title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;quotes&#39;">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;quotes&#39;</p>');
+      '<p title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;quotes&#39;">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; ' +
+        '&#39;quotes&#39;</p>');
     assert.equal(html`<ul>${['a<', 'b'].map((x) => html`<li>${x}</li>`)}</ul>`.text, '<ul><li>a&lt;</li><li>b</li></ul>');
     assert.equal(html`${html`<b>kept</b>`}${null}${undefined}${false}`.text, '<b>kept</b>');
     const shell = pageShell({ lang: 'en', title: 'A </title>', body: html`<p>hi</p>`, data: { note: '</script><script>' } });

@@ -100,15 +100,18 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
     await (await settledHandle(deletionWorkflowId(deleted.proofItemId))).result();
 
     const revoked = await submit(proof);
-    const filed = (await call(withKey(proof.key, { method: 'POST', url: `/api/v1/proof/items/${revoked.proofItemId}/revoke` }), deletionApp)).json().data.revocation;
+    const filed = (await call(withKey(proof.key, { method: 'POST', url: `/api/v1/proof/items/${revoked.proofItemId}/revoke` }), deletionApp)).json()
+      .data.revocation;
     await settledHandle(revocationWorkflowId(filed.id));
-    await eventually(async () => (await ctx.dataSource.query('SELECT 1 FROM proof_revocations WHERE id = $1 AND resolution_state = $2', [filed.id, 'escalated'])).length > 0);
+    await eventually(async () => (await ctx.dataSource.query('SELECT 1 FROM proof_revocations WHERE id = $1 AND resolution_state = $2',
+      [filed.id, 'escalated'])).length > 0);
     await call(asTeammate(proof.owner, { method: 'POST', url: `/api/workspace/proof/revocations/${filed.id}/complete` }));
     await (await settledHandle(revocationWorkflowId(filed.id))).result();
 
     const loop = await createTenant(LOOP_SCOPES);
     const signal = await postSignal(loop);
-    await eventually(async () => (await ctx.dataSource.query('SELECT 1 FROM signals WHERE id = $1 AND analysis_queued_at IS NOT NULL', [signal.id])).length > 0);
+    await eventually(async () => (await ctx.dataSource.query('SELECT 1 FROM signals WHERE id = $1 AND analysis_queued_at IS NOT NULL',
+      [signal.id])).length > 0);
     await ctx.temporal.workflow.getHandle(signalAnalysisWorkflowId(signal.id)).result().catch(() => undefined);
     await call(teammate(loop.owner, 'PATCH', `/api/workspace/threads/${signal.threadId}`, { nextUpdateAt: new Date(Date.now() + 500).toISOString() }));
     await (await settledHandle(threadSlaWorkflowId(signal.threadId))).result();
@@ -130,7 +133,8 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
     const tenantOptions = tenantStartOptions(collector.organizationId, collector.product.id);
     const { flow } = await liveFlow(collector);
     const to = `replay-${newId('x').slice(2, 12)}@customer.example`;
-    const made = (await as(collector.owner, { method: 'POST', url: '/api/proof/collect/requests', payload: { flowId: flow.id, channel: 'email', recipient: { email: to, personRef: `p-${to}` } } })).json().data;
+    const made = (await as(collector.owner, { method: 'POST', url: '/api/proof/collect/requests',
+      payload: { flowId: flow.id, channel: 'email', recipient: { email: to, personRef: `p-${to}` } } })).json().data;
     await as(collector.owner, { method: 'POST', url: `/api/proof/collect/requests/${made.request.id}`, payload: { action: 'send' } });
     await eventually(async () => (ctx.smtpSink.to(to).length ? true : undefined));
     await as(collector.owner, { method: 'POST', url: `/api/proof/collect/requests/${made.request.id}`, payload: { action: 'cancel' } });
@@ -147,11 +151,14 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
     const domainUrl = `/api/proof/collect/forms/${flow.id}/domains`;
     const hostname = `replay-${newId('h').slice(2, 10).toLowerCase()}.example.com`;
     const domain = (await as(collector.owner, { method: 'POST', url: domainUrl, payload: { hostname } })).json().data;
-    await eventually(async () => (await ctx.dataSource.query('SELECT 1 FROM collection_domains WHERE id = $1 AND last_checked_at IS NOT NULL', [domain.id])).length > 0);
-    for (const r of domain.records as Array<{ type: string; name: string; value: string }>) ctx.dnsSink.set(r.name, r.type === 'TXT' ? { txt: [r.value] } : { cname: r.value });
+    await eventually(async () => (await ctx.dataSource.query('SELECT 1 FROM collection_domains WHERE id = $1 AND last_checked_at IS NOT NULL',
+      [domain.id])).length > 0);
+    for (const r of domain.records as Array<{ type: string; name: string; value: string }>) ctx.dnsSink.set(r.name,
+      r.type === 'TXT' ? { txt: [r.value] } : { cname: r.value });
     await as(collector.owner, { method: 'POST', url: domainUrl, payload: { hostname } });
     await (await settledHandle(domainVerificationWorkflowId(domain.id))).result();
-    await eventually(async () => (await ctx.dataSource.query(`SELECT 1 FROM collection_domains WHERE id = $1 AND status = 'verified'`, [domain.id])).length > 0);
+    await eventually(async () => (await ctx.dataSource.query(`SELECT 1 FROM collection_domains WHERE id = $1 AND status = 'verified'`,
+      [domain.id])).length > 0);
 
     // An upload nobody sends bytes to reaches its deadline; its run is recorded to there, then stopped.
     const uploadId = uploadWorkflowId(`upl_replay_${newId('x').slice(2, 12)}`);
@@ -182,14 +189,16 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
     const streamId = streamCopyWorkflowId(`med_replay_${newId('x').slice(2, 12)}`);
     await (await ctx.temporal.workflow.start(streamCopyWorkflow, {
       workflowId: streamId, taskQueue: ctx.config.taskQueue,
-      args: [{ organizationId: collector.organizationId, productId: collector.product.id, mediaAssetId: streamId.slice('stream-copy/'.length), versionId: 'pver_replay' }],
+      args: [{ organizationId: collector.organizationId, productId: collector.product.id, mediaAssetId: streamId.slice('stream-copy/'.length),
+        versionId: 'pver_replay' }],
       ...tenantOptions,
     })).result();
 
     // An agent run that waits for a person's approval, then acts.
     const rooms = await roomsTenant();
     const room = await openRoom(rooms, 'replay');
-    const invoked = (await asUser(rooms, 'replay', { method: 'POST', url: `/api/v1/rooms/${room.id}/agents/assistant/invoke`, payload: { input: 'Say hello' } })).json().data;
+    const invoked = (await asUser(rooms, 'replay', { method: 'POST', url: `/api/v1/rooms/${room.id}/agents/assistant/invoke`,
+      payload: { input: 'Say hello' } })).json().data;
     const approval = await eventually(async () => (await ctx.dataSource.query(
       `SELECT id FROM room_approvals WHERE subject_id = $1 AND status = 'pending'`, [invoked.id]))[0] as { id: string } | undefined);
     await call(asTeammate(rooms.owner, { method: 'POST', url: `/api/v1/approvals/${approval.id}/approve`, payload: {} }));
@@ -207,7 +216,8 @@ async function runEveryWorkflow(): Promise<Record<string, string>> {
     await call(asTeammate(rooms.owner, { method: 'POST', url: `/api/v1/approvals/${approvalId}/approve`, payload: {} }));
     await (await settledHandle(roomPromiseWorkflowId(promiseId))).result();
 
-    const signer = await createTeammate(ctx.dataSource, { organizationId: proof.organizationId, email: `replay-${newId('x').slice(2, 12)}@team.example`, role: 'owner' });
+    const signer = await createTeammate(ctx.dataSource, { organizationId: proof.organizationId, email: `replay-${newId('x').slice(2, 12)}@team.example`,
+      role: 'owner' });
     const signInApp = await ctx.buildApp({ signInPerAddressPerMinute: 100_000 });
     await call({ method: 'POST', url: '/api/workspace/sign-in', payload: { email: signer.email } }, signInApp);
     const [{ id: signInLinkId }] = await ctx.dataSource.query('SELECT id FROM teammate_sign_in_links WHERE teammate_id = $1', [signer.id]);

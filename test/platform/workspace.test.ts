@@ -82,7 +82,8 @@ describe('workspace sessions and key management', () => {
   const badBodies: Array<[string, Record<string, unknown>, string]> = [
     ['an unknown property', { extra: 1 }, 'extra'],
     ['a string where a number belongs', { expiresInDays: '10' }, 'expiresInDays'],
-    ['six scopes', { scopes: ['service:proof:read', 'service:proof:write', 'service:signals:read', 'service:signals:write', 'service:inbox:read', 'service:rooms:read'] }, 'scopes'],
+    ['six scopes', { scopes: ['service:proof:read', 'service:proof:write', 'service:signals:read', 'service:signals:write', 'service:inbox:read',
+      'service:rooms:read'] }, 'scopes'],
     ['an unknown scope', { scopes: ['service:everything'] }, 'scopes[0]'],
     ['a lifetime of 366 days', { expiresInDays: 366 }, 'expiresInDays'],
     ['a fractional lifetime', { expiresInDays: 1.5 }, 'expiresInDays'],
@@ -162,7 +163,11 @@ describe('cursor pagination', () => {
     assert.equal(all.nextCursor, null);
   });
 
-  for (const [query, why] of [['?limit=0', 'limit 0'], ['?limit=101', 'limit 101'], ['?limit=abc', 'a word for limit'], ['?limit=2.5', 'a fraction'], ['?cursor=not-a-cursor!', 'a garbled cursor'], [`?cursor=${Buffer.from('["2020-01-01T00:00:00.000Z","x"]').toString('base64url')}`, 'a forged cursor'], [`?cursor=${Buffer.from('["-271821-04-20T00:00:00.000Z","key_0123456789"]').toString('base64url')}`, 'a well-formed cursor out of range'], [`?cursor=${Buffer.from('["+275760-09-13T00:00:00.000Z","key_0123456789"]').toString('base64url')}`, 'a cursor far in the future'], ['?unknown=1', 'an unknown parameter']]) {
+  for (const [query, why] of [['?limit=0', 'limit 0'], ['?limit=101', 'limit 101'], ['?limit=abc', 'a word for limit'], ['?limit=2.5', 'a fraction'],
+    ['?cursor=not-a-cursor!', 'a garbled cursor'], [`?cursor=${Buffer.from('["2020-01-01T00:00:00.000Z","x"]').toString('base64url')}`, 'a forged cursor'],
+    [`?cursor=${Buffer.from('["-271821-04-20T00:00:00.000Z","key_0123456789"]').toString('base64url')}`, 'a well-formed cursor out of range'],
+    [`?cursor=${Buffer.from('["+275760-09-13T00:00:00.000Z","key_0123456789"]').toString('base64url')}`, 'a cursor far in the future'],
+    ['?unknown=1', 'an unknown parameter']]) {
     it(`refuses ${why} with 400`, async () => {
       const res = await page(query);
       assert.equal(res.statusCode, 400);

@@ -44,18 +44,21 @@ describe('quote card assets and public media', () => {
     const res = await generate({ proofItemId: s.proofItemId, format: 'portrait', channel: 'website', excerpt: 'onboarding from 9 days to 2' });
     assert.equal(res.statusCode, 201, res.body);
     const asset = res.json().data;
-    assert.deepEqual([asset.assetType, asset.approvalState, asset.sourceProofIds, asset.sourceVersionIds], ['quote_card', 'draft', [s.proofItemId], [s.originalVersionId]]);
+    assert.deepEqual([asset.assetType, asset.approvalState, asset.sourceProofIds, asset.sourceVersionIds],
+      ['quote_card', 'draft', [s.proofItemId], [s.originalVersionId]]);
     assert.deepEqual(asset.channelEligibility, ['website', 'in_app', 'email']);
     assert.ok(asset.content.svg.includes('Ada Lovelace, CTO, Analytical Ltd'));
     const again = await generate({ proofItemId: s.proofItemId, format: 'portrait', channel: 'website', excerpt: 'onboarding from 9 days to 2' });
     assert.equal(again.json().data.content.svg, asset.content.svg);
     assert.notEqual(again.json().data.id, asset.id);
-    assert.equal((await call(withKey(tenant.readKey, { method: 'GET', url: `/api/v1/proof/assets/${asset.id}` }))).json().data.content.sha256, asset.content.sha256);
+    assert.equal((await call(withKey(tenant.readKey, { method: 'GET', url: `/api/v1/proof/assets/${asset.id}` }))).json().data.content.sha256,
+      asset.content.sha256);
 
     const paid = await generate({ proofItemId: s.proofItemId, channel: 'paid_ads' });
     assert.equal(paid.statusCode, 422);
     assert.deepEqual(paid.json().error.details, { channel: 'paid_ads', reasons: ['channel_not_consented', 'paid_use_not_allowed'] });
-    assert.deepEqual((await generate({ proofItemId: s.proofItemId, excerpt: 'onboarding from 9 days to 1' })).json().error.details.reasons.at(-1), 'excerpt_not_verbatim');
+    assert.deepEqual((await generate({ proofItemId: s.proofItemId, excerpt: 'onboarding from 9 days to 1' })).json().error.details.reasons.at(-1),
+      'excerpt_not_verbatim');
     assert.deepEqual((await generate({ proofItemId: (await submit(tenant)).proofItemId, channel: 'website' })).json().error.details.reasons, ['not_approved']);
     assert.equal((await generate({ proofItemId: s.proofItemId, theme: { background: 'red' } })).statusCode, 400);
     const other = await createPlacementTenant();

@@ -73,11 +73,14 @@ describe('proof idempotency: the answer commits with the write', () => {
       method: 'POST', url: '/api/v1/proof/placements', payload: { name: 'Pricing wall', placementType: 'wall', channel: 'website' },
     }), 201);
     const p = await createPlacement(tenant);
-    await crashThenRetry('update-placement', () => withKey(tenant.publishKey, { method: 'PATCH', url: `/api/v1/proof/placements/${p.id}`, payload: { name: 'Renamed' } }), 200);
-    await crashThenRetry('place-item', () => withKey(tenant.publishKey, { method: 'POST', url: `/api/v1/proof/placements/${p.id}/items`, payload: { proofItemId: a.proofItemId } }), 201);
+    await crashThenRetry('update-placement', () => withKey(tenant.publishKey,
+      { method: 'PATCH', url: `/api/v1/proof/placements/${p.id}`, payload: { name: 'Renamed' } }), 200);
+    await crashThenRetry('place-item', () => withKey(tenant.publishKey,
+      { method: 'POST', url: `/api/v1/proof/placements/${p.id}/items`, payload: { proofItemId: a.proofItemId } }), 201);
     const b = await approvedItem(tenant);
     const placed = (await place(tenant, p.id, { proofItemId: b.proofItemId })).json().data;
-    await crashThenRetry('remove-item', () => withKey(tenant.publishKey, { method: 'DELETE', url: `/api/v1/proof/placements/${p.id}/items/${placed.id}` }), 200);
+    await crashThenRetry('remove-item', () => withKey(tenant.publishKey, { method: 'DELETE', url: `/api/v1/proof/placements/${p.id}/items/${placed.id}` }),
+      200);
     await crashThenRetry('publish', () => withKey(tenant.publishKey, { method: 'POST', url: `/api/v1/proof/placements/${p.id}/publish` }), 200);
     await crashThenRetry('archive', () => withKey(tenant.publishKey, { method: 'DELETE', url: `/api/v1/proof/placements/${p.id}` }), 200);
   });

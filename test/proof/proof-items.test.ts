@@ -69,7 +69,8 @@ describe('proof items and versions', () => {
   it('a draft derivative gets a semantic diff and a content hash; the original never changes', async () => {
     const s = await submit(tenant);
     const res = await newVersion(tenant, s.proofItemId, {
-      content: { text: 'We cut onboarding from 9 days to 3.', title: 'Faster onboarding', rating: 4, attribution: { name: 'Ada L.', company: 'Analytical Ltd' } },
+      content: { text: 'We cut onboarding from 9 days to 3.', title: 'Faster onboarding', rating: 4,
+        attribution: { name: 'Ada L.', company: 'Analytical Ltd' } },
       changeReason: 'shorter attribution', modelId: 'model-x', locale: 'en-GB',
     });
     assert.equal(res.statusCode, 201, res.body);

@@ -187,7 +187,8 @@ describe('proof deletion and recovery (real Temporal)', () => {
   let tenant: ProofTenant;
   let app: FastifyInstance;
   const del = (id: string, on = app) => call(asTeammate(tenant.owner, { method: 'DELETE', url: route('/api/workspace/proof/items/{id}', { id }) }), on);
-  const restore = (id: string, on = app) => call(asTeammate(tenant.owner, { method: 'POST', url: route('/api/workspace/proof/items/{id}/restore', { id }) }), on);
+  const restore = (id: string, on = app) => call(asTeammate(tenant.owner, { method: 'POST', url: route('/api/workspace/proof/items/{id}/restore', { id }) }),
+    on);
 
   before(async () => {
     tenant = await createProofTenant();

@@ -23,7 +23,8 @@ describe('proof placements', () => {
     assert.ok(drafts.data.some((p: { id: string }) => p.id === created.id));
     assert.equal((await as(tenant.readKey, 'GET', '/api/v1/proof/placements?state=active')).json().data.length, 0);
 
-    const patched = await as(tenant.publishKey, 'PATCH', `/api/v1/proof/placements/${created.id}`, { name: 'Pricing', state: 'paused', renderConfig: { theme: 'dark' } });
+    const patched = await as(tenant.publishKey, 'PATCH', `/api/v1/proof/placements/${created.id}`,
+      { name: 'Pricing', state: 'paused', renderConfig: { theme: 'dark' } });
     assert.equal(patched.statusCode, 200, patched.body);
     assert.deepEqual([patched.json().data.name, patched.json().data.state, patched.json().data.renderCacheVersion], ['Pricing', 'paused', 2]);
     for (const payload of [{ channel: 'email' }, { state: 'draft' }, {}, { eligibilityPolicy: { unknownRule: true } }]) {
@@ -35,7 +36,8 @@ describe('proof placements', () => {
     assert.equal(archived.json().data.state, 'archived');
     assert.equal(archived.json().data.renderCacheVersion, 3);
     assert.equal((await as(tenant.readKey, 'GET', `/api/v1/proof/placements/${created.id}`)).json().data.state, 'archived');
-    const ledger = await rawQuery(`SELECT event_type FROM proof_events WHERE placement_id = $1 ORDER BY created_at`, [created.id]) as Array<{ event_type: string }>;
+    const ledger = await rawQuery(`SELECT event_type FROM proof_events WHERE placement_id = $1 ORDER BY created_at`,
+      [created.id]) as Array<{ event_type: string }>;
     assert.deepEqual(ledger.map((r) => r.event_type), ['proof.placement.created', 'proof.placement.updated', 'proof.placement.archived']);
   });
 
@@ -72,7 +74,8 @@ describe('proof placements', () => {
     const placement = await createPlacement(tenant);
     await place(tenant, placement.id, { proofItemId: (await approvedItem(tenant)).proofItemId });
     await place(tenant, placement.id, { proofItemId: (await submit(tenant)).proofItemId });
-    const ledgerCount = async () => ((await rawQuery(`SELECT count(*)::int AS n FROM proof_events WHERE placement_id = $1`, [placement.id])) as Array<{ n: number }>)[0].n;
+    const ledgerCount = async () => ((await rawQuery(`SELECT count(*)::int AS n FROM proof_events WHERE placement_id = $1`,
+      [placement.id])) as Array<{ n: number }>)[0].n;
     const placementRow = () => rawQuery(
       `SELECT p.state, p.render_cache_version, p.published_at, p.updated_at,
               (SELECT count(*)::int FROM outbox_events o WHERE o.organization_id = p.organization_id AND o.payload->>'placementId' = p.id) AS events
@@ -88,9 +91,11 @@ describe('proof placements', () => {
     assert.deepEqual([real.json().data.eligibleCount, real.json().data.excludedCount, real.json().data.placement.state], [1, 1, 'active']);
     const published = (await as(tenant.readKey, 'GET', '/api/v1/proof/items?status=published')).json().data;
     assert.equal(published.length, 2, 'published: placed on an active placement');
-    const events = await rawQuery(`SELECT id, properties FROM proof_events WHERE placement_id = $1 AND event_type = 'proof.placement.published'`, [placement.id]) as Array<{ id: string }>;
+    const events = await rawQuery(`SELECT id, properties FROM proof_events WHERE placement_id = $1 AND event_type = 'proof.placement.published'`,
+      [placement.id]) as Array<{ id: string }>;
     assert.equal(events.length, 1);
-    const outbox = await rawQuery(`SELECT event_type, payload FROM outbox_events WHERE id = $1`, [`evt_${events[0].id}`]) as Array<{ event_type: string; payload: { placementId: string; fetchUrl: string; properties: object } }>;
+    const outbox = await rawQuery(`SELECT event_type, payload FROM outbox_events WHERE id = $1`,
+      [`evt_${events[0].id}`]) as Array<{ event_type: string; payload: { placementId: string; fetchUrl: string; properties: object } }>;
     assert.equal(outbox[0].event_type, 'proof.placement.published');
     assert.equal(outbox[0].payload.placementId, placement.id);
     assert.equal(outbox[0].payload.fetchUrl, `/api/v1/proof/placements/${placement.id}`);
@@ -125,7 +130,8 @@ describe('proof placements', () => {
     const keyPublish = await publish(tenant, paid.id);
     assert.equal(keyPublish.statusCode, 403);
     assert.equal(errorCode(keyPublish), 'HUMAN_APPROVAL_REQUIRED');
-    const paidEvents = async () => ((await rawQuery(`SELECT count(*)::int AS n FROM proof_events WHERE placement_id = $1`, [paid.id])) as Array<{ n: number }>)[0].n;
+    const paidEvents = async () => ((await rawQuery(`SELECT count(*)::int AS n FROM proof_events WHERE placement_id = $1`,
+      [paid.id])) as Array<{ n: number }>)[0].n;
     const paidEventsBefore = await paidEvents();
     assert.equal((await publish(tenant, paid.id, '?dryRun=true')).statusCode, 200, 'a dry run writes nothing and is allowed');
     assert.equal(await paidEvents(), paidEventsBefore, 'the dry run wrote nothing');
@@ -145,7 +151,8 @@ describe('proof placements', () => {
     const human = await call(asTeammate(tenant.owner, { method: 'POST', url }));
     assert.equal(human.statusCode, 200, human.body);
     assert.equal(human.json().data.placement.state, 'active');
-    const ledger = await rawQuery(`SELECT actor_type FROM proof_events WHERE placement_id = $1 AND event_type = 'proof.placement.published'`, [paid.id]) as Array<{ actor_type: string }>;
+    const ledger = await rawQuery(`SELECT actor_type FROM proof_events WHERE placement_id = $1 AND event_type = 'proof.placement.published'`,
+      [paid.id]) as Array<{ actor_type: string }>;
     assert.deepEqual(ledger.map((r) => r.actor_type), ['teammate']);
   });
 });

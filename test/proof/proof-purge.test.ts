@@ -173,13 +173,15 @@ describe('proof: the purge erases every copy of a deleted item\'s words', functi
     const { proofItemId: itemId, originalVersionId: versionId, controlToken } = submitted.json().data;
 
     // The customer writes back through the control link.
-    const control = (payload: object) => customerCall({ method: 'POST', url: '/api/proof/collect/control', headers: { 'x-control-token': controlToken }, payload });
+    const control = (payload: object) => customerCall({ method: 'POST', url: '/api/proof/collect/control', headers: { 'x-control-token': controlToken },
+      payload });
     assert.equal((await control({ action: 'request_correction', proofItemId: itemId, message: `My title is CTO ${m}` })).statusCode, 201);
     assert.equal((await control({ action: 'decline_wording', proofItemId: itemId, versionId, reason: `Not my words ${m}` })).statusCode, 200);
 
     // An interview about the story, answered by text and by a recording.
     const made = await call(asTeammate(t.owner, {
-      method: 'POST', url: '/api/workspace/proof/interviews', payload: { productId: t.product.id, proofItemId: itemId, email: `${m}@example.com`, questions: [{ text: 'Before?' }, { text: 'Show us.' }] },
+      method: 'POST', url: '/api/workspace/proof/interviews', payload: { productId: t.product.id, proofItemId: itemId, email: `${m}@example.com`,
+        questions: [{ text: 'Before?' }, { text: 'Show us.' }] },
     }));
     assert.equal(made.statusCode, 201, made.body);
     const interview = (payload: object) => customerCall({
@@ -198,7 +200,8 @@ describe('proof: the purge erases every copy of a deleted item\'s words', functi
     // Approved by a person; a quote card and an AI summary are made of it.
     assert.equal((await requestApproval(t, itemId, versionId)).statusCode, 200);
     assert.equal((await approve(t, itemId, versionId)).statusCode, 200);
-    const card = await call(withKey(t.key, { method: 'POST', url: '/api/v1/proof/assets/generate', payload: { proofItemId: itemId, channel: 'website', excerpt: `four hours. ${m}` } }));
+    const card = await call(withKey(t.key, { method: 'POST', url: '/api/v1/proof/assets/generate',
+      payload: { proofItemId: itemId, channel: 'website', excerpt: `four hours. ${m}` } }));
     assert.equal(card.statusCode, 201, card.body);
     const summary = await withReply(m, { json: HONEST }, () => call(withKey(t.key, { method: 'POST', url: `/api/v1/proof/items/${itemId}/summarize` })));
     assert.ok(summary.statusCode < 500, summary.body);

@@ -82,7 +82,8 @@ describe('revocation (real Temporal)', () => {
     for (const res of [
       await requestApproval(tenant, s.proofItemId, s.originalVersionId, app),
       await approve(tenant, s.proofItemId, s.originalVersionId, app),
-      await call(withKey(tenant.key, { method: 'POST', url: `/api/v1/proof/items/${s.proofItemId}/versions`, payload: { content: { text: 'x' }, changeReason: 'again' } }), app),
+      await call(withKey(tenant.key, { method: 'POST', url: `/api/v1/proof/items/${s.proofItemId}/versions`,
+        payload: { content: { text: 'x' }, changeReason: 'again' } }), app),
     ]) {
       assert.equal(res.statusCode, 409, res.body);
       assert.equal(errorCode(res), 'REVOKED_FINAL');

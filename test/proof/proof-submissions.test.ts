@@ -144,44 +144,49 @@ describe('proof submissions', () => {
         assert.ok(res.json().error.details.some((d: { path: string }) => d.path === 'content.attribution'), res.body);
       }
     }
-    const customer = await post(submissionBody({ customer: { personRef: 'cus_blank', name: '  ' } }), undefined, { 'idempotency-key': `blank-customer-${randomBytes(6).toString('hex')}` });
+    const customer = await post(submissionBody({ customer: { personRef: 'cus_blank', name: '  ' } }), undefined,
+      { 'idempotency-key': `blank-customer-${randomBytes(6).toString('hex')}` });
     assert.equal(customer.statusCode, 400, customer.body);
     assert.ok(customer.json().error.details.some((d: { path: string }) => d.path === 'customer.name'), customer.body);
   });
 
-  it('the daily safety ceiling refuses v1 submissions as it does submit and nojs: 429 INTAKE_SAFETY_CEILING, retry-after to the next UTC day, nothing stored', async () => {
-    const t = await createCollectionTenant();
-    const app = await ctx.buildApp({ dailySubmissionCeiling: 2 });
-    const v1 = () => call(withKey(t.key, {
-      method: 'POST', url: '/api/v1/proof/submissions', payload: submissionBody(), headers: { 'idempotency-key': `ceiling-${randomBytes(6).toString('hex')}` },
-    }), app);
-    const stories = async () => (await ctx.dataSource.query('SELECT count(*)::int AS n FROM proof_items WHERE organization_id = $1', [t.organizationId]))[0].n;
-    assert.equal((await v1()).statusCode, 201);
-    const d = await startDraft(t, app);
-    await fillDraft(t, d, {}, app);
-    assert.equal((await submitDraft(d, app)).statusCode, 201);
-    assert.equal(await stories(), 2);
+  it('the daily safety ceiling refuses v1 submissions as it does submit and nojs: 429 INTAKE_SAFETY_CEILING, retry-after to the next UTC day, nothing stored',
+    async () => {
+      const t = await createCollectionTenant();
+      const app = await ctx.buildApp({ dailySubmissionCeiling: 2 });
+      const v1 = () => call(withKey(t.key, {
+        method: 'POST', url: '/api/v1/proof/submissions', payload: submissionBody(),
+        headers: { 'idempotency-key': `ceiling-${randomBytes(6).toString('hex')}` },
+      }), app);
+      const stories = async () => (await ctx.dataSource.query('SELECT count(*)::int AS n FROM proof_items WHERE organization_id = $1',
+        [t.organizationId]))[0].n;
+      assert.equal((await v1()).statusCode, 201);
+      const d = await startDraft(t, app);
+      await fillDraft(t, d, {}, app);
+      assert.equal((await submitDraft(d, app)).statusCode, 201);
+      assert.equal(await stories(), 2);
 
-    const refused = await v1();
-    assert.equal(refused.statusCode, 429, refused.body);
-    assert.equal(errorCode(refused), 'INTAKE_SAFETY_CEILING');
-    const now = new Date();
-    const untilTomorrow = (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000;
-    assert.ok(Math.abs(Number(refused.headers['retry-after']) - untilTomorrow) <= 5, `retry-after ${refused.headers['retry-after']}, ${untilTomorrow} s to the next UTC day`);
-    const again = await startDraft(t, app);
-    await fillDraft(t, again, {}, app);
-    const draftRefused = await submitDraft(again, app);
-    assert.equal(draftRefused.statusCode, 429);
-    assert.equal(draftRefused.json().code, 'INTAKE_SAFETY_CEILING');
-    const nojs = await customerCall({
-      method: 'POST', url: '/api/proof/collect/nojs', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      payload: new URLSearchParams({
-        flow: t.publicId, flowVersion: t.flowVersionId, submissionKey: `ceiling-${randomBytes(8).toString('hex')}`,
-        text: 'Support answered within the hour.', consent: 'yes', [`q.${t.questionId}`]: 'We stopped waiting.',
-      }).toString(),
-    }, app);
-    assert.equal(nojs.statusCode, 429);
-    assert.match(nojs.body, /data-code="INTAKE_SAFETY_CEILING"/);
-    assert.equal(await stories(), 2, 'nothing more was stored');
-  });
+      const refused = await v1();
+      assert.equal(refused.statusCode, 429, refused.body);
+      assert.equal(errorCode(refused), 'INTAKE_SAFETY_CEILING');
+      const now = new Date();
+      const untilTomorrow = (Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) - now.getTime()) / 1000;
+      assert.ok(Math.abs(Number(refused.headers['retry-after']) - untilTomorrow) <= 5,
+      `retry-after ${refused.headers['retry-after']}, ${untilTomorrow} s to the next UTC day`);
+      const again = await startDraft(t, app);
+      await fillDraft(t, again, {}, app);
+      const draftRefused = await submitDraft(again, app);
+      assert.equal(draftRefused.statusCode, 429);
+      assert.equal(draftRefused.json().code, 'INTAKE_SAFETY_CEILING');
+      const nojs = await customerCall({
+        method: 'POST', url: '/api/proof/collect/nojs', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({
+          flow: t.publicId, flowVersion: t.flowVersionId, submissionKey: `ceiling-${randomBytes(8).toString('hex')}`,
+          text: 'Support answered within the hour.', consent: 'yes', [`q.${t.questionId}`]: 'We stopped waiting.',
+        }).toString(),
+      }, app);
+      assert.equal(nojs.statusCode, 429);
+      assert.match(nojs.body, /data-code="INTAKE_SAFETY_CEILING"/);
+      assert.equal(await stories(), 2, 'nothing more was stored');
+    });
 });

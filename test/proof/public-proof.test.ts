@@ -73,24 +73,25 @@ describe('public proof delivery', () => {
     }
   });
 
-  it('shows only the consented identity, in the display mode; paused and draft placements, and those of an inactive product, render nothing (404)', async () => {
-    const s = await approvedItem(tenant, submissionBody({
-      consent: { ...submissionBody().consent, displayMode: 'initials', identityFields: ['name'] },
-    }));
-    const id = await publishedPlacement(tenant, [s.proofItemId]);
-    const item = (await render(id)).json().manifest.items[0];
-    assert.deepEqual(item.attribution, { name: 'A. L.' });
-    assert.ok(!JSON.stringify(item).includes('ada@example.com') && !JSON.stringify(item).includes('Analytical'));
-    await call(withKey(tenant.publishKey, { method: 'PATCH', url: `/api/v1/proof/placements/${id}`, payload: { state: 'paused' } }));
-    assert.equal((await render(id)).statusCode, 404);
-    await call(withKey(tenant.publishKey, { method: 'PATCH', url: `/api/v1/proof/placements/${id}`, payload: { state: 'active' } }));
-    assert.equal((await render(id)).statusCode, 200);
-    await setProductActive(ctx.dataSource, tenant.product.id, false);
-    assert.equal((await render(id)).statusCode, 404, 'an inactive product publishes nothing');
-    await setProductActive(ctx.dataSource, tenant.product.id, true);
-    assert.equal((await render((await createPlacement(tenant)).id)).statusCode, 404);
-    assert.equal((await render('plc_unknown000000000')).statusCode, 404);
-  });
+  it('shows only the consented identity, in the display mode; paused and draft placements, and those of an inactive product, render nothing (404)',
+    async () => {
+      const s = await approvedItem(tenant, submissionBody({
+        consent: { ...submissionBody().consent, displayMode: 'initials', identityFields: ['name'] },
+      }));
+      const id = await publishedPlacement(tenant, [s.proofItemId]);
+      const item = (await render(id)).json().manifest.items[0];
+      assert.deepEqual(item.attribution, { name: 'A. L.' });
+      assert.ok(!JSON.stringify(item).includes('ada@example.com') && !JSON.stringify(item).includes('Analytical'));
+      await call(withKey(tenant.publishKey, { method: 'PATCH', url: `/api/v1/proof/placements/${id}`, payload: { state: 'paused' } }));
+      assert.equal((await render(id)).statusCode, 404);
+      await call(withKey(tenant.publishKey, { method: 'PATCH', url: `/api/v1/proof/placements/${id}`, payload: { state: 'active' } }));
+      assert.equal((await render(id)).statusCode, 200);
+      await setProductActive(ctx.dataSource, tenant.product.id, false);
+      assert.equal((await render(id)).statusCode, 404, 'an inactive product publishes nothing');
+      await setProductActive(ctx.dataSource, tenant.product.id, true);
+      assert.equal((await render((await createPlacement(tenant)).id)).statusCode, 404);
+      assert.equal((await render('plc_unknown000000000')).statusCode, 404);
+    });
 
   it('a revocation shows in the very next render and in receipt verification; a forged receipt fails first', async () => {
     const a = await approvedItem(tenant);
@@ -130,7 +131,8 @@ describe('public proof delivery', () => {
     assert.deepEqual([(await verifyReceipt({ receipt: old, signature })).status, (await verifyReceipt({ receipt: old, signature })).valid], ['granted', true]);
     // Naming RFC 8785 or an unknown canonicalization on an old signature does not pass: the name is signed too.
     assert.equal((await verifyReceipt({ receipt: { ...old, canonicalization: 'sorted-keys-json' }, signature })).status, 'invalid_signature');
-    assert.equal((await verifyReceipt({ receipt: { ...old, terms: { ...old.terms, paidUseAllowed: !old.terms.paidUseAllowed } }, signature })).status, 'invalid_signature');
+    assert.equal((await verifyReceipt({ receipt: { ...old, terms: { ...old.terms, paidUseAllowed: !old.terms.paidUseAllowed } }, signature })).status,
+      'invalid_signature');
   });
 
   it('the reused render never outlives what it decided from: consent change, pause, product deactivation, revocation, expiry', async () => {

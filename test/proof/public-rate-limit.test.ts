@@ -46,7 +46,8 @@ describe('public routes: per-address rate limit, trustProxy, beacon once per tok
     const retryAfter = Number(limited.headers['retry-after']);
     assert.ok(retryAfter >= 1 && retryAfter <= 60, `retry-after ${retryAfter}`);
     // A write route too, before its body is read: no beacon is counted while over the limit.
-    const beacon = await call({ method: 'POST', url: '/api/public/proof/events', remoteAddress: address, payload: '{}', headers: { 'content-type': 'text/plain' } }, first);
+    const beacon = await call({ method: 'POST', url: '/api/public/proof/events', remoteAddress: address, payload: '{}',
+      headers: { 'content-type': 'text/plain' } }, first);
     assert.equal(beacon.statusCode, 429);
     // Another address has its own window.
     assert.equal((await keys('198.51.100.11', first)).statusCode, 200);
@@ -101,7 +102,8 @@ describe('public routes: per-address rate limit, trustProxy, beacon once per tok
       headers: { 'x-forwarded-for': '203.0.113.77', 'idempotency-key': 'trust-proxy-2' },
     }), first);
     assert.equal(direct.statusCode, 201, direct.body);
-    const evidence = async (itemId: string) => ((await rawQuery(`SELECT evidence FROM consent_grants WHERE proof_item_id = $1`, [itemId])) as Array<{ evidence: { ip: string } }>)[0].evidence.ip;
+    const evidence = async (itemId: string) => ((await rawQuery(`SELECT evidence FROM consent_grants WHERE proof_item_id = $1`,
+      [itemId])) as Array<{ evidence: { ip: string } }>)[0].evidence.ip;
     assert.equal(await evidence(viaProxy.json().data.proofItemId), '203.0.113.77');
     assert.equal(await evidence(direct.json().data.proofItemId), '192.0.2.5');
   });
@@ -112,7 +114,8 @@ describe('public routes: per-address rate limit, trustProxy, beacon once per tok
     const id = await publishedPlacement(tenant, [a.proofItemId]);
     const token: string = (await call({ method: 'GET', url: `/api/public/proof/render/${id}` })).json().manifest.items[0].eventToken;
     for (const type of ['impression', 'impression', 'click', 'impression', 'click']) {
-      const res = await call({ method: 'POST', url: '/api/public/proof/events', payload: JSON.stringify({ token, type }), headers: { 'content-type': 'text/plain' } });
+      const res = await call({ method: 'POST', url: '/api/public/proof/events', payload: JSON.stringify({ token, type }),
+        headers: { 'content-type': 'text/plain' } });
       assert.equal(res.statusCode, 204, res.body);
     }
     const items = (await call(withKey(tenant.readKey, { method: 'GET', url: `/api/v1/proof/placements/${id}/items` }))).json().data;

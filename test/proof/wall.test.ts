@@ -85,66 +85,67 @@ describe('proof: the wall on another site (real Chromium)', function () {
     assert.equal((await fetch(`${base}/embed/wall.js`, { headers: { 'if-none-match': etag } })).status, 304);
   });
 
-  it('shows the placement\'s verified items on another origin, counts each beacon once, passes axe, and a revocation removes the item on the next load', async () => {
-    const ada = await approvedItem(tenant, story('Ada Lovelace', 'We cut onboarding from 9 days to 2.'));
-    const grace = await approvedItem(tenant, story('Grace Hopper', 'Support answered within the hour.', {
-      incentive: { offered: true, description: 'a $20 gift card' },
-    }));
-    const placementId = await publishedPlacement(tenant, [ada.proofItemId, grace.proofItemId], { renderConfig: { allowedOrigins: [host.origin] } });
-    const context = await browser.newContext(PHONE);
-    const page = await context.newPage();
-    const errors = collectPageErrors(page);
-    await page.goto(`${host.origin}/?placement=${placementId}`);
-    await eventually(async () => (await wallItems(page).count()) === 2);
-    const first = wallItems(page).nth(0);
-    assert.match(await first.textContent() ?? '', /We cut onboarding from 9 days to 2\./);
-    assert.equal(await first.locator('.sv-by-name').textContent(), 'Ada Lovelace');
-    assert.equal(await first.locator('.sv-by-company').textContent(), 'Analytical Ltd');
-    assert.match(await first.locator('.sv-labels').textContent() ?? '', /Verified customer/);
-    assert.match(await wallItems(page).nth(1).locator('.sv-labels').textContent() ?? '', /Incentivized: a \$20 gift card/);
-    const receipt = (await call({ method: 'GET', url: `/api/public/proof/render/${placementId}` })).json().manifest.items[0].receiptId;
-    assert.equal(await first.locator('a.sv-verify').getAttribute('href'), `${base}/embed/verify/${receipt}`);
-    // Keyboard: the verify links are reached by Tab, in order.
-    await page.keyboard.press('Tab');
-    assert.equal(await page.evaluate(() => document.querySelector('sv-proof-wall')!.shadowRoot!.activeElement?.className), 'sv-verify');
-    assert.deepEqual(errors, []);
-    assert.deepEqual(await seriousViolations(page), []);
-    await page.screenshot({ path: 'docs/screenshots/wall.png' });
-    const animation = () => page.evaluate(() =>
-      getComputedStyle(document.querySelector('sv-proof-wall')!.shadowRoot!.querySelector('.sv-item')!).animationName);
-    assert.equal(await animation(), 'sv-in');
-    await page.emulateMedia({ reducedMotion: 'reduce' });
-    assert.equal(await animation(), 'none', 'no motion under prefers-reduced-motion');
+  it('shows the placement\'s verified items on another origin, counts each beacon once, passes axe, and a revocation removes the item on the next load',
+    async () => {
+      const ada = await approvedItem(tenant, story('Ada Lovelace', 'We cut onboarding from 9 days to 2.'));
+      const grace = await approvedItem(tenant, story('Grace Hopper', 'Support answered within the hour.', {
+        incentive: { offered: true, description: 'a $20 gift card' },
+      }));
+      const placementId = await publishedPlacement(tenant, [ada.proofItemId, grace.proofItemId], { renderConfig: { allowedOrigins: [host.origin] } });
+      const context = await browser.newContext(PHONE);
+      const page = await context.newPage();
+      const errors = collectPageErrors(page);
+      await page.goto(`${host.origin}/?placement=${placementId}`);
+      await eventually(async () => (await wallItems(page).count()) === 2);
+      const first = wallItems(page).nth(0);
+      assert.match(await first.textContent() ?? '', /We cut onboarding from 9 days to 2\./);
+      assert.equal(await first.locator('.sv-by-name').textContent(), 'Ada Lovelace');
+      assert.equal(await first.locator('.sv-by-company').textContent(), 'Analytical Ltd');
+      assert.match(await first.locator('.sv-labels').textContent() ?? '', /Verified customer/);
+      assert.match(await wallItems(page).nth(1).locator('.sv-labels').textContent() ?? '', /Incentivized: a \$20 gift card/);
+      const receipt = (await call({ method: 'GET', url: `/api/public/proof/render/${placementId}` })).json().manifest.items[0].receiptId;
+      assert.equal(await first.locator('a.sv-verify').getAttribute('href'), `${base}/embed/verify/${receipt}`);
+      // Keyboard: the verify links are reached by Tab, in order.
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate(() => document.querySelector('sv-proof-wall')!.shadowRoot!.activeElement?.className), 'sv-verify');
+      assert.deepEqual(errors, []);
+      assert.deepEqual(await seriousViolations(page), []);
+      await page.screenshot({ path: 'docs/screenshots/wall.png' });
+      const animation = () => page.evaluate(() =>
+        getComputedStyle(document.querySelector('sv-proof-wall')!.shadowRoot!.querySelector('.sv-item')!).animationName);
+      assert.equal(await animation(), 'sv-in');
+      await page.emulateMedia({ reducedMotion: 'reduce' });
+      assert.equal(await animation(), 'none', 'no motion under prefers-reduced-motion');
 
-    // Impressions arrive as cookie-free beacons; a second visit counts nothing more the same day.
-    const counts = await eventually(async () => {
-      const now = await engagement(tenant, placementId);
-      return now[ada.proofItemId]?.impression === 1 && now[grace.proofItemId]?.impression === 1 ? now : null;
-    });
-    assert.equal(counts[ada.proofItemId].click, undefined);
-    const [popup] = await Promise.all([context.waitForEvent('page'), first.locator('a.sv-verify').click()]);
-    await popup.waitForLoadState();
-    assert.match(await popup.textContent('.sv-verdict') ?? '', /may be shown/);
-    await popup.close();
-    await eventually(async () => (await engagement(tenant, placementId))[ada.proofItemId]?.click === 1);
-    await page.reload();
-    await eventually(async () => (await wallItems(page).count()) === 2);
-    await new Promise((r) => setTimeout(r, 500));
-    assert.deepEqual(await engagement(tenant, placementId), {
-      [ada.proofItemId]: { impression: 1, click: 1 }, [grace.proofItemId]: { impression: 1 },
-    });
+      // Impressions arrive as cookie-free beacons; a second visit counts nothing more the same day.
+      const counts = await eventually(async () => {
+        const now = await engagement(tenant, placementId);
+        return now[ada.proofItemId]?.impression === 1 && now[grace.proofItemId]?.impression === 1 ? now : null;
+      });
+      assert.equal(counts[ada.proofItemId].click, undefined);
+      const [popup] = await Promise.all([context.waitForEvent('page'), first.locator('a.sv-verify').click()]);
+      await popup.waitForLoadState();
+      assert.match(await popup.textContent('.sv-verdict') ?? '', /may be shown/);
+      await popup.close();
+      await eventually(async () => (await engagement(tenant, placementId))[ada.proofItemId]?.click === 1);
+      await page.reload();
+      await eventually(async () => (await wallItems(page).count()) === 2);
+      await new Promise((r) => setTimeout(r, 500));
+      assert.deepEqual(await engagement(tenant, placementId), {
+        [ada.proofItemId]: { impression: 1, click: 1 }, [grace.proofItemId]: { impression: 1 },
+      });
 
-    const revoked = await call(withKey(tenant.key, { method: 'POST', url: `/api/v1/proof/items/${ada.proofItemId}/revoke`, payload: {} }));
-    assert.equal(revoked.statusCode, 202, revoked.body);
-    await page.reload();
-    await eventually(async () => (await wallItems(page).count()) === 1);
-    assert.match(await wallItems(page).nth(0).textContent() ?? '', /Support answered within the hour/);
-    const verify = await context.newPage();
-    await verify.goto(`${base}/embed/verify/${receipt}`);
-    assert.match(await verify.textContent('.sv-verdict') ?? '', /may not be shown/);
-    assert.deepEqual(await seriousViolations(verify), []);
-    await context.close();
-  });
+      const revoked = await call(withKey(tenant.key, { method: 'POST', url: `/api/v1/proof/items/${ada.proofItemId}/revoke`, payload: {} }));
+      assert.equal(revoked.statusCode, 202, revoked.body);
+      await page.reload();
+      await eventually(async () => (await wallItems(page).count()) === 1);
+      assert.match(await wallItems(page).nth(0).textContent() ?? '', /Support answered within the hour/);
+      const verify = await context.newPage();
+      await verify.goto(`${base}/embed/verify/${receipt}`);
+      assert.match(await verify.textContent('.sv-verdict') ?? '', /may not be shown/);
+      assert.deepEqual(await seriousViolations(verify), []);
+      await context.close();
+    });
 
   it('renders nothing from a manifest altered in transit or expired, and says why in the console', async () => {
     const item = await approvedItem(tenant, story('Ada Lovelace', 'Exports take seconds now.'));

@@ -60,7 +60,8 @@ describe('workspace: revocations awaiting completion and the review queue\'s con
     const s = await submit(t);
     const derived = await call(withKey(t.key, {
       method: 'POST', url: `/api/v1/proof/items/${s.proofItemId}/versions`,
-      payload: { parentVersionId: s.originalVersionId, content: { text: 'Onboarding went from 9 days to 2.', title: 'Faster onboarding', rating: 5 }, changeReason: 'shorter wording' },
+      payload: { parentVersionId: s.originalVersionId, content: { text: 'Onboarding went from 9 days to 2.', title: 'Faster onboarding', rating: 5 },
+        changeReason: 'shorter wording' },
     }));
     assert.equal(derived.statusCode, 201, derived.body);
     const versionId = derived.json().data.id as string;

@@ -33,7 +33,8 @@ describe('rooms: agent runs, approvals and cancellation', function () {
   };
   const decide = (approvalId: string, how: 'approve' | 'reject', session = tenant.owner) =>
     call(asTeammate(session, { method: 'POST', url: `/api/v1/approvals/${approvalId}/${how}`, payload: {} }));
-  const agentMessages = async (roomId: string) => (await call(asTeammate(tenant.owner, { method: 'GET', url: route('/api/workspace/rooms/{id}/events', { id: roomId }, '?after=0') })))
+  const agentMessages = async (roomId: string) => (await call(asTeammate(tenant.owner,
+    { method: 'GET', url: route('/api/workspace/rooms/{id}/events', { id: roomId }, '?after=0') })))
     .json().data.events.filter((e: Json) => e.type === 'room.message.created' && e.data.authorType === 'agent');
 
   it('a customer\'s assistant run waits for a person, then posts as the agent; only its starter sees it', async () => {
@@ -44,7 +45,8 @@ describe('rooms: agent runs, approvals and cancellation', function () {
     assert.equal(res.statusCode, 202, res.body);
     assert.equal(res.headers['service-rooms-version'], '1.5');
     const queued = res.json().data;
-    assert.deepEqual([queued.status, queued.visibility, queued.workflowId, queued.startedBy.type], ['queued', 'customer', `agent-run/${queued.id}`, 'end_user']);
+    assert.deepEqual([queued.status, queued.visibility, queued.workflowId, queued.startedBy.type],
+      ['queued', 'customer', `agent-run/${queued.id}`, 'end_user']);
     const waiting = await until(queued.id, 'awaiting_approval');
     assert.deepEqual(waiting.steps.map((s: Json) => [s.type, s.status]), [['model_call', 'completed'], ['approval', 'in_progress']]);
     assert.equal(waiting.sideEffect.action, 'post_message');
@@ -79,10 +81,12 @@ describe('rooms: agent runs, approvals and cancellation', function () {
     assert.equal(posted.data.message.body, 'Streaming exports are planned.', 'the first choice, trimmed');
     assert.equal(posted.data.message.visibility, 'customer');
     const executed = (await outboxEvents(tenant.organizationId, 'room.agent.action_executed')).filter((e) => e.payload.roomId === room.id);
-    assert.deepEqual(executed.map((e) => [e.payload.runId, e.payload.alias, e.payload.action, e.payload.resultId]), [[queued.id, 'assistant', 'post_message', posted.data.messageId]]);
+    assert.deepEqual(executed.map((e) => [e.payload.runId, e.payload.alias, e.payload.action, e.payload.resultId]),
+      [[queued.id, 'assistant', 'post_message', posted.data.messageId]]);
     const catchUp = (await asUser(tenant, 'asker', { method: 'GET', url: `/api/v1/rooms/${room.id}/catch-up` })).json().data;
     assert.deepEqual(catchUp.runs.map((r: Json) => [r.id, r.status]), [[queued.id, 'succeeded']]);
-    assert.equal(errorCode(await asUser(tenant, 'asker', { method: 'POST', url: `/api/v1/agent-runs/${queued.id}/cancel` })), 'CONFLICT', 'cancelling a succeeded run');
+    assert.equal(errorCode(await asUser(tenant, 'asker', { method: 'POST', url: `/api/v1/agent-runs/${queued.id}/cancel` })), 'CONFLICT',
+      'cancelling a succeeded run');
   });
 
   it('a key\'s internal run needs no approval and stays internal; end users may not ask for one; unknown alias 404', async () => {
@@ -121,7 +125,8 @@ describe('rooms: agent runs, approvals and cancellation', function () {
     const otherAdmin = await sessionFor((await roomsTenant()).organizationId, 'admin');
     assert.equal((await decide(approvalId, 'approve', otherAdmin)).statusCode, 404, 'another workspace');
     assert.equal((await run(waiting.id)).status, 'awaiting_approval', 'nothing changed');
-    assert.equal((await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/v1/approvals/${approvalId}/reject`, payload: { reason: 'x'.repeat(2001) } }))).statusCode, 400);
+    assert.equal((await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/v1/approvals/${approvalId}/reject`,
+      payload: { reason: 'x'.repeat(2001) } }))).statusCode, 400);
 
     const admin = await sessionFor(tenant.organizationId, 'admin');
     const rejected = await call(asTeammate(admin, { method: 'POST', url: `/api/v1/approvals/${approvalId}/reject`, payload: { reason: 'Not accurate' } }));
@@ -257,7 +262,8 @@ describe('rooms: agent runs, approvals and cancellation', function () {
     assert.equal(errorCode(await patch({}, { content: '# Plan', baseVersion: 0 })), 'VALIDATION_FAILED', 'no Idempotency-Key');
     assert.equal(errorCode(await patch(idem(), { content: '# Plan' })), 'VALIDATION_FAILED', 'no version');
     assert.equal(errorCode(await patch({ ...idem(), 'if-match': '"1"' }, { content: '# Plan', baseVersion: 0 })), 'VALIDATION_FAILED', 'differing versions');
-    const userPatch = await asUser(tenant, 'writer', { method: 'PATCH', url: `/api/v1/rooms/${room.id}/canvas`, headers: idem(), payload: { content: 'x', baseVersion: 0 } });
+    const userPatch = await asUser(tenant, 'writer', { method: 'PATCH', url: `/api/v1/rooms/${room.id}/canvas`, headers: idem(),
+      payload: { content: 'x', baseVersion: 0 } });
     assert.equal(errorCode(userPatch), 'FORBIDDEN');
     const key = idem();
     const first = await patch({ ...key, 'if-match': '"0"' }, { content: '# Plan' });

@@ -43,13 +43,15 @@ describe('rooms: compile and promote', function () {
     const doc = res.json().data;
     assert.match(doc.id, /^doc_/);
     const commands = await ctx.dataSource.query('SELECT command FROM workflow_commands WHERE ordering_key = $1', [`room-compile/${doc.id}`]);
-    assert.deepEqual(commands.map((r: Json) => r.command.type), ['room.compile.start'], 'the run is also asked for through the outbox, in the document\'s transaction');
+    assert.deepEqual(commands.map((r: Json) => r.command.type), ['room.compile.start'],
+      'the run is also asked for through the outbox, in the document\'s transaction');
     assert.deepEqual(doc.statements.map((s: Json) => [s.section, s.citations]), [
       ['Problem', [{ type: 'message', id: first.id }]], ['Need', [{ type: 'message', id: second.id }]],
     ]);
     assert.deepEqual(doc.rejected, [{ text: 'Only for big customers.', reason: 'no_valid_citation' }]);
     assert.deepEqual(doc.removedCitations, [
-      { id: note.id, reason: 'internal' }, { id: foreign.id, reason: 'not_evidence' }, { id: 'msg_madeup0000000', reason: 'unknown' }, { id: note.id, reason: 'internal' },
+      { id: note.id, reason: 'internal' }, { id: foreign.id, reason: 'not_evidence' }, { id: 'msg_madeup0000000', reason: 'unknown' },
+      { id: note.id, reason: 'internal' },
     ]);
     assert.equal(doc.model.name, 'fake-model');
     const prompt = ctx.fakeAi.prompts.find((p) => p.includes(title))!;
@@ -64,7 +66,8 @@ describe('rooms: compile and promote', function () {
     assert.ok(log.some((e: Json) => e.type === 'approval.requested' && e.data.approvalId === approval.id && e.data.kind === 'knowledge'),
       'a knowledge approval is requested in the log like every other kind (docs/rooms.md#room-webhooks)');
     assert.equal(errorCode(await asKey(tenant, { method: 'POST', url: `/api/v1/approvals/${approval.id}/approve`, payload: {} })), 'HUMAN_APPROVAL_REQUIRED');
-    assert.deepEqual((await outboxEvents(tenant.organizationId, 'room.knowledge.published')).filter((e) => e.payload.roomId === room.id), [], 'nothing published yet');
+    assert.deepEqual((await outboxEvents(tenant.organizationId, 'room.knowledge.published')).filter((e) => e.payload.roomId === room.id), [],
+      'nothing published yet');
     const approved = await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/v1/approvals/${approval.id}/approve`, payload: { note: 'ok' } }));
     assert.equal(approved.statusCode, 200, approved.body);
     const published = (await outboxEvents(tenant.organizationId, 'room.knowledge.published')).filter((e) => e.payload.roomId === room.id);
@@ -98,7 +101,8 @@ describe('rooms: compile and promote', function () {
     }
     assert.equal(errorCode(await asUser(tenant, 'liar', { method: 'POST', url: `/api/v1/rooms/${room.id}/compile`, payload: { title: 'mine' } })), 'FORBIDDEN');
     const stranger = await roomsTenant();
-    assert.equal((await call(withKey(stranger.key, { method: 'POST', url: `/api/v1/rooms/${room.id}/compile`, payload: { title: 'theirs' } }))).statusCode, 404);
+    assert.equal((await call(withKey(stranger.key, { method: 'POST', url: `/api/v1/rooms/${room.id}/compile`, payload: { title: 'theirs' } }))).statusCode,
+      404);
 
     // The evidence is checked before the provider: a room without any is 422 with or without one, and 503
     // comes only where the provider would be called.
@@ -109,7 +113,8 @@ describe('rooms: compile and promote', function () {
       assert.equal(empty.statusCode, 422, empty.body);
       assert.equal(errorCode(empty), 'CITATION_VALIDATION_FAILED');
     }
-    const offline = await call(withKey(tenant.key, { method: 'POST', url: `/api/v1/rooms/${room.id}/compile`, payload: { title: 'Some evidence' } }), unconfigured);
+    const offline = await call(withKey(tenant.key, { method: 'POST', url: `/api/v1/rooms/${room.id}/compile`, payload: { title: 'Some evidence' } }),
+      unconfigured);
     assert.equal(errorCode(offline), 'AI_UNAVAILABLE');
   });
 

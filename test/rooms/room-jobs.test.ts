@@ -36,10 +36,12 @@ describe('rooms: jobs, promises, solve sessions and handoff', function () {
   const decide = (approvalId: string, how: 'approve' | 'reject', session = tenant.owner) =>
     call(asTeammate(session, { method: 'POST', url: route(`/api/v1/approvals/{approvalId}/${how}`, { approvalId }), payload: {} }));
   const internalLog = async (roomId: string) =>
-    (await call(asTeammate(tenant.owner, { method: 'GET', url: route('/api/workspace/rooms/{id}/events', { id: roomId }, '?after=0') }))).json().data.events as Json[];
+    (await call(asTeammate(tenant.owner, { method: 'GET', url: route('/api/workspace/rooms/{id}/events', { id: roomId }, '?after=0') }))).json()
+      .data.events as Json[];
   const snapshot = async (sub: string, roomId: string) =>
     (await asUser(tenant, sub, { method: 'GET', url: route('/api/v1/rooms/{id}/events', { id: roomId }) })).json().data.snapshot;
-  const webhooks = async (type: string, roomId: string) => (await outboxEvents(tenant.organizationId, type)).filter((e) => e.payload.roomId === roomId).map((e) => e.payload);
+  const webhooks = async (type: string, roomId: string) => (await outboxEvents(tenant.organizationId, type)).filter((e) => e.payload.roomId === roomId)
+    .map((e) => e.payload);
   const detailsPath = (res: { json: () => Json }) => [...new Set(res.json().error.details.map((d: Json) => d.path))];
 
   it('refuses bad params at params.x before storing anything, end users, archived rooms and another product\'s ids', async () => {
@@ -68,10 +70,12 @@ describe('rooms: jobs, promises, solve sessions and handoff', function () {
       assert.deepEqual(detailsPath(res), [path]);
     }
     assert.equal(errorCode(await postJob(room.id, 'make_coffee', {})), 'VALIDATION_FAILED');
-    assert.equal(errorCode(await asKey(tenant, { method: 'POST', url: `/api/v1/rooms/${room.id}/jobs`, payload: { type: 'make_promise' } })), 'VALIDATION_FAILED');
+    assert.equal(errorCode(await asKey(tenant, { method: 'POST', url: `/api/v1/rooms/${room.id}/jobs`, payload: { type: 'make_promise' } })),
+      'VALIDATION_FAILED');
     assert.deepEqual(await ctx.dataSource.query('SELECT id FROM room_jobs WHERE room_id = $1', [room.id]), [], 'nothing stored');
 
-    const byUser = await asUser(tenant, 'bounds', { method: 'POST', url: `/api/v1/rooms/${room.id}/jobs`, payload: { type: 'make_promise', params: { text: 'x', dueAt: inSeconds(60) } } });
+    const byUser = await asUser(tenant, 'bounds', { method: 'POST', url: `/api/v1/rooms/${room.id}/jobs`,
+      payload: { type: 'make_promise', params: { text: 'x', dueAt: inSeconds(60) } } });
     assert.equal(errorCode(byUser), 'FORBIDDEN');
     assert.equal((await postJob(room.id, 'open_solve_session', { termsVersion: 'v1', termsText: 'x' }, stranger)).statusCode, 404, 'another product\'s room');
     const done = await job(room.id, 'open_solve_session', { termsVersion: 'v1', termsText: 'Recorded for support' });
@@ -108,7 +112,8 @@ describe('rooms: jobs, promises, solve sessions and handoff', function () {
     assert.equal(errorCode(await asUser(tenant, 'promisee', { method: 'POST', url: `/api/v1/approvals/${approvalId}/approve`, payload: {} })), 'FORBIDDEN');
     assert.equal(errorCode(await decide(approvalId, 'approve', await sessionFor(tenant.organizationId, 'member'))), 'FORBIDDEN');
     assert.equal((await decide(approvalId, 'approve', stranger.owner)).statusCode, 404, 'another workspace');
-    assert.deepEqual(await ctx.dataSource.query('SELECT state FROM room_promises WHERE id = $1', [promiseId]), [{ state: 'pending_approval' }], 'nothing changed');
+    assert.deepEqual(await ctx.dataSource.query('SELECT state FROM room_promises WHERE id = $1', [promiseId]), [{ state: 'pending_approval' }],
+      'nothing changed');
     assert.deepEqual(await webhooks('room.promise.approved', room.id), []);
 
     const approved = await decide(approvalId, 'approve');
@@ -159,7 +164,8 @@ describe('rooms: jobs, promises, solve sessions and handoff', function () {
     assert.equal((await ctx.dataSource.query('SELECT head_seq FROM rooms WHERE id = $1', [room.id]))[0].head_seq, headBefore);
   });
 
-  it('a job whose subject changed since it was accepted fails with its error, once (docs/rooms.md#room-states, docs/rooms.md#jobs-promises-solve-sessions-and-handoff)', async () => {
+  it('a job whose subject changed since it was accepted fails with its error, once (docs/rooms.md#room-states, ' +
+    'docs/rooms.md#jobs-promises-solve-sessions-and-handoff)', async () => {
     const room = await openRoom(tenant, 'changer');
     const made = await job(room.id, 'make_promise', { text: 'Fixed by Friday', dueAt: inSeconds(3600) });
     assert.equal((await decide(made.result.approvalId, 'approve')).statusCode, 200);
@@ -187,11 +193,16 @@ describe('rooms: jobs, promises, solve sessions and handoff', function () {
     const room = await openRoom(tenant, 'shipper', { visibility: 'product' });
     await asUser(tenant, 'watcher', { method: 'POST', url: `/api/v1/rooms/${room.id}/join` });
     await asKey(tenant, { method: 'POST', url: `/api/v1/rooms/${room.id}/members`, payload: { endUserIds: ['invitee'] } });
-    const feature = (await call(asTeammate(tenant.owner, { method: 'POST', url: '/api/workspace/features', payload: { productId: tenant.product.id, title: 'Faster export', problem: 'Slow' } }))).json().data;
-    const release = (await call(asTeammate(tenant.owner, { method: 'POST', url: '/api/workspace/releases', payload: { productId: tenant.product.id, title: 'Spring', featureIds: [feature.id] } }))).json().data;
-    const foreignFeature = (await call(asTeammate(stranger.owner, { method: 'POST', url: '/api/workspace/features', payload: { productId: stranger.product.id, title: 'x', problem: 'y' } }))).json().data;
-    const foreignRelease = (await call(asTeammate(stranger.owner, { method: 'POST', url: '/api/workspace/releases', payload: { productId: stranger.product.id, title: 'x', featureIds: [foreignFeature.id] } }))).json().data;
-    assert.deepEqual(detailsPath(await postJob(room.id, 'send_release_receipts', { releaseId: foreignRelease.id })), ['params.releaseId'], 'another product\'s release');
+    const feature = (await call(asTeammate(tenant.owner, { method: 'POST', url: '/api/workspace/features',
+      payload: { productId: tenant.product.id, title: 'Faster export', problem: 'Slow' } }))).json().data;
+    const release = (await call(asTeammate(tenant.owner, { method: 'POST', url: '/api/workspace/releases',
+      payload: { productId: tenant.product.id, title: 'Spring', featureIds: [feature.id] } }))).json().data;
+    const foreignFeature = (await call(asTeammate(stranger.owner, { method: 'POST', url: '/api/workspace/features',
+      payload: { productId: stranger.product.id, title: 'x', problem: 'y' } }))).json().data;
+    const foreignRelease = (await call(asTeammate(stranger.owner, { method: 'POST', url: '/api/workspace/releases',
+      payload: { productId: stranger.product.id, title: 'x', featureIds: [foreignFeature.id] } }))).json().data;
+    assert.deepEqual(detailsPath(await postJob(room.id, 'send_release_receipts', { releaseId: foreignRelease.id })), ['params.releaseId'],
+      'another product\'s release');
 
     const first = await job(room.id, 'send_release_receipts', { releaseId: release.id });
     assert.deepEqual([first.status, first.result], ['succeeded', { recipientCount: 2 }]);
@@ -205,7 +216,8 @@ describe('rooms: jobs, promises, solve sessions and handoff', function () {
     assert.deepEqual(third.result, { recipientCount: 1 });
     assert.equal((await asUser(tenant, 'watcher', { method: 'GET', url: '/api/v1/inbox' })).json().data.items.length, 1);
     const hooks = await webhooks('room.release.receipt_sent', room.id);
-    assert.deepEqual(hooks.map((h) => [h.jobId, h.releaseId, h.recipientCount]), [[first.id, release.id, 2], [second.id, release.id, 0], [third.id, release.id, 1]]);
+    assert.deepEqual(hooks.map((h) => [h.jobId, h.releaseId, h.recipientCount]),
+      [[first.id, release.id, 2], [second.id, release.id, 0], [third.id, release.id, 1]]);
   });
 
   it('solve sessions: opened by a job, joined with consent to its exact terms, ended by a job', async () => {
@@ -215,7 +227,8 @@ describe('rooms: jobs, promises, solve sessions and handoff', function () {
     const opened = await job(room.id, 'open_solve_session', { termsVersion: '2026-11', termsText: terms });
     const { sessionId } = opened.result;
     const [session] = (await snapshot('solver', room.id)).solveSessions;
-    assert.deepEqual([session.id, session.state, session.recordingTerms, session.participantCount], [sessionId, 'open', { version: '2026-11', text: terms, sha256: sha }, 0]);
+    assert.deepEqual([session.id, session.state, session.recordingTerms, session.participantCount],
+      [sessionId, 'open', { version: '2026-11', text: terms, sha256: sha }, 0]);
     const join = (sub: string, consent: Json, id = sessionId, roomId = room.id) =>
       asUser(tenant, sub, { method: 'POST', url: `/api/v1/rooms/${roomId}/solve-sessions/${id}/join`, payload: { consent } });
     const good = { termsVersion: '2026-11', termsSha256: sha, accepted: true };
@@ -268,11 +281,14 @@ describe('rooms: jobs, promises, solve sessions and handoff', function () {
     const made = await asKey(tenant, { method: 'POST', url, payload: { reason: 'Billing question', teammateId: teammate.id } });
     assert.equal(made.statusCode, 201, made.body);
     const handoff = made.json().data;
-    assert.deepEqual([handoff.state, handoff.teammateId, handoff.reason, handoff.requestedBy.type, handoff.endedAt], ['active', teammate.id, 'Billing question', 'key', null]);
+    assert.deepEqual([handoff.state, handoff.teammateId, handoff.reason, handoff.requestedBy.type, handoff.endedAt],
+      ['active', teammate.id, 'Billing question', 'key', null]);
     const members = (await asKey(tenant, { method: 'GET', url: `/api/v1/rooms/${room.id}/members` })).json().data;
-    assert.deepEqual(members.filter((m: Json) => m.type === 'teammate').map((m: Json) => [m.teammateId, m.role, m.visibility, m.state]), [[teammate.id, 'teammate', 'internal', 'joined']]);
+    assert.deepEqual(members.filter((m: Json) => m.type === 'teammate').map((m: Json) => [m.teammateId, m.role, m.visibility, m.state]),
+      [[teammate.id, 'teammate', 'internal', 'joined']]);
     assert.equal(errorCode(await asUser(tenant, 'handy', { method: 'POST', url, payload: {} })), 'CONFLICT', 'one active');
-    assert.equal(errorCode(await asUser(tenant, 'handy', { method: 'POST', url: `/api/v1/rooms/${room.id}/agents/assistant/invoke`, payload: { input: 'Hi' } })), 'CONFLICT');
+    assert.equal(errorCode(await asUser(tenant, 'handy', { method: 'POST', url: `/api/v1/rooms/${room.id}/agents/assistant/invoke`,
+      payload: { input: 'Hi' } })), 'CONFLICT');
     assert.deepEqual((await asUser(tenant, 'handy', { method: 'GET', url })).json().data, handoff);
     assert.deepEqual((await snapshot('handy', room.id)).handoff, handoff);
     assert.equal(errorCode(await asUser(tenant, 'handy', { method: 'DELETE', url })), 'FORBIDDEN', 'not its requester');
@@ -290,11 +306,13 @@ describe('rooms: jobs, promises, solve sessions and handoff', function () {
     assert.equal(byRequester.statusCode, 200, byRequester.body);
     assert.deepEqual(byRequester.json().data.endedBy, mine.json().data.requestedBy);
     assert.equal((await asKey(tenant, { method: 'GET', url })).json().data.id, mine.json().data.id, 'the latest when none is active');
-    assert.equal((await asUser(tenant, 'handy', { method: 'POST', url: `/api/v1/rooms/${room.id}/agents/assistant/invoke`, payload: { input: 'Hi' } })).statusCode, 202);
+    assert.equal((await asUser(tenant, 'handy', { method: 'POST', url: `/api/v1/rooms/${room.id}/agents/assistant/invoke`,
+      payload: { input: 'Hi' } })).statusCode, 202);
 
     const updates = await webhooks('room.updated', room.id);
     assert.deepEqual(updates.map((u) => u.changed), [['handoff'], ['handoff'], ['handoff'], ['handoff']]);
-    const log = (await asUser(tenant, 'bystander', { method: 'GET', url: `/api/v1/rooms/${room.id}/events?after=0` })).json().data.events.map((e: Json) => e.type);
+    const log = (await asUser(tenant, 'bystander', { method: 'GET', url: `/api/v1/rooms/${room.id}/events?after=0` })).json().data.events.map((e: Json) =>
+      e.type);
     assert.deepEqual(log.filter((t: string) => t.startsWith('handoff.')), ['handoff.requested', 'handoff.ended', 'handoff.requested', 'handoff.ended']);
   });
 });

@@ -26,11 +26,13 @@ describe('rooms: reactions, attachments, polls and moderation of messages', func
   });
 
   const join = (sub: string, roomId: string) => asUser(tenant, sub, { method: 'POST', url: route('/api/v1/rooms/{id}/join', { id: roomId }) });
-  const post = (sub: string, roomId: string, payload: Json) => asUser(tenant, sub, { method: 'POST', url: route('/api/v1/rooms/{id}/messages', { id: roomId }), payload });
+  const post = (sub: string, roomId: string, payload: Json) => asUser(tenant, sub,
+    { method: 'POST', url: route('/api/v1/rooms/{id}/messages', { id: roomId }), payload });
   const react = (sub: string, roomId: string, messageId: string, emoji: unknown, who = tenant) =>
     asUser(who, sub, { method: 'POST', url: `/api/v1/rooms/${roomId}/messages/${messageId}/reactions`, payload: { emoji } });
   const upload = (sub: string, roomId: string, bytes: Buffer, type: string | undefined, headers: Record<string, string> = {}, who = tenant) =>
-    asUser(who, sub, { method: 'POST', url: `/api/v1/rooms/${roomId}/attachments`, payload: bytes, headers: { ...(type ? { 'content-type': type } : {}), ...headers } });
+    asUser(who, sub, { method: 'POST', url: `/api/v1/rooms/${roomId}/attachments`, payload: bytes,
+      headers: { ...(type ? { 'content-type': type } : {}), ...headers } });
   const download = (sub: string, roomId: string, attachmentId: string, headers: Record<string, string> = {}, who = tenant) =>
     asUser(who, sub, { method: 'GET', url: `/api/v1/rooms/${roomId}/attachments/${attachmentId}`, headers });
   const answer = (sub: string, roomId: string, pollId: string, payload: Json, who = tenant) =>
@@ -94,7 +96,8 @@ describe('rooms: reactions, attachments, polls and moderation of messages', func
     assert.equal(errorCode(await react('rx-outsider', r.id, message.id, '👍')), 'FORBIDDEN', 'not joined');
     assert.equal((await react('rx-peer', r.id, 'msg_unknown00000000000', '👍')).statusCode, 404);
     assert.equal((await react('rx-owner', r.id, message.id, '👍', stranger)).statusCode, 404, 'another product');
-    const note = await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/workspace/rooms/${r.id}/messages`, payload: { body: 'note', visibility: 'internal' } }));
+    const note = await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/workspace/rooms/${r.id}/messages`,
+      payload: { body: 'note', visibility: 'internal' } }));
     assert.equal((await react('rx-peer', r.id, note.json().data.id, '👍')).statusCode, 404, 'an internal message is not there for a customer');
 
     await asUser(tenant, 'rx-owner', { method: 'DELETE', url: `/api/v1/rooms/${r.id}/messages/${message.id}` });
@@ -107,7 +110,8 @@ describe('rooms: reactions, attachments, polls and moderation of messages', func
     await asUser(tenant, 'ed-owner', { method: 'PATCH', url: `/api/v1/rooms/${r.id}/messages/${message.id}`, payload: { body: 'second take' } });
     await asUser(tenant, 'ed-owner', { method: 'DELETE', url: `/api/v1/rooms/${r.id}/messages/${message.id}` });
     const entries = (await log('ed-peer', r.id)).filter((e) => e.type.startsWith('message.'));
-    assert.deepEqual(entries.map((e) => [e.type, e.visibility, e.data.messageId]), [['message.edited', 'customer', message.id], ['message.deleted', 'customer', message.id]]);
+    assert.deepEqual(entries.map((e) => [e.type, e.visibility, e.data.messageId]),
+      [['message.edited', 'customer', message.id], ['message.deleted', 'customer', message.id]]);
     assert.equal(entries[1].data.message.body, '', 'a deleted body is withheld');
     assert.deepEqual(await outboxEvents(tenant.organizationId, 'message.deleted'), []);
   });
@@ -168,7 +172,8 @@ describe('rooms: reactions, attachments, polls and moderation of messages', func
     const other = await room('at-owner');
     const elsewhere = (await upload('at-owner', other.id, PNG, 'image/png')).json().data;
     assert.equal(errorCode(await post('at-owner', r.id, { body: 'x', attachmentIds: [elsewhere.id] })), 'VALIDATION_FAILED', 'another room\'s upload');
-    assert.equal(errorCode(await post('at-owner', r.id, { body: 'x', attachmentIds: Array.from({ length: 11 }, (_, i) => `att_${i}`) })), 'VALIDATION_FAILED', 'over 10');
+    assert.equal(errorCode(await post('at-owner', r.id, { body: 'x', attachmentIds: Array.from({ length: 11 }, (_, i) => `att_${i}`) })), 'VALIDATION_FAILED',
+      'over 10');
 
     const posted = await post('at-owner', r.id, { body: 'see attached', attachmentIds: [attachment.id] });
     assert.equal(posted.statusCode, 201, posted.body);
@@ -261,7 +266,8 @@ describe('rooms: reactions, attachments, polls and moderation of messages', func
     const r = await room('md-author', 'md-r1', 'md-r2', 'md-r3', 'md-other');
     const upload1 = (await upload('md-author', r.id, PNG, 'image/png')).json().data;
     const message = (await post('md-author', r.id, { body: 'Buy cheap pills', attachmentIds: [upload1.id] })).json().data;
-    for (const payload of [{ messageId: message.id }, { messageId: message.id, reason: 'rude' }, { messageId: message.id, reason: 'spam', note: 'x'.repeat(1001) }, { reason: 'spam' }]) {
+    for (const payload of [{ messageId: message.id }, { messageId: message.id, reason: 'rude' },
+      { messageId: message.id, reason: 'spam', note: 'x'.repeat(1001) }, { reason: 'spam' }]) {
       assert.equal(errorCode(await report('md-r1', r.id, payload)), 'VALIDATION_FAILED', JSON.stringify(payload));
     }
     assert.equal(errorCode(await report('md-author', r.id, { messageId: message.id, reason: 'spam' })), 'FORBIDDEN', 'one\'s own message');
@@ -300,7 +306,8 @@ describe('rooms: reactions, attachments, polls and moderation of messages', func
     assert.ok(!JSON.stringify(otherLog).includes(kase.id), 'nor the case id');
     assert.deepEqual(otherLog.filter((e) => e.type === 'message.hidden').map((e) => [e.visibility, e.data.messageId]), [['customer', message.id]]);
     assert.ok(!otherLog.some((e) => e.type === 'moderation.reported'), 'reports are internal');
-    assert.deepEqual((await log('md-r1', r.id)).filter((e) => e.type === 'moderation.reported').map((e) => e.data.reportCount), [1], 'a reporter sees its own report');
+    assert.deepEqual((await log('md-r1', r.id)).filter((e) => e.type === 'moderation.reported').map((e) => e.data.reportCount), [1],
+      'a reporter sees its own report');
     assert.equal((await teamLog(r.id)).filter((e) => e.type === 'moderation.reported').length, 3);
     assert.equal((await report('md-other', r.id, { messageId: message.id, reason: 'other' })).json().data.state, 'actioned', 'a later report changes nothing');
 
@@ -318,7 +325,8 @@ describe('rooms: reactions, attachments, polls and moderation of messages', func
     assert.equal((await report('md-other', r.id, { messageId: message.id, reason: 'other' })).json().data.state, 'appealed');
 
     const mine = (await asUser(tenant, 'md-author', { method: 'GET', url: '/api/v1/approvals?kind=appeal' })).json().data;
-    assert.deepEqual(mine.map((a: Json) => [a.id, a.kind, a.status, a.subjectId, a.expiresAt]), [[approvalId, 'appeal', 'pending', appealed.json().data.id, null]]);
+    assert.deepEqual(mine.map((a: Json) => [a.id, a.kind, a.status, a.subjectId, a.expiresAt]),
+      [[approvalId, 'appeal', 'pending', appealed.json().data.id, null]]);
     assert.deepEqual((await asUser(tenant, 'md-r1', { method: 'GET', url: '/api/v1/approvals?kind=appeal' })).json().data, []);
     const authorLog = await log('md-author', r.id);
     assert.ok(authorLog.some((e) => e.type === 'moderation.appealed' && e.data.caseId === kase.id), 'the author sees its own appeal');
@@ -341,10 +349,12 @@ describe('rooms: reactions, attachments, polls and moderation of messages', func
 
   it('a rejected appeal upholds the case and the message stays hidden', async () => {
     const app = await ctx.buildApp({ roomReportThreshold: 1 });
-    const as = (sub: string, opts: InjectOptions) => call({ ...opts, headers: { ...opts.headers, authorization: `Bearer ${endUserToken(tenant.product, { sub })}` } }, app);
+    const as = (sub: string, opts: InjectOptions) => call({ ...opts, headers: { ...opts.headers,
+      authorization: `Bearer ${endUserToken(tenant.product, { sub })}` } }, app);
     const r = await room('up-author', 'up-reporter');
     const message = await say(tenant, 'up-author', r.id, 'borderline');
-    const kase = (await as('up-reporter', { method: 'POST', url: `/api/v1/rooms/${r.id}/moderation/reports`, payload: { messageId: message.id, reason: 'harassment' } })).json().data;
+    const kase = (await as('up-reporter', { method: 'POST', url: `/api/v1/rooms/${r.id}/moderation/reports`,
+      payload: { messageId: message.id, reason: 'harassment' } })).json().data;
     assert.deepEqual([kase.state, kase.reportCount], ['actioned', 1], 'SV_ROOM_REPORT_THRESHOLD 1: one report hides');
     const { approvalId } = (await appeal('up-author', r.id, kase.id, { statement: 'Context matters' })).json().data;
     const rejected = await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/v1/approvals/${approvalId}/reject`, payload: { reason: 'no' } }));
@@ -355,7 +365,8 @@ describe('rooms: reactions, attachments, polls and moderation of messages', func
     await join('up-late', r.id);
     assert.equal((await report('up-late', r.id, { messageId: message.id, reason: 'spam' })).json().data.state, 'upheld');
     assert.equal(errorCode(await appeal('up-author', r.id, kase.id, { statement: 'again' })), 'CONFLICT', 'upheld');
-    assert.equal(errorCode(await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/v1/approvals/${approvalId}/approve`, payload: {} }))), 'CONFLICT', 'decided already');
+    assert.equal(errorCode(await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/v1/approvals/${approvalId}/approve`, payload: {} }))), 'CONFLICT',
+      'decided already');
   });
 
   it('an archived room takes no reactions, uploads, answers, reports or appeals', async () => {

@@ -57,7 +57,8 @@ describe('rooms: operations (compaction, end-user rate limit, identity merge, co
       const room = await openRoom(tenant, 'tiny');
       await say(tenant, 'tiny', room.id, 'before');
       await eventually(async () => {
-        const [row] = await ctx.dataSource.query(`SELECT max(created_at) < now() - interval '10 milliseconds' AS old FROM room_events WHERE room_id = $1`, [room.id]);
+        const [row] = await ctx.dataSource.query(`SELECT max(created_at) < now() - interval '10 milliseconds' AS old FROM room_events WHERE room_id = $1`,
+          [room.id]);
         return row.old;
       });
       // Called directly, so it is done when it returns: it compacts every room of this scratch database, and
@@ -110,7 +111,8 @@ describe('rooms: operations (compaction, end-user rate limit, identity merge, co
         [principalIdOf(tenant.product.id, 'end_user', busy)]);
       assert.equal(window[0].n, LIMIT, 'the refusal counted nothing, in the end user\'s own window rows');
 
-      assert.equal((await as(`calm-${randomBytes(4).toString('hex')}`, { method: 'GET', url: '/api/v1/rooms' })).statusCode, 200, 'another end user has its own window');
+      assert.equal((await as(`calm-${randomBytes(4).toString('hex')}`, { method: 'GET', url: '/api/v1/rooms' })).statusCode, 200,
+        'another end user has its own window');
       assert.equal((await as(busy, { method: 'GET', url: '/api/v1/installation' })).statusCode, 200, 'outside Rooms an end user is not limited');
     });
   });
@@ -129,14 +131,16 @@ describe('rooms: operations (compaction, end-user rate limit, identity merge, co
       const invoked = await asUser(tenant, anon, { method: 'POST', url: `/api/v1/rooms/${own.id}/agents/assistant/invoke`, payload: { input: marker } });
       assert.equal(invoked.statusCode, 202, invoked.body);
       const runId = invoked.json().data.id;
-      await eventually(async () => (await asKey(tenant, { method: 'GET', url: `/api/v1/agent-runs/${runId}` })).json().data.status === 'awaiting_approval', 30_000);
+      await eventually(async () => (await asKey(tenant, { method: 'GET', url: `/api/v1/agent-runs/${runId}` })).json().data.status === 'awaiting_approval',
+        30_000);
 
       // Both in one room: the signed user owns it, the anonymous one joined and read further.
       const shared = await openRoom(tenant, signed, { visibility: 'product' });
       await asUser(tenant, anon, { method: 'POST', url: `/api/v1/rooms/${shared.id}/join` });
       const hello = await say(tenant, signed, shared.id, 'Hello');
       for (const who of [signed, anon]) {
-        const reacted = await asUser(tenant, who, { method: 'POST', url: `/api/v1/rooms/${shared.id}/messages/${hello.id}/reactions`, payload: { emoji: '👍' } });
+        const reacted = await asUser(tenant, who, { method: 'POST', url: `/api/v1/rooms/${shared.id}/messages/${hello.id}/reactions`,
+          payload: { emoji: '👍' } });
         assert.equal(reacted.statusCode, 200, reacted.body);
       }
       const joinedHead = (await asUser(tenant, anon, { method: 'GET', url: `/api/v1/rooms/${shared.id}` })).json().data.headSeq;
@@ -195,12 +199,15 @@ describe('rooms: operations (compaction, end-user rate limit, identity merge, co
       const room = await openRoom(tenant, host, { visibility: 'product', title: 'Shared export pains' });
       assert.equal((await asUser(tenant, anon, { method: 'POST', url: `/api/v1/rooms/${room.id}/join` })).statusCode, 200);
       const said = await say(tenant, anon, room.id, 'Shared here too');
-      const asked = await asUser(tenant, host, { method: 'POST', url: `/api/v1/rooms/${room.id}/messages`, payload: { body: 'Which?', kind: 'poll', poll: { options: ['a', 'b'] } } });
+      const asked = await asUser(tenant, host, { method: 'POST', url: `/api/v1/rooms/${room.id}/messages`,
+        payload: { body: 'Which?', kind: 'poll', poll: { options: ['a', 'b'] } } });
       assert.equal(asked.statusCode, 201, asked.body);
-      const answered = await asUser(tenant, anon, { method: 'PUT', url: `/api/v1/rooms/${room.id}/polls/${asked.json().data.poll.id}/responses`, payload: { optionIndex: 1 } });
+      const answered = await asUser(tenant, anon, { method: 'PUT', url: `/api/v1/rooms/${room.id}/polls/${asked.json().data.poll.id}/responses`,
+        payload: { optionIndex: 1 } });
       assert.equal(answered.statusCode, 200, answered.body);
       for (const messageId of [said.id, asked.json().data.id]) {
-        const reacted = await asUser(tenant, anon, { method: 'POST', url: `/api/v1/rooms/${room.id}/messages/${messageId}/reactions`, payload: { emoji: '👍' } });
+        const reacted = await asUser(tenant, anon, { method: 'POST', url: `/api/v1/rooms/${room.id}/messages/${messageId}/reactions`,
+          payload: { emoji: '👍' } });
         assert.equal(reacted.statusCode, 200, reacted.body);
       }
 

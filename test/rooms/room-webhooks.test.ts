@@ -19,7 +19,8 @@ const WEBHOOK_TYPES = [
   'room.canvas.updated', 'room.agent.action_executed', 'room.cohort.invited', 'room.release.receipt_sent',
 ];
 /** Room events this test also causes that §9 keeps off webhooks. */
-const LOG_ONLY = ['member.joined', 'reaction.toggled', 'promise.proposed', 'approval.requested', 'approval.decided', 'run.updated', 'job.updated', 'document.compiled', 'knowledge.proposed'];
+const LOG_ONLY = ['member.joined', 'reaction.toggled', 'promise.proposed', 'approval.requested', 'approval.decided', 'run.updated', 'job.updated',
+  'document.compiled', 'knowledge.proposed'];
 
 describe('rooms: every room.* webhook reaches a subscribed endpoint', function () {
   // A promise has to pass its due time and several workflows run; a shared machine may be slow.
@@ -51,7 +52,8 @@ describe('rooms: every room.* webhook reaches a subscribed endpoint', function (
     const room = await openRoom(tenant, ownerSub, { visibility: 'product', title: `Exports ${tag}` });
     const ownerName = text(`Ada Lovelace ${tag}`);
     const ownerEmail = text(`ada.${tag}@lovelace.example`);
-    await ctx.dataSource.query('UPDATE end_users SET name = $1, email = $2 WHERE product_id = $3 AND end_user_id = $4', [ownerName, ownerEmail, tenant.product.id, ownerSub]);
+    await ctx.dataSource.query('UPDATE end_users SET name = $1, email = $2 WHERE product_id = $3 AND end_user_id = $4',
+      [ownerName, ownerEmail, tenant.product.id, ownerSub]);
     const [{ email: teammateEmail }] = await ctx.dataSource.query('SELECT email FROM teammates WHERE id = $1', [tenant.owner.id]);
     secrets.push(teammateEmail);
     const teammate = (opts: InjectOptions) => call(asTeammate(tenant.owner, opts));
@@ -72,15 +74,18 @@ describe('rooms: every room.* webhook reaches a subscribed endpoint', function (
     // room.message.created; then member.joined and reaction.toggled, which stay in the log.
     const message = await say(tenant, ownerSub, room.id, text(`Exports time out at 10k rows ${tag}`));
     assert.equal((await asUser(tenant, peerSub, { method: 'POST', url: `/api/v1/rooms/${room.id}/join` })).statusCode, 200);
-    const reacted = await asUser(tenant, peerSub, { method: 'POST', url: `/api/v1/rooms/${room.id}/messages/${message.id}/reactions`, payload: { emoji: '👍' } });
+    const reacted = await asUser(tenant, peerSub, { method: 'POST', url: `/api/v1/rooms/${room.id}/messages/${message.id}/reactions`,
+      payload: { emoji: '👍' } });
     assert.ok(reacted.statusCode < 300, reacted.body);
 
     // room.decision.recorded (after its room.message.created).
-    const decision = await teammate({ method: 'POST', url: `/api/workspace/rooms/${room.id}/messages`, payload: { body: text(`We will stream exports ${tag}`), visibility: 'customer', kind: 'decision' } });
+    const decision = await teammate({ method: 'POST', url: `/api/workspace/rooms/${room.id}/messages`,
+      payload: { body: text(`We will stream exports ${tag}`), visibility: 'customer', kind: 'decision' } });
     assert.equal(decision.statusCode, 201, decision.body);
 
     // room.updated and room.cohort.invited.
-    assert.equal((await asUser(tenant, ownerSub, { method: 'PATCH', url: `/api/v1/rooms/${room.id}`, payload: { title: `Streaming exports ${tag}` } })).statusCode, 200);
+    assert.equal((await asUser(tenant, ownerSub, { method: 'PATCH', url: `/api/v1/rooms/${room.id}`,
+      payload: { title: `Streaming exports ${tag}` } })).statusCode, 200);
     const invited = await asKey(tenant, { method: 'POST', url: `/api/v1/rooms/${room.id}/members`, payload: { endUserIds: [inviteeSub] } });
     assert.equal(invited.statusCode, 201, invited.body);
 
@@ -95,7 +100,8 @@ describe('rooms: every room.* webhook reaches a subscribed endpoint', function (
     const marker = `ask-${tag}`;
     const reply = text(`Streaming exports are planned ${tag}`);
     ctx.fakeAi.when(marker, { content: reply });
-    const invoked = await asUser(tenant, ownerSub, { method: 'POST', url: `/api/v1/rooms/${room.id}/agents/assistant/invoke`, payload: { input: `Summarise ${marker}` } });
+    const invoked = await asUser(tenant, ownerSub, { method: 'POST', url: `/api/v1/rooms/${room.id}/agents/assistant/invoke`,
+      payload: { input: `Summarise ${marker}` } });
     assert.equal(invoked.statusCode, 202, invoked.body);
     const runId = invoked.json().data.id;
     const runNow = async () => (await asKey(tenant, { method: 'GET', url: route('/api/v1/agent-runs/{runId}', { runId }) })).json().data;
@@ -108,7 +114,8 @@ describe('rooms: every room.* webhook reaches a subscribed endpoint', function (
 
     // room.knowledge.published: compile, promote, approve.
     const title = `PRD ${tag}`;
-    ctx.fakeAi.when(title, { json: { title, statements: [{ section: 'Problem', text: text(`Exports time out on big projects ${tag}`), citations: [message.id] }] } });
+    ctx.fakeAi.when(title, { json: { title, statements: [{ section: 'Problem', text: text(`Exports time out on big projects ${tag}`),
+      citations: [message.id] }] } });
     const compiled = await asKey(tenant, { method: 'POST', url: `/api/v1/rooms/${room.id}/compile`, payload: { title } });
     assert.equal(compiled.statusCode, 201, compiled.body);
     const promoted = await asKey(tenant, { method: 'POST', url: `/api/v1/rooms/${room.id}/promote`, payload: { documentId: compiled.json().data.id } });
@@ -124,9 +131,11 @@ describe('rooms: every room.* webhook reaches a subscribed endpoint', function (
     assert.equal(await (await settledHandle(`room-promise/${missed.result.promiseId}`)).result(), 'missed');
 
     // room.release.receipt_sent for a published release.
-    const feature = await teammate({ method: 'POST', url: '/api/workspace/features', payload: { productId: tenant.product.id, title: 'Faster export', problem: 'Slow' } });
+    const feature = await teammate({ method: 'POST', url: '/api/workspace/features',
+      payload: { productId: tenant.product.id, title: 'Faster export', problem: 'Slow' } });
     assert.equal(feature.statusCode, 201, feature.body);
-    const release = await teammate({ method: 'POST', url: '/api/workspace/releases', payload: { productId: tenant.product.id, title: 'Spring', featureIds: [feature.json().data.id] } });
+    const release = await teammate({ method: 'POST', url: '/api/workspace/releases',
+      payload: { productId: tenant.product.id, title: 'Spring', featureIds: [feature.json().data.id] } });
     assert.equal(release.statusCode, 201, release.body);
     await job('send_release_receipts', { releaseId: release.json().data.id });
 

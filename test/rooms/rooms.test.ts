@@ -22,7 +22,8 @@ describe('rooms: rooms, members, messages, events and catch-up', function () {
     (await asUser(tenant, sub, { method: 'GET', url: `/api/v1/rooms/${roomId}/events${query}` }));
 
   it('creates a room: the caller owns it, room.created is seq 1 and a webhook; every answer names contract 1.5', async () => {
-    const res = await asUser(tenant, 'ada', { method: 'POST', url: '/api/v1/rooms', payload: { title: 'Faster exports', kind: 'feature', purpose: 'Talk it through' } });
+    const res = await asUser(tenant, 'ada', { method: 'POST', url: '/api/v1/rooms',
+      payload: { title: 'Faster exports', kind: 'feature', purpose: 'Talk it through' } });
     assert.equal(res.statusCode, 201, res.body);
     assert.equal(res.headers['service-rooms-version'], '1.5');
     const room = res.json().data;
@@ -46,7 +47,8 @@ describe('rooms: rooms, members, messages, events and catch-up', function () {
   });
 
   it('refuses bad input before any lookup, keys on identity paths, and a missing credential', async () => {
-    const bad = [{}, { title: '' }, { title: 'x'.repeat(181) }, { title: 'ok', extra: 1 }, { title: 'ok', kind: 'chat' }, { title: 'ok', threadIds: ['thr_nope000000000'] }];
+    const bad = [{}, { title: '' }, { title: 'x'.repeat(181) }, { title: 'ok', extra: 1 }, { title: 'ok', kind: 'chat' },
+      { title: 'ok', threadIds: ['thr_nope000000000'] }];
     for (const payload of bad) {
       const res = await asUser(tenant, 'ada', { method: 'POST', url: '/api/v1/rooms', payload });
       assert.equal(errorCode(res), 'VALIDATION_FAILED', JSON.stringify(payload));
@@ -63,7 +65,8 @@ describe('rooms: rooms, members, messages, events and catch-up', function () {
   it('a private room is the same 404 to an uninvited end user and to another product; a product room is open to all', async () => {
     const secret = await openRoom(tenant, 'owner-1');
     const stranger = await roomsTenant();
-    for (const url of [`/api/v1/rooms/${secret.id}`, `/api/v1/rooms/${secret.id}/events`, `/api/v1/rooms/${secret.id}/catch-up`, '/api/v1/rooms/room_unknown0000000']) {
+    for (const url of [`/api/v1/rooms/${secret.id}`, `/api/v1/rooms/${secret.id}/events`, `/api/v1/rooms/${secret.id}/catch-up`,
+      '/api/v1/rooms/room_unknown0000000']) {
       const res = await asUser(tenant, 'nosy', { method: 'GET', url });
       assert.equal(res.statusCode, 404, url);
       assert.equal((await asUser(stranger, 'owner-1', { method: 'GET', url })).statusCode, 404, `other product: ${url}`);
@@ -92,7 +95,8 @@ describe('rooms: rooms, members, messages, events and catch-up', function () {
     const byIdentity = await asUser(tenant, 'host', { method: 'POST', url: `/api/v1/rooms/${room.id}/members`, payload: { endUserIds: ['guest'] } });
     assert.equal(errorCode(byIdentity), 'FORBIDDEN');
     const readOnly = await createTenant(['service:rooms:read']);
-    assert.equal(errorCode(await call(withKey(readOnly.key, { method: 'POST', url: `/api/v1/rooms/${room.id}/members`, payload: { endUserIds: ['guest'] } }))), 'INSUFFICIENT_SCOPE');
+    assert.equal(errorCode(await call(withKey(readOnly.key, { method: 'POST', url: `/api/v1/rooms/${room.id}/members`, payload: { endUserIds: ['guest'] } }))),
+      'INSUFFICIENT_SCOPE');
     for (const payload of [{ endUserIds: [] }, { endUserIds: ['x'.repeat(201)] }, { endUserIds: Array.from({ length: 101 }, (_, i) => `u${i}`) }]) {
       assert.equal((await asKey(tenant, { method: 'POST', url: `/api/v1/rooms/${room.id}/members`, payload })).statusCode, 400);
     }
@@ -108,7 +112,8 @@ describe('rooms: rooms, members, messages, events and catch-up', function () {
     assert.equal(cohort[0].payload.count, 2);
     const repeat = (await asKey(tenant, { method: 'POST', url: `/api/v1/rooms/${room.id}/members`, payload: { endUserIds: ['guest'] } })).json().data;
     assert.deepEqual(repeat, { invited: [], alreadyMembers: [fresh.find((m: Json) => m.endUserId === 'guest').principalId] });
-    assert.equal((await outboxEvents(tenant.organizationId, 'room.cohort.invited')).filter((e) => e.payload.roomId === room.id).length, 1, 'nothing new, no event');
+    assert.equal((await outboxEvents(tenant.organizationId, 'room.cohort.invited')).filter((e) => e.payload.roomId === room.id).length, 1,
+      'nothing new, no event');
 
     assert.equal((await asUser(tenant, 'guest', { method: 'GET', url: `/api/v1/rooms/${room.id}` })).statusCode, 200, 'invited: visible');
     assert.equal(errorCode(await events('guest', room.id)), 'FORBIDDEN', 'invited is not joined');
@@ -126,7 +131,8 @@ describe('rooms: rooms, members, messages, events and catch-up', function () {
     assert.equal(rest.data.length, 2, 'owner, two agents and the guest');
     assert.equal(rest.nextCursor, null);
 
-    const principals = Object.fromEntries((await asKey(tenant, { method: 'GET', url: `/api/v1/rooms/${room.id}/members` })).json().data.map((m: Json) => [m.alias ?? m.endUserId, m.principalId]));
+    const principals = Object.fromEntries((await asKey(tenant, { method: 'GET', url: `/api/v1/rooms/${room.id}/members` })).json().data.map((m: Json) =>
+      [m.alias ?? m.endUserId, m.principalId]));
     for (const who of ['host', 'assistant']) {
       assert.equal(errorCode(await asKey(tenant, { method: 'DELETE', url: `/api/v1/rooms/${room.id}/members/${principals[who]}` })), 'CONFLICT', who);
     }
@@ -134,19 +140,22 @@ describe('rooms: rooms, members, messages, events and catch-up', function () {
     const removed = await asKey(tenant, { method: 'DELETE', url: `/api/v1/rooms/${room.id}/members/${principals.guest}` });
     assert.equal(removed.json().data.state, 'removed');
     assert.equal((await asUser(tenant, 'guest', { method: 'GET', url: `/api/v1/rooms/${room.id}` })).statusCode, 404);
-    assert.equal(errorCode(await asUser(tenant, 'host', { method: 'DELETE', url: `/api/v1/rooms/${room.id}/members/${principals.guest}` })), 'FORBIDDEN', 'identity on a key path');
+    assert.equal(errorCode(await asUser(tenant, 'host', { method: 'DELETE', url: `/api/v1/rooms/${room.id}/members/${principals.guest}` })), 'FORBIDDEN',
+      'identity on a key path');
 
     const open = await openRoom(tenant, 'host', { visibility: 'product' });
     await asUser(tenant, 'drifter', { method: 'POST', url: `/api/v1/rooms/${open.id}/join` });
     const drifter = (await asUser(tenant, 'drifter', { method: 'GET', url: `/api/v1/rooms/${open.id}` })).json().data.membership.principalId;
     await asKey(tenant, { method: 'DELETE', url: `/api/v1/rooms/${open.id}/members/${drifter}` });
-    assert.equal(errorCode(await asUser(tenant, 'drifter', { method: 'POST', url: `/api/v1/rooms/${open.id}/join` })), 'FORBIDDEN', 'removed from a product room');
+    assert.equal(errorCode(await asUser(tenant, 'drifter', { method: 'POST', url: `/api/v1/rooms/${open.id}/join` })), 'FORBIDDEN',
+      'removed from a product room');
   });
 
   it('messages: customers post customer messages only, edit and delete their own; internal ones never reach them', async () => {
     const room = await openRoom(tenant, 'poster', { visibility: 'product' });
     await asUser(tenant, 'reader', { method: 'POST', url: `/api/v1/rooms/${room.id}/join` });
-    const internal = await asUser(tenant, 'poster', { method: 'POST', url: `/api/v1/rooms/${room.id}/messages`, payload: { body: 'psst', visibility: 'internal' } });
+    const internal = await asUser(tenant, 'poster', { method: 'POST', url: `/api/v1/rooms/${room.id}/messages`,
+      payload: { body: 'psst', visibility: 'internal' } });
     assert.equal(errorCode(internal), 'FORBIDDEN');
     for (const payload of [{}, { body: '' }, { body: 'x'.repeat(4001) }, { body: 'hi', kind: 'essay' }, { body: 'hi', extra: true }]) {
       assert.equal((await asUser(tenant, 'poster', { method: 'POST', url: `/api/v1/rooms/${room.id}/messages`, payload })).statusCode, 400);
@@ -183,7 +192,8 @@ describe('rooms: rooms, members, messages, events and catch-up', function () {
     assert.equal(errorCode(notMine), 'FORBIDDEN');
     const hidden = await asUser(tenant, 'reader', { method: 'PATCH', url: `/api/v1/rooms/${room.id}/messages/${note.json().data.id}`, payload: { body: 'x' } });
     assert.equal(hidden.statusCode, 404, 'an internal message is not there for a customer');
-    const edited = await asUser(tenant, 'poster', { method: 'PATCH', url: `/api/v1/rooms/${room.id}/messages/${message.id}`, payload: { body: 'Exports time out at 5k rows' } });
+    const edited = await asUser(tenant, 'poster', { method: 'PATCH', url: `/api/v1/rooms/${room.id}/messages/${message.id}`,
+      payload: { body: 'Exports time out at 5k rows' } });
     assert.equal(edited.statusCode, 200);
     assert.ok(edited.json().data.editedAt);
     assert.equal(errorCode(await asUser(tenant, 'reader', { method: 'DELETE', url: `/api/v1/rooms/${room.id}/messages/${message.id}` })), 'FORBIDDEN');
@@ -192,18 +202,21 @@ describe('rooms: rooms, members, messages, events and catch-up', function () {
     assert.ok(deleted.json().data.deletedAt);
     const again = await asUser(tenant, 'poster', { method: 'DELETE', url: `/api/v1/rooms/${room.id}/messages/${message.id}` });
     assert.deepEqual(again.json().data, deleted.json().data, 'deleting again answers the same');
-    assert.equal(errorCode(await asUser(tenant, 'poster', { method: 'PATCH', url: `/api/v1/rooms/${room.id}/messages/${message.id}`, payload: { body: 'back' } })), 'CONFLICT');
+    assert.equal(errorCode(await asUser(tenant, 'poster', { method: 'PATCH', url: `/api/v1/rooms/${room.id}/messages/${message.id}`,
+      payload: { body: 'back' } })), 'CONFLICT');
   });
 
   it('the event log: seq rises by one per change, readers skip what they may not see, pages say where to go on', async () => {
     const room = await openRoom(tenant, 'logger', { visibility: 'product' });
     await asUser(tenant, 'follower', { method: 'POST', url: `/api/v1/rooms/${room.id}/join` });
     await say(tenant, 'logger', room.id, 'one');
-    await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/workspace/rooms/${room.id}/messages`, payload: { body: 'note', visibility: 'internal' } }));
+    await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/workspace/rooms/${room.id}/messages`,
+      payload: { body: 'note', visibility: 'internal' } }));
     await say(tenant, 'logger', room.id, 'two');
     const all = (await call(asTeammate(tenant.owner, { method: 'GET', url: `/api/workspace/rooms/${room.id}/events?after=0` }))).json().data;
     assert.deepEqual(all.events.map((e: Json) => e.seq), [1, 2, 3, 4, 5]);
-    assert.deepEqual(all.events.map((e: Json) => e.type), ['room.created', 'member.joined', 'room.message.created', 'room.message.created', 'room.message.created']);
+    assert.deepEqual(all.events.map((e: Json) => e.type), ['room.created', 'member.joined', 'room.message.created', 'room.message.created',
+      'room.message.created']);
     const mine = (await events('follower', room.id, '?after=0')).json().data;
     assert.deepEqual(mine.events.map((e: Json) => e.seq), [1, 2, 3, 5], 'the internal note is a gap');
     assert.deepEqual([mine.limited, mine.snapshot, mine.seq, mine.headSeq, mine.hasMore], [false, null, 5, 5, false]);
@@ -242,14 +255,16 @@ describe('rooms: rooms, members, messages, events and catch-up', function () {
     await asUser(tenant, 'lurker', { method: 'POST', url: `/api/v1/rooms/${room.id}/join` });
     await say(tenant, 'talker', room.id, 'first');
     await say(tenant, 'lurker', room.id, 'my own');
-    await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/workspace/rooms/${room.id}/messages`, payload: { body: 'internal', visibility: 'internal' } }));
+    await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/workspace/rooms/${room.id}/messages`,
+      payload: { body: 'internal', visibility: 'internal' } }));
     const second = await say(tenant, 'talker', room.id, 'second');
     const catchUp = async () => (await asUser(tenant, 'lurker', { method: 'GET', url: route('/api/v1/rooms/{id}/catch-up', { id: room.id }) })).json().data;
     const first = await catchUp();
     assert.deepEqual([first.readMarker, first.seq, first.unreadCount, first.limited], [2, 6, 2, false]);
     assert.deepEqual(first.messages.map((m: Json) => m.body), ['first', 'second']);
     assert.deepEqual(await catchUp(), first, 'reading does not move the marker');
-    const patch = (readMarker: number) => asUser(tenant, 'lurker', { method: 'PATCH', url: route('/api/v1/rooms/{id}', { id: room.id }), payload: { readMarker } });
+    const patch = (readMarker: number) => asUser(tenant, 'lurker', { method: 'PATCH', url: route('/api/v1/rooms/{id}', { id: room.id }),
+      payload: { readMarker } });
     assert.equal(errorCode(await patch(7)), 'VALIDATION_FAILED', 'beyond headSeq');
     const moved = await patch(second.seq - 1);
     assert.equal(moved.statusCode, 200, moved.body);
@@ -283,7 +298,8 @@ describe('rooms: rooms, members, messages, events and catch-up', function () {
     assert.deepEqual(moves.map((e) => [e.payload.from, e.payload.to]), [['open', 'resolved'], ['resolved', 'open']]);
     assert.equal((await patch('boss', { status: 'archived' })).statusCode, 200);
     assert.equal(errorCode(await patch('boss', { status: 'open' })), 'CONFLICT', 'archived is final');
-    assert.equal(errorCode(await asUser(tenant, 'peer', { method: 'POST', url: `/api/v1/rooms/${room.id}/messages`, payload: { body: 'hello?' } })), 'CONFLICT');
+    assert.equal(errorCode(await asUser(tenant, 'peer', { method: 'POST', url: `/api/v1/rooms/${room.id}/messages`, payload: { body: 'hello?' } })),
+      'CONFLICT');
     assert.equal(errorCode(await asKey(tenant, { method: 'POST', url: `/api/v1/rooms/${room.id}/members`, payload: { endUserIds: ['late'] } })), 'CONFLICT');
     const head = (await asUser(tenant, 'peer', { method: 'GET', url: `/api/v1/rooms/${room.id}` })).json().data.headSeq;
     assert.equal((await patch('peer', { readMarker: head })).statusCode, 200, 'the read marker still moves');
@@ -297,7 +313,8 @@ describe('rooms: rooms, members, messages, events and catch-up', function () {
     const privateRoom = await openRoom(tenant, 'searcher', { title: `About ${word}` });
     const open = await openRoom(tenant, 'other', { visibility: 'product' });
     await say(tenant, 'other', open.id, `the ${word} export`);
-    await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/workspace/rooms/${open.id}/messages`, payload: { body: `internal ${word}2`, visibility: 'internal' } }));
+    await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/workspace/rooms/${open.id}/messages`,
+      payload: { body: `internal ${word}2`, visibility: 'internal' } }));
     const byKey = (await asKey(tenant, { method: 'GET', url: `/api/v1/rooms/search?q=${word.toUpperCase()}` })).json().data;
     assert.deepEqual(byKey.map((h: Json) => h.room.id).sort(), [privateRoom.id, open.id].sort());
     assert.equal(byKey.find((h: Json) => h.room.id === open.id).matchedMessageIds.length, 2, 'a key sees internal messages');

@@ -47,13 +47,15 @@ describe('rooms: the workspace\'s approvals for the console', function () {
 
     const member = await sessionFor(tenant.organizationId, 'member');
     assert.equal((await list(member, '?status=pending')).json().data.length, 2, 'a member reads them');
-    assert.equal(errorCode(await call(asTeammate(member, { method: 'POST', url: `/api/v1/approvals/${first.approvalId}/approve`, payload: {} }))), 'FORBIDDEN', 'but does not decide');
+    assert.equal(errorCode(await call(asTeammate(member, { method: 'POST', url: `/api/v1/approvals/${first.approvalId}/approve`, payload: {} }))), 'FORBIDDEN',
+      'but does not decide');
     assert.equal(errorCode(await list(tenant.owner, '?status=waiting')), 'VALIDATION_FAILED');
     assert.equal((await asKey(tenant, { method: 'GET', url: '/api/workspace/rooms/approvals' })).statusCode, 403, 'a key is refused');
 
     const decided = await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/v1/approvals/${first.approvalId}/approve`, payload: {} }));
     assert.equal(decided.statusCode, 200, decided.body);
-    assert.deepEqual((await list(tenant.owner, '?status=pending')).json().data.map((a: Json) => a.id), [second.approvalId], 'decided ones leave the pending list');
+    assert.deepEqual((await list(tenant.owner, '?status=pending')).json().data.map((a: Json) => a.id), [second.approvalId],
+      'decided ones leave the pending list');
     assert.equal((await list(tenant.owner, '?status=approved')).json().data[0].decidedBy.teammateId, tenant.owner.id);
   });
 });

@@ -159,7 +159,8 @@ describe('rules: AI validator (docs/ai.md#the-validator)', () => {
       assert.equal(out.summary, '[Fixed summary] Customer story (text), rated 4.5 out of 5.');
       assert.equal(out.label, 'Fixed summary, no AI text');
       assert.equal(out.sentiment, 'positive');
-      const unrated = validateSummary({ sentiment: 'negative', sentences: [{ text: 'It took 3 days.' }], caveats: [] }, { ...S, version: { id: 'v', text: 'It took 2 days.' } });
+      const unrated = validateSummary({ sentiment: 'negative', sentences: [{ text: 'It took 3 days.' }], caveats: [] },
+        { ...S, version: { id: 'v', text: 'It took 2 days.' } });
       assert.equal(unrated.summary, '[Fixed summary] Customer story (text).');
       assert.equal(unrated.sentiment, 'neutral');
     });
@@ -186,7 +187,8 @@ describe('rules: AI validator (docs/ai.md#the-validator)', () => {
     });
 
     it('numbers in the source in other notations pass: $1,200, 1.2k, twelve, four', () => {
-      const out = summarize(['They save USD 1.2k a month.', 'Twelve people use it and support answers in four hours.', 'It cut onboarding by seven days, from 9 to 2.']);
+      const out = summarize(['They save USD 1.2k a month.', 'Twelve people use it and support answers in four hours.',
+        'It cut onboarding by seven days, from 9 to 2.']);
       assert.deepEqual(out.validation.issues.filter((i) => i.code === 'invented_number').map((i) => i.detail), ['7']);
     });
   });
@@ -218,7 +220,8 @@ describe('rules: AI validator (docs/ai.md#the-validator)', () => {
     it('incentive checks', () => {
       const disclosure = '$25 gift card for any honest review';
       assert.equal(status({ subject: 'Hi', body: 'Tell us your story.' }, { incentiveDisclosure: disclosure }).incentive_disclosed_when_offered, 'fail');
-      assert.equal(status({ subject: 'Hi', body: `Tell us your story.  We offer a $25 gift card   for any honest review.` }, { incentiveDisclosure: disclosure }).incentive_disclosed_when_offered, 'pass');
+      assert.equal(status({ subject: 'Hi', body: `Tell us your story.  We offer a $25 gift card   for any honest review.` },
+        { incentiveDisclosure: disclosure }).incentive_disclosed_when_offered, 'pass');
       assert.equal(status({ subject: 'Hi', body: "We'll send a gift card." }, {}).no_undisclosed_incentive, 'fail');
     });
 
@@ -236,7 +239,8 @@ describe('rules: AI validator (docs/ai.md#the-validator)', () => {
     it('the corpus: uncited, unknown citation, invented number, altered quotes', () => {
       assert.deepEqual(reasonsOf([{ text: 'Onboarding got faster.', citations: [] }]), [['uncited']]);
       assert.deepEqual(reasonsOf([{ text: 'Onboarding got faster.', citations: [{ sourceVersionId: 'ver_unknown', quote: null }] }]), [['unknown_citation']]);
-      assert.deepEqual(reasonsOf([{ text: 'NPS rose to 58 and onboarding took 2 days.', citations: [{ sourceVersionId: 'pver_b', quote: null }] }]), [['invented_number']]);
+      assert.deepEqual(reasonsOf([{ text: 'NPS rose to 58 and onboarding took 2 days.', citations: [{ sourceVersionId: 'pver_b', quote: null }] }]),
+        [['invented_number']]);
       assert.deepEqual(reasonsOf([{
         text: 'Ada said "we cut onboarding from 9 days to two".',
         citations: [{ sourceVersionId: 'pver_s', quote: 'we cut onboarding from 9 days to two' }],
@@ -260,7 +264,8 @@ describe('rules: AI validator (docs/ai.md#the-validator)', () => {
     });
 
     it('a failing title becomes "Customer story"', () => {
-      assert.equal(cs([{ text: 'Onboarding got faster.', citations: [{ sourceVersionId: 'pver_s', quote: null }] }], 12, 'Onboarding in 1 day').title, 'Customer story');
+      assert.equal(cs([{ text: 'Onboarding got faster.', citations: [{ sourceVersionId: 'pver_s', quote: null }] }], 12, 'Onboarding in 1 day').title,
+        'Customer story');
     });
   });
 

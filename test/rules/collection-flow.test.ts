@@ -21,14 +21,16 @@ describe('collection flow rules', () => {
   });
 
   it('a rating that leaves a band unrouted, an unknown band or a repeated question is an issue', () => {
-    const d = completeDefinition('F', { rating: { scale: 'five_star', required: true }, routing: { negative: 'support_room', neutral: 'check_in', happy: 'story_invite' } });
+    const d = completeDefinition('F', { rating: { scale: 'five_star', required: true },
+      routing: { negative: 'support_room', neutral: 'check_in', happy: 'story_invite' } });
     d.questions = [{ questionId: 'q1', version: 1, required: true }, { questionId: 'q1', version: 2, required: false }];
     const paths = routingIssues(d).map((i) => i.path);
     assert.deepEqual(paths.sort(), ['definition.questions[1]', 'definition.routing.happy', 'definition.routing.positive'].sort());
   });
 
   it('a reward described as depending on a rating, band or sentiment is refused; a neutral one passes', () => {
-    for (const text of ['Gift card for promoters', '$10 if you rate us 5 stars', 'Credit for positive reviews', 'Only for happy customers', 'Depends on your NPS score']) {
+    for (const text of ['Gift card for promoters', '$10 if you rate us 5 stars', 'Credit for positive reviews', 'Only for happy customers',
+      'Depends on your NPS score']) {
       assert.ok(incentiveConditionReason(text), text);
     }
     assert.equal(incentiveConditionReason('A $20 gift card for every response'), null);
@@ -37,6 +39,7 @@ describe('collection flow rules', () => {
   it('the content hash covers the definition and the incentive', () => {
     const d = completeDefinition('F', {});
     assert.notEqual(flowContentHash(d, { offered: false }), flowContentHash({ ...d, title: 'G' }, { offered: false }));
-    assert.notEqual(flowContentHash(d, { offered: false }), flowContentHash(d, { offered: true, kind: 'donation', description: 'A donation', unlockKey: null, appliesTo: 'any_response' }));
+    assert.notEqual(flowContentHash(d, { offered: false }), flowContentHash(d,
+      { offered: true, kind: 'donation', description: 'A donation', unlockKey: null, appliesTo: 'any_response' }));
   });
 });

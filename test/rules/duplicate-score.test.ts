@@ -25,8 +25,10 @@ describe('duplicate score', () => {
   });
 
   it('scores from 0 to 1, higher for more in common, with either model', () => {
-    const same = measureDuplicate({ title: ['dark', 'mode'], body: ['bright', 'eye'] }, { title: ['dark', 'mode'], body: ['bright', 'eye'] }, { trigram: 1, ftsRank: 0.5 });
-    const some = measureDuplicate({ title: ['dark', 'mode'], body: ['bright', 'eye'] }, { title: ['dark', 'theme'], body: ['invoic'] }, { trigram: 0.4, ftsRank: 0.2 });
+    const same = measureDuplicate({ title: ['dark', 'mode'], body: ['bright', 'eye'] }, { title: ['dark', 'mode'], body: ['bright', 'eye'] },
+      { trigram: 1, ftsRank: 0.5 });
+    const some = measureDuplicate({ title: ['dark', 'mode'], body: ['bright', 'eye'] }, { title: ['dark', 'theme'], body: ['invoic'] },
+      { trigram: 0.4, ftsRank: 0.2 });
     const nothing = measureDuplicate({ title: ['dark', 'mode'], body: [] }, { title: ['invoic', 'pdf'], body: [] }, { trigram: 0, ftsRank: 0 });
     for (const model of [TRIGRAM_MODEL, FULL_TEXT_MODEL]) {
       const [a, b, c] = [same, some, nothing].map((x) => duplicateScore(x, model));
@@ -40,12 +42,14 @@ describe('duplicate score', () => {
     const lexemes = { title: ['export', 'pleas'], body: ['csv', 'report', 'monthli', 'spreadsheet'] };
     const small = queryWords(lexemes, { rows: 400, shares: new Map() });
     assert.deepEqual(small, { words: ['export', 'csv', 'report', 'monthli', 'spreadsheet'], shared: 1 });
-    const big = queryWords(lexemes, { rows: 100_000, shares: new Map([['export', 0.02], ['report', 0.04], ['csv', 0.01], ['monthli', 0.03], ['spreadsheet', 0.005]]) });
+    const big = queryWords(lexemes, { rows: 100_000, shares: new Map([['export', 0.02], ['report', 0.04], ['csv', 0.01], ['monthli', 0.03],
+      ['spreadsheet', 0.005]]) });
     assert.equal(big.shared, 2);
     assert.equal(big.words[0], 'export');
     assert.ok(!big.words.includes('report'), 'the commonest word goes first');
     // A short text of common words: all of them, as two would still match too many rows.
-    const common = queryWords({ title: ['theme'], body: ['hurt', 'eye'] }, { rows: 100_000, shares: new Map([['theme', 0.12], ['eye', 0.14], ['hurt', 0.15]]) });
+    const common = queryWords({ title: ['theme'], body: ['hurt', 'eye'] },
+      { rows: 100_000, shares: new Map([['theme', 0.12], ['eye', 0.14], ['hurt', 0.15]]) });
     assert.deepEqual(common, { words: ['theme', 'eye', 'hurt'], shared: 3 });
     const query = candidateQueries({ words: ['export', "it's"], shared: 1 })!;
     assert.equal(query.filter, "('export' | 'download') | ('it''s')");

@@ -24,7 +24,8 @@ describe('rules: value events', () => {
   });
 
   it('scores by type and recent events only, capped at 100', () => {
-    assert.deepEqual(['milestone', 'plan_upgrade', 'shipped_feature', 'purchase', 'resolved_ticket', 'score'].map((t) => valueEventStrength(t as never, 0, false)), [80, 80, 70, 60, 60, 60]);
+    assert.deepEqual(['milestone', 'plan_upgrade', 'shipped_feature', 'purchase', 'resolved_ticket', 'score'].map((t) =>
+      valueEventStrength(t as never, 0, false)), [80, 80, 70, 60, 60, 60]);
     assert.equal(valueEventStrength('purchase', 0, true), 60, 'feature interest counts only for a shipped feature');
     assert.equal(valueEventStrength('shipped_feature', 3, true), 100);
     assert.equal(valueEventStrength('score', 7, false), 90);
@@ -56,7 +57,8 @@ describe('rules: payment processor events', () => {
     assert.equal(mapStripeEvent(ev('checkout.session.completed', { payment_status: 'paid' })), null, 'no person, no value event');
     assert.equal(mapStripeEvent(ev('checkout.session.completed', { customer: { id: 'cus_1' }, payment_status: 'paid', amount_total: 5 }))?.personRef, 'cus_1');
     assert.equal(monthlyAmount({ data: [{ plan: { amount: 1200, interval: 'year' }, quantity: 1 }] }, undefined, undefined), 100);
-    const up = mapStripeEvent(ev('customer.subscription.updated', { customer: 'c', plan: { id: 'p2', amount: 2000, interval: 'month' }, quantity: 1 }, { previous_attributes: { plan: { id: 'p1', amount: 1000, interval: 'month' } } }));
+    const up = mapStripeEvent(ev('customer.subscription.updated', { customer: 'c', plan: { id: 'p2', amount: 2000, interval: 'month' }, quantity: 1 },
+      { previous_attributes: { plan: { id: 'p1', amount: 1000, interval: 'month' } } }));
     assert.deepEqual(up?.properties, { fromPlan: 'p1', toPlan: 'p2', fromAmount: 1000, toAmount: 2000, currency: null, subscriptionId: null });
     assert.equal(invoiceMilestone(ev('invoice.paid', { id: 'in_1', customer: 'c', amount_paid: 10, currency: 'usd' }), 3)?.properties?.count, 3);
   });

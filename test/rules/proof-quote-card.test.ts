@@ -30,7 +30,8 @@ describe('proof quote card (pure)', () => {
   });
 
   it('shows the quote in curly quotes, the attribution, the disclosure and the theme; a quote with markup stays text', () => {
-    const svg = quoteCardSvg(card({ quote: '<b>Great</b>', disclosure: 'Incentivized: gift card', theme: { background: '#000000', foreground: '#eeeeee', accent: '#ff0000' } }));
+    const svg = quoteCardSvg(card({ quote: '<b>Great</b>', disclosure: 'Incentivized: gift card',
+      theme: { background: '#000000', foreground: '#eeeeee', accent: '#ff0000' } }));
     assert.match(svg, /“&lt;b&gt;Great&lt;\/b&gt;”/);
     assert.doesNotMatch(svg, /<b>/);
     assert.match(svg, /— Ada, CTO at A Ltd/);

@@ -7,7 +7,8 @@ describe('rules: timestamped HMAC signatures', () => {
   const payload = Buffer.from('{"id":"evt_1"}');
   const now = 1_800_000_000;
   const sign = (t: number, s = secret) => createHmac('sha256', s).update(`${t}.${payload.toString()}`).digest('hex');
-  const check = (timestamp: number, signatures: string[]) => timestampedHmacProblem({ secret, timestamp, payload, signatures, nowSeconds: now, toleranceSeconds: 300 });
+  const check = (timestamp: number, signatures: string[]) => timestampedHmacProblem({ secret, timestamp, payload, signatures, nowSeconds: now,
+    toleranceSeconds: 300 });
 
   it('is hex HMAC-SHA256 over "<timestamp>.<payload>", the same for a string or a Buffer payload', () => {
     assert.equal(timestampedHmacHex(secret, now, payload), sign(now));
@@ -29,7 +30,8 @@ describe('rules: timestamped HMAC signatures', () => {
   it('refuses another secret, another timestamp, a changed payload, a short or no signature', () => {
     assert.equal(check(now, [sign(now, 'whsec_other')]), 'mismatch');
     assert.equal(check(now, [sign(now - 1)]), 'mismatch');
-    assert.equal(timestampedHmacProblem({ secret, timestamp: now, payload: `${payload.toString()} `, signatures: [sign(now)], nowSeconds: now, toleranceSeconds: 300 }), 'mismatch');
+    assert.equal(timestampedHmacProblem({ secret, timestamp: now, payload: `${payload.toString()} `, signatures: [sign(now)], nowSeconds: now,
+      toleranceSeconds: 300 }), 'mismatch');
     assert.equal(check(now, [sign(now).slice(0, 63)]), 'mismatch');
     assert.equal(check(now, []), 'mismatch');
   });

@@ -27,7 +27,8 @@ export function storyS(m: string, consent: Record<string, unknown> = {}) {
 
 export const HONEST = {
   sentiment: 'positive',
-  sentences: [{ text: 'Onboarding went from nine days to two.' }, { text: 'Ada says support answers within 4 hours.' }, { text: 'Rated 4.5 out of 5.' }, { text: 'A dozen people use it.' }],
+  sentences: [{ text: 'Onboarding went from nine days to two.' }, { text: 'Ada says support answers within 4 hours.' }, { text: 'Rated 4.5 out of 5.' },
+    { text: 'A dozen people use it.' }],
   caveats: [{ text: 'Incentivized: $25 gift card.' }, { text: 'Consent: website and email only; no paid ads.' }, { text: 'Verification: not verified.' }],
 };
 

@@ -14,7 +14,8 @@ export async function as(session: Session, opts: InjectOptions, app: FastifyInst
 }
 
 export async function publishTemplate(t: Tenant, name = 'Standard release', wording = 'I agree that my story may be shown on the website.') {
-  const res = await as(t.owner, { method: 'POST', url: '/api/proof/collect/consent-templates', payload: { productId: t.product.id, name, wording, terms: TERMS } });
+  const res = await as(t.owner, { method: 'POST', url: '/api/proof/collect/consent-templates',
+    payload: { productId: t.product.id, name, wording, terms: TERMS } });
   if (res.statusCode !== 201) throw new Error(res.body);
   return res.json().data as { id: string; version: number; wordingHash: string; templateId: string };
 }

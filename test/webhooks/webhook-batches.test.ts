@@ -139,7 +139,8 @@ describe('webhook batches: first attempts in one activity', function () {
     const good = await createEndpoint(ctx.dataSource, tenant.organizationId, { url: ok.url, subscriptions: ['burst.*'] });
     const events = await ctx.dataSource.transaction(async (em) => {
       const out: string[] = [];
-      for (let i = 0; i < 40; i++) out.push(await enqueueEvent(em, { organizationId: tenant.organizationId, productId: tenant.product.id, type: 'burst.event', data: { i } }));
+      for (let i = 0; i < 40; i++) out.push(await enqueueEvent(em, { organizationId: tenant.organizationId, productId: tenant.product.id, type: 'burst.event',
+        data: { i } }));
       return out;
     });
     await ok.waitFor(40);

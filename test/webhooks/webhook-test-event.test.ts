@@ -38,7 +38,8 @@ describe('webhook endpoints: a test event (console, issue 28)', function () {
     assert.equal(req.headers['service-event-type'], 'webhook.test');
     assert.equal(req.headers['service-event-id'], queued.eventId);
     assert.equal(req.headers['service-delivery-attempt'], '1');
-    assert.ok(verifyWebhookSignature({ body: req.body, header: req.headers['service-signature'] as string, secrets: secret }), 'signed with the endpoint\'s secret');
+    assert.ok(verifyWebhookSignature({ body: req.body, header: req.headers['service-signature'] as string, secrets: secret }),
+      'signed with the endpoint\'s secret');
     const envelope = JSON.parse(req.body);
     assert.deepEqual([envelope.id, envelope.type, envelope.organizationId, envelope.productId, envelope.data.endpointId],
       [queued.eventId, 'webhook.test', tenant.organizationId, null, endpoint.id]);

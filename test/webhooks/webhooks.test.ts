@@ -84,7 +84,8 @@ describe('webhook endpoints: URL safety', () => {
 
   it('refuses a private URL on update too', async () => {
     const { endpoint } = await createEndpoint(tenant, { url: 'https://93.184.216.34/hook', subscriptions: ['*'] }, strict);
-    const res = await call(asTeammate(tenant.owner, { method: 'PATCH', url: `${ENDPOINTS}/${endpoint.id}`, payload: { url: 'https://[::ffff:10.0.0.1]/x' } }), strict);
+    const res = await call(asTeammate(tenant.owner, { method: 'PATCH', url: `${ENDPOINTS}/${endpoint.id}`, payload: { url: 'https://[::ffff:10.0.0.1]/x' } }),
+      strict);
     assert.equal(res.statusCode, 400);
   });
 
@@ -122,7 +123,8 @@ describe('webhook endpoints: management', () => {
   });
 
   it('shows the secret once, never in reads or lists', async () => {
-    const { endpoint, secret } = await createEndpoint(tenant, { url: 'https://hooks.example.com/a', description: 'CRM', subscriptions: ['signal.created', 'proof.*'] });
+    const { endpoint, secret } = await createEndpoint(tenant, { url: 'https://hooks.example.com/a', description: 'CRM',
+      subscriptions: ['signal.created', 'proof.*'] });
     assert.match(secret, /^whsec_[A-Za-z0-9_-]{43}$/);
     const read = await call(asTeammate(tenant.owner, { method: 'GET', url: `${ENDPOINTS}/${endpoint.id}` }));
     const list = await call(asTeammate(tenant.owner, { method: 'GET', url: ENDPOINTS }));
@@ -131,7 +133,8 @@ describe('webhook endpoints: management', () => {
       assert.ok(!res.body.includes(secret));
     }
     assert.deepEqual(read.json().data.subscriptions, ['signal.created', 'proof.*']);
-    const patched = await call(asTeammate(tenant.owner, { method: 'PATCH', url: `${ENDPOINTS}/${endpoint.id}`, payload: { enabled: false, description: 'off' } }));
+    const patched = await call(asTeammate(tenant.owner, { method: 'PATCH', url: `${ENDPOINTS}/${endpoint.id}`,
+      payload: { enabled: false, description: 'off' } }));
     assert.deepEqual([patched.json().data.enabled, patched.json().data.description], [false, 'off']);
     const empty = await call(asTeammate(tenant.owner, { method: 'PATCH', url: `${ENDPOINTS}/${endpoint.id}`, payload: {} }));
     assert.equal(empty.statusCode, 400);
@@ -171,7 +174,8 @@ describe('webhook endpoints: management', () => {
     assert.equal((await call(asTeammate(admin, { method: 'GET', url: ENDPOINTS }))).statusCode, 200);
     assert.equal(errorCode(await call(withKey(tenant.key, { method: 'GET', url: ENDPOINTS }))), 'FORBIDDEN');
     const other = await createTenant();
-    for (const [method, url] of [['GET', `${ENDPOINTS}/${endpoint.id}`], ['PATCH', `${ENDPOINTS}/${endpoint.id}`], ['DELETE', `${ENDPOINTS}/${endpoint.id}`], ['POST', `${ENDPOINTS}/${endpoint.id}/rotate-secret`]] as const) {
+    for (const [method, url] of [['GET', `${ENDPOINTS}/${endpoint.id}`], ['PATCH', `${ENDPOINTS}/${endpoint.id}`], ['DELETE', `${ENDPOINTS}/${endpoint.id}`],
+      ['POST', `${ENDPOINTS}/${endpoint.id}/rotate-secret`]] as const) {
       const res = await call(asTeammate(other.owner, { method, url, ...(method === 'PATCH' ? { payload: { enabled: false } } : {}) }));
       assert.equal(res.statusCode, 404, `${method} ${url}`);
     }
@@ -222,7 +226,8 @@ describe('webhook delivery (real Temporal, real HTTP receiver)', function () {
     assert.ok(verifyWebhookSignature({ body: req.body, header: signature, secrets: secret }));
     const envelope = JSON.parse(req.body);
     assert.deepEqual(Object.keys(envelope).sort(), ['createdAt', 'data', 'id', 'organizationId', 'productId', 'type']);
-    assert.deepEqual([envelope.id, envelope.type, envelope.organizationId, envelope.productId], [eventId, 'signal.created', tenant.organizationId, tenant.product.id]);
+    assert.deepEqual([envelope.id, envelope.type, envelope.organizationId, envelope.productId],
+      [eventId, 'signal.created', tenant.organizationId, tenant.product.id]);
     assert.deepEqual(envelope.data, { signalId: 'sig_1' });
     assert.equal(delivery.body, req.body, 'the log keeps the exact body');
     await everything.close();
@@ -352,7 +357,8 @@ describe('webhook delivery (real Temporal, real HTTP receiver)', function () {
     const eventId = await emit(tenant, 'signal.created');
     await settled(tenant, eventId, endpoint.id);
     await ctx.dataSource.query('UPDATE outbox_events SET processed_at = NULL WHERE id = $1', [eventId]);
-    const swept = await eventually(async () => (await ctx.dataSource.query('SELECT processed_at FROM outbox_events WHERE id = $1', [eventId]))[0].processed_at, 5_000);
+    const swept = await eventually(async () => (await ctx.dataSource.query('SELECT processed_at FROM outbox_events WHERE id = $1', [eventId]))[0].processed_at,
+      5_000);
     assert.ok(swept, 'the relay swept the row again');
     // The sweep marks the row in the transaction that would have added deliveries: the count is final now.
     const rows = await ctx.dataSource.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = $1', [eventId]);
@@ -414,7 +420,8 @@ describe('receiver verification helper', () => {
     assert.ok(verifyWebhookSignature({ body, header: `t=${t},v1=${sign(t, 'old')}`, secrets: [secret, 'old'], now }));
   });
 
-  for (const header of [undefined, '', 't=', `t=${t}`, `v1=${'a'.repeat(64)}`, `t=${t},v1=abc`, `t=${t},v1=${'A'.repeat(64)}`, `t=x,v1=${'a'.repeat(64)}`, 'garbage,,,==', 'x'.repeat(10_000)]) {
+  for (const header of [undefined, '', 't=', `t=${t}`, `v1=${'a'.repeat(64)}`, `t=${t},v1=abc`, `t=${t},v1=${'A'.repeat(64)}`, `t=x,v1=${'a'.repeat(64)}`,
+    'garbage,,,==', 'x'.repeat(10_000)]) {
     it(`refuses ${JSON.stringify(header?.slice(0, 30))} cleanly`, () => {
       assert.equal(verifyWebhookSignature({ body, header, secrets: secret, now }), false);
     });

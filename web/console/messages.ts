@@ -122,7 +122,8 @@ export const CONSOLE_MESSAGES = {
   },
   approvals: {
     heading: 'Rooms approvals',
-    intro: 'Held actions from Rooms: an agent\'s side effect, a promise to a customer, knowledge to publish, an appeal. Nothing happens until a person decides.',
+    intro: 'Held actions from Rooms: an agent\'s side effect, a promise to a customer, knowledge to publish, an appeal. '
+      + 'Nothing happens until a person decides.',
     empty: 'Nothing is waiting for a decision.',
     kinds: { agent_action: 'Agent action', promise: 'Promise', knowledge: 'Knowledge', appeal: 'Appeal' } as Record<string, string>,
     meta: (room: string, created: string, expires: string | null) => `room ${room} · requested ${created}${expires ? ` · expires ${expires}` : ''}`,
@@ -217,7 +218,8 @@ export const CONSOLE_MESSAGES = {
     offBoard: 'not on the public board',
     shown: 'Shown on the public board.',
     hidden: 'Taken off the public board.',
-    figures: (score: number, votes: number, followers: number, signals: number) => `score ${score} · ${votes} votes · ${followers} followers · ${signals} signals`,
+    figures: (score: number, votes: number, followers: number, signals: number) =>
+      `score ${score} · ${votes} votes · ${followers} followers · ${signals} signals`,
     noEvidence: 'No signal linked yet.',
     similar: 'Similar candidates',
     noSimilar: 'Nothing similar.',

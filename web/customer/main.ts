@@ -4,7 +4,8 @@ import { M, refusal } from './messages';
 import { DraftRef, MediaPanel, recordInterviewAnswer } from './recorder';
 import { fieldOfMessage, patchOf, valuesFromEntries, valuesOfDraft } from './story';
 import {
-  FlowView, Interview, Passport, ReviewItem, Story, controlView, errorView, interviewView, optOutDone, optOutForm, previewView, reviewView, storyForm, thanksView,
+  FlowView, Interview, Passport, ReviewItem, Story, controlView, errorView, interviewView, optOutDone, optOutForm, previewView, reviewView, storyForm,
+  thanksView,
 } from './views';
 
 /**
@@ -127,11 +128,13 @@ class StoryPage {
         const draft = await this.ensureDraft();
         this.status(M.saving);
         const patch = patchOf(this.values(), this.flow);
-        let res = await call('PATCH', `/api/proof/collect/drafts/${draft.id}`, { 'x-draft-session': draft.session }, { ...patch, revision: this.draft!.revision });
+        let res = await call('PATCH', `/api/proof/collect/drafts/${draft.id}`, { 'x-draft-session': draft.session },
+          { ...patch, revision: this.draft!.revision });
         if (res.status === 409 && /revision/i.test(res.error ?? '')) {
           const current = await call('GET', `/api/proof/collect/drafts/${draft.id}`, { 'x-draft-session': draft.session });
           if (current.status === 200) this.draft!.revision = current.data.draft.revision;
-          res = await call('PATCH', `/api/proof/collect/drafts/${draft.id}`, { 'x-draft-session': draft.session }, { ...patch, revision: this.draft!.revision });
+          res = await call('PATCH', `/api/proof/collect/drafts/${draft.id}`, { 'x-draft-session': draft.session },
+            { ...patch, revision: this.draft!.revision });
           if (res.status === 200) {
             this.draft!.revision = res.data.draft.revision;
             this.status(M.staleResolved);
@@ -224,7 +227,8 @@ class StoryPage {
       }
     });
     main.querySelector('#download-receipt')!.addEventListener('click', async () => {
-      const res = await fetch(`/api/proof/collect/control/receipt?proofItemId=${encodeURIComponent(proofItemId)}`, { headers: { 'x-control-token': controlToken }, credentials: 'omit' });
+      const res = await fetch(`/api/proof/collect/control/receipt?proofItemId=${encodeURIComponent(proofItemId)}`,
+        { headers: { 'x-control-token': controlToken }, credentials: 'omit' });
       if (res.ok) download(await res.blob(), `receipt-${proofItemId}.json`);
     });
   }
@@ -299,7 +303,8 @@ async function continuePage(code: string) {
   if (saved) {
     const ref = JSON.parse(saved) as DraftRef;
     const current = await call('GET', `/api/proof/collect/drafts/${ref.id}`, { 'x-draft-session': ref.session });
-    if (current.status === 200 && current.data.draft.status === 'open') return showDraftForm(current.data.flow, current.data.draft, ref.session, storageKey, null);
+    if (current.status === 200 && current.data.draft.status === 'open') return showDraftForm(current.data.flow, current.data.draft, ref.session, storageKey,
+      null);
   }
   const res = await call('POST', '/api/proof/collect/continue', { 'x-link-token': code }, {});
   if (res.status !== 200) return render(main, failed(res));
@@ -357,7 +362,8 @@ async function controlPage(code: string) {
     if (fields.confirm) body.confirm = fields.confirm === 'true';
     if (fields.reason === '') delete body.reason;
     const res = await call('POST', '/api/proof/collect/control', headers, body);
-    return show(res.status < 300 ? (fields.action === 'approve_wording' ? M.approvedNotice : M.done) : undefined, res.status < 300 ? undefined : refusal(res.code, res.error));
+    return show(res.status < 300 ? (fields.action === 'approve_wording' ? M.approvedNotice : M.done) : undefined,
+      res.status < 300 ? undefined : refusal(res.code, res.error));
   });
   await show();
 }
@@ -372,7 +378,8 @@ async function reviewPage(code: string) {
     if (notice || error) focusFirst(app, '[role="status"], [role="alert"]');
   };
   onApiForms(app, async (_form, fields) => {
-    const res = await call('POST', '/api/proof/review', headers, { kind: fields.kind, id: fields.id, decision: fields.decision, contentHash: fields.contentHash });
+    const res = await call('POST', '/api/proof/review', headers, { kind: fields.kind, id: fields.id, decision: fields.decision,
+      contentHash: fields.contentHash });
     return show(res.status < 300 ? M.done : undefined, res.status < 300 ? undefined : refusal(res.code, res.error));
   });
   await show();

@@ -32,7 +32,8 @@ export const M = {
   displayModeLegend: 'Your name appears as',
   displayModes: { full_name: 'Full name', first_name: 'First name', initials: 'Initials', anonymous: 'Anonymous' } as Record<string, string>,
   identityLegend: 'Also show',
-  identityFields: { name: 'Name', company: 'Company', title: 'Job title', photo: 'Photo', logo: 'Company logo', location: 'Location' } as Record<string, string>,
+  identityFields: { name: 'Name', company: 'Company', title: 'Job title', photo: 'Photo', logo: 'Company logo', location: 'Location' } as Record<string,
+    string>,
   channelsLegend: 'Where your story may be shown',
   channels: {
     website: 'Our website', in_app: 'Inside our product', email: 'E-mails', sales: 'Sales material',

@@ -115,7 +115,8 @@ export class MediaPanel {
     const url = URL.createObjectURL(p.blob);
     const player = p.kind === 'image'
       ? html`<img src="${url}" alt="${M.review}">`
-      : p.kind === 'audio' ? html`<audio controls src="${url}" aria-label="${M.review}"></audio>` : html`<video controls playsinline src="${url}" aria-label="${M.review}"></video>`;
+      : p.kind === 'audio' ? html`<audio controls src="${url}" aria-label="${M.review}"></audio>`
+      : html`<video controls playsinline src="${url}" aria-label="${M.review}"></video>`;
     this.stage.innerHTML = html`<h3>${M.review}</h3>${player}<div class="row">
 <button type="button" class="primary" data-act="use">${M.useIt}</button>
 ${p.source === 'file' ? '' : html`<button type="button" data-act="again">${M.again}</button>`}
@@ -188,7 +189,8 @@ ${p.source === 'file' ? '' : html`<button type="button" data-act="again">${M.aga
       await this.retrying(async () => {
         let res: Response;
         try {
-          res = await fetch(`${base}?part=${n}`, { method: 'PUT', headers: { ...headers, 'content-type': 'application/octet-stream' }, body: part, credentials: 'omit' });
+          res = await fetch(`${base}?part=${n}`, { method: 'PUT', headers: { ...headers, 'content-type': 'application/octet-stream' }, body: part,
+            credentials: 'omit' });
         } catch (err) {
           throw new Offline((err as Error).message);
         }
@@ -217,7 +219,8 @@ ${p.source === 'file' ? '' : html`<button type="button" data-act="again">${M.aga
     const state = this.attached!;
     const url = blob ? URL.createObjectURL(blob) : null;
     const player = !url ? '' : state.kind === 'image' ? html`<img src="${url}" alt="${M.review}">`
-      : state.kind === 'audio' ? html`<audio controls src="${url}" aria-label="${M.review}"></audio>` : html`<video controls playsinline src="${url}" aria-label="${M.review}"></video>`;
+      : state.kind === 'audio' ? html`<audio controls src="${url}" aria-label="${M.review}"></audio>`
+      : html`<video controls playsinline src="${url}" aria-label="${M.review}"></video>`;
     this.stage.innerHTML = html`${player}<p class="notice" data-state="attached">${M.attached}</p>
 <button type="button" data-act="detach">${M.remove}</button>`.text;
     this.progress.value = 100;
@@ -299,7 +302,8 @@ export async function recordInterviewAnswer(box: HTMLElement, token: string, que
   for (const track of stream.getTracks()) track.stop();
   const blob = new Blob(chunks, { type: recorder.mimeType || 'video/webm' });
   stage.replaceChildren();
-  const opened = await call('POST', '/api/proof/interview', { 'x-interview-token': token }, { action: 'start_upload', questionId, size: blob.size, sha256: await sha256Hex(blob) });
+  const opened = await call('POST', '/api/proof/interview', { 'x-interview-token': token },
+    { action: 'start_upload', questionId, size: blob.size, sha256: await sha256Hex(blob) });
   if (opened.status !== 201) {
     status.textContent = refusal(opened.code, opened.error);
     return;

@@ -40,7 +40,8 @@ export function patchOf(v: StoryValues, flow: FlowView): Record<string, unknown>
 export function valuesOfDraft(d: Record<string, any>): StoryValues {
   const identity = d.identity ?? {};
   return {
-    text: d.text, title: d.title, rating: d.rating, answers: Object.fromEntries(Object.entries(d.answers ?? {}).filter(([, a]) => a !== null)) as StoryValues['answers'],
+    text: d.text, title: d.title, rating: d.rating, answers: Object.fromEntries(Object.entries(d.answers ?? {})
+      .filter(([, a]) => a !== null)) as StoryValues['answers'],
     name: identity.name, email: identity.email, company: identity.company, jobTitle: identity.title, location: identity.location,
     displayMode: d.displayMode, identityFields: d.identityFields, channels: d.publication?.channels, consent: d.consentAccepted,
   };

@@ -74,9 +74,11 @@ export function previewView(v: StoryValues): SafeHtml {
 <dt>${M.previewOn}</dt><dd data-preview="on">${a.channels.length ? a.channels.join(', ') : M.previewNowhere}</dd></dl>`;
 }
 
-const fieldError = (errors: Record<string, string> | undefined, name: string, id: string) => html`<p class="field-error" id="err-${id}" data-error-for="${name}"${errors?.[name] ? '' : html` hidden`}>${errors?.[name] ?? ''}</p>`;
+const fieldError = (errors: Record<string, string> | undefined, name: string, id: string) =>
+  html`<p class="field-error" id="err-${id}" data-error-for="${name}"${errors?.[name] ? '' : html` hidden`}>${errors?.[name] ?? ''}</p>`;
 
-function input(name: string, id: string, label: string, value: string | undefined, opts: { type?: string; autocomplete?: string; errors?: Record<string, string>; max?: number } = {}) {
+function input(name: string, id: string, label: string, value: string | undefined,
+  opts: { type?: string; autocomplete?: string; errors?: Record<string, string>; max?: number } = {}) {
   return html`<div class="field"><label for="${id}">${label}</label>
 <input id="${id}" name="${name}" type="${opts.type ?? 'text'}" value="${value ?? ''}"${opts.autocomplete ? html` autocomplete="${opts.autocomplete}"` : ''}${opts.max ? html` maxlength="${opts.max}"` : ''} aria-describedby="err-${id}">
 ${fieldError(opts.errors, name, id)}</div>`;
@@ -307,7 +309,8 @@ ${items.length ? items.map((item) => html`<article class="story-card" data-revie
 <div class="row">${form(item, 'approve', M.approve, 'primary')}${form(item, 'decline', M.decline, '')}</div></article>`) : html`<p data-state="empty">${M.reviewNone}</p>`}`;
 }
 
-export interface Interview { state: 'open' | 'finished'; questions: Array<{ id: string; text: string; answer: { text: string | null; mediaId: string | null } | null }> }
+export interface Interview { state: 'open' | 'finished'; questions: Array<{ id: string; text: string;
+  answer: { text: string | null; mediaId: string | null } | null; }>; }
 
 /** An interview: each question answered by text (or, with the script, a recording), then finish. */
 export function interviewView(iv: Interview, link: Link, error?: string): SafeHtml {

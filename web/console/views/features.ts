@@ -77,7 +77,8 @@ ${writer ? html`<button type="button" data-unmerge="${f.id}">${F.unmerge(f.title
     await again(status(F.unmerged(res.data.data.feature.title)), `/console/features/${res.data.data.feature.id}`);
   }));
   target.querySelectorAll<HTMLButtonElement>('button[data-not-duplicate]').forEach((b) => b.addEventListener('click', async () => {
-    const res = await state.api.POST('/api/workspace/features/{id}/not-duplicate', { params: { path: { id: opened! } }, body: { featureId: b.dataset.notDuplicate! } });
+    const res = await state.api.POST('/api/workspace/features/{id}/not-duplicate',
+      { params: { path: { id: opened! } }, body: { featureId: b.dataset.notDuplicate! } });
     if (!res.data) return render(notice, failure(res.error, res.response));
     await again(status(F.keptApart));
   }));

@@ -49,7 +49,8 @@ ${placements.length === 0 ? html`<p>${M.placements.empty}</p>` : html`<table><ca
   const notice = target.querySelector('#placement-status')!;
   const detail = target.querySelector('#placement-detail')!;
   const byId = new Map(placements.map((p) => [p.id, p]));
-  target.querySelectorAll<HTMLButtonElement>('button[data-preview]').forEach((b) => b.addEventListener('click', () => void preview(state, byId.get(b.dataset.preview!)!, detail)));
+  target.querySelectorAll<HTMLButtonElement>('button[data-preview]').forEach((b) =>
+    b.addEventListener('click', () => void preview(state, byId.get(b.dataset.preview!)!, detail)));
   target.querySelectorAll<HTMLButtonElement>('button[data-check]').forEach((b) => b.addEventListener('click', async () => {
     const p = byId.get(b.dataset.check!)!;
     const path = { id: p.id };

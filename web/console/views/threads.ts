@@ -84,7 +84,8 @@ ${detail ?? ''}`);
     event.preventDefault();
     const form = new FormData(event.target as HTMLFormElement);
     const visibility = String(form.get('visibility')) as 'customer' | 'internal';
-    const res = await state.api.POST('/api/workspace/threads/{id}/messages', { params: { path: { id: opened } }, body: { body: String(form.get('body')), visibility } });
+    const res = await state.api.POST('/api/workspace/threads/{id}/messages',
+      { params: { path: { id: opened } }, body: { body: String(form.get('body')), visibility } });
     if (!res.data) return render(notice, failure(res.error, res.response));
     await again(status(visibility === 'customer' ? T.replied : T.noted));
   });
