@@ -6,17 +6,9 @@ import { issueSignInLink } from '../../db/platform/sign-in-links';
 import { verifyWebhookSignature } from '../../runtime/webhook-signature';
 import { postSignal } from '../support/customer-loop';
 import { Tenant, asTeammate, call, createTenant, endUserToken, eventually, listenOnLoopback, sessionFor, withKey } from '../support/fixtures';
-import { collectPageErrors, ensureChromium, launchChromium, seriousViolations } from '../support/browser';
+import { SCREENSHOTS, WIDE, assertAxeClean, collectPageErrors, ensureChromium, launchChromium } from '../support/browser';
 import { Receiver } from '../support/receiver';
 import { ctx } from '../support/root-hooks';
-
-const SHOTS = path.join(__dirname, '..', '..', 'docs', 'screenshots');
-const WIDE = { viewport: { width: 1100, height: 900 } };
-
-async function axeClean(page: Page, view: string): Promise<void> {
-  const violations = await seriousViolations(page);
-  assert.deepEqual(violations, [], `${view}: ${JSON.stringify(violations)}`);
-}
 
 describe('console: threads, features and a webhook test event in a real browser (issues 28, 30)', function () {
   this.timeout(240_000);
@@ -74,7 +66,7 @@ describe('console: threads, features and a webhook test event in a real browser 
     }, app);
     await page.click('a[data-nav=threads]');
     await page.waitForSelector(`tr[data-thread-row="${threadId}"]`);
-    await axeClean(page, 'threads');
+    await assertAxeClean(page, 'threads');
     // By keyboard: the thread's link, then Enter.
     await page.focus(`tr[data-thread-row="${threadId}"] a`);
     await page.keyboard.press('Enter');
@@ -86,7 +78,7 @@ describe('console: threads, features and a webhook test event in a real browser 
     assert.match(aside, /score \d+%/);
     assert.match(aside, /matched words: .*dark/);
     assert.equal(await page.getAttribute('aside.suggestion a', 'href'), `/console/features/${dark}`);
-    await axeClean(page, 'thread');
+    await assertAxeClean(page, 'thread');
 
     await page.fill('#thread-reply textarea', 'Dark mode ships next week.');
     await page.focus('#thread-reply button[type=submit]');
@@ -109,7 +101,7 @@ describe('console: threads, features and a webhook test event in a real browser 
     await page.waitForSelector('#thread-status .notice.ok');
     const team = (await api('GET', `/api/workspace/threads/${threadId}`)).json().data;
     assert.deepEqual([team.ownerId, team.state], [t.owner.id, 'pending']);
-    await page.screenshot({ path: path.join(SHOTS, 'console-threads.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-threads.png'), fullPage: true });
 
     await page.selectOption('#thread-filter select[name=owner]', 'unassigned');
     await page.click('#thread-filter button[type=submit]');
@@ -134,16 +126,16 @@ describe('console: threads, features and a webhook test event in a real browser 
     }
     await page.click('a[data-nav=features]');
     await page.waitForSelector(`tr[data-feature-row="${reports}"]`);
-    await axeClean(page, 'features');
+    await assertAxeClean(page, 'features');
     await page.click(`tr[data-feature-row="${reports}"] a`);
     await page.waitForSelector(`section.feature-detail[data-feature="${reports}"] li[data-candidate="${csv}"]`);
     assert.match(await page.textContent(`li[data-candidate="${csv}"]`) ?? '', /score \d+% · matched words: .*csv/);
-    await axeClean(page, 'feature');
+    await assertAxeClean(page, 'feature');
 
     await page.click(`button[data-merge="${csv}"]`);
     await page.waitForSelector('#merge-confirm[open]');
     assert.match(await page.textContent('#merge-question') ?? '', /Merge Export to CSV into CSV export of reports\?/);
-    await axeClean(page, 'merge confirmation');
+    await assertAxeClean(page, 'merge confirmation');
     await page.keyboard.press('Escape');
     await page.waitForSelector('#merge-confirm', { state: 'hidden' });
     assert.equal((await api('GET', `/api/workspace/features/${csv}`)).json().data.mergedInto, null, 'cancelled: nothing merged');
@@ -158,7 +150,7 @@ describe('console: threads, features and a webhook test event in a real browser 
     assert.match(await page.textContent(`tr[data-feature-row="${reports}"] [data-field=votes]`) ?? '', /^3$/);
     assert.equal(await page.$(`tr[data-feature-row="${csv}"]`), null, 'the merged feature leaves the list');
     await page.waitForSelector(`li[data-merged="${csv}"]`);
-    await page.screenshot({ path: path.join(SHOTS, 'console-features.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-features.png'), fullPage: true });
 
     await page.click(`li[data-merged="${csv}"] button[data-unmerge]`);
     await page.waitForSelector(`tr[data-feature-row="${csv}"]`);
@@ -190,7 +182,7 @@ describe('console: threads, features and a webhook test event in a real browser 
     const req = await eventually(async () => receiver.requests.find((r) => r.headers['service-delivery-id'] === deliveryId), 30_000);
     assert.equal(req.headers['service-event-type'], 'webhook.test');
     assert.ok(verifyWebhookSignature({ body: req.body, header: req.headers['service-signature'] as string, secrets: secret }));
-    await axeClean(page, 'webhooks with a test event');
+    await assertAxeClean(page, 'webhooks with a test event');
   });
 
   it('a member reads threads and features, may reply, and is offered no other write; the API refuses a merge', async () => {
@@ -203,7 +195,7 @@ describe('console: threads, features and a webhook test event in a real browser 
     assert.ok(await memberPage.$('#thread-reply'), 'members reply and add notes');
     assert.equal(await memberPage.$('#thread-owner'), null);
     assert.equal(await memberPage.$('#thread-promise'), null);
-    await axeClean(memberPage, 'member thread');
+    await assertAxeClean(memberPage, 'member thread');
     await memberPage.click('a[data-nav=features]');
     await memberPage.waitForSelector('main[data-view=features] h1');
     const [first] = (await api('GET', '/api/workspace/features')).json().data as Array<{ id: string }>;
@@ -211,8 +203,8 @@ describe('console: threads, features and a webhook test event in a real browser 
     await memberPage.waitForSelector('section.feature-detail');
     assert.equal(await memberPage.$('button[data-merge], button[data-unmerge], button[data-not-duplicate], input[data-board]'), null);
     assert.match(await memberPage.textContent('main') ?? '', /Your role \(member\) may read this view/);
-    await axeClean(memberPage, 'member features');
-    await memberPage.screenshot({ path: path.join(SHOTS, 'console-member-features.png'), fullPage: true });
+    await assertAxeClean(memberPage, 'member features');
+    await memberPage.screenshot({ path: path.join(SCREENSHOTS, 'console-member-features.png'), fullPage: true });
     const status = await memberPage.evaluate(async (id) => {
       const session = await (await fetch('/api/workspace/session')).json() as { data: { csrfToken: string } };
       const res = await fetch(`/api/workspace/features/${id}/unmerge`, { method: 'POST', headers: { 'x-csrf-token': session.data.csrfToken } });

@@ -10,20 +10,12 @@ import { createServiceKey } from '../../db/platform/service-keys';
 import { createTeammate } from '../../db/platform/tenancy';
 import { issueSignInLink } from '../../db/platform/sign-in-links';
 import { asTeammate, call, listenOnLoopback, settledHandle } from '../support/fixtures';
-import { collectPageErrors, ensureChromium, launchChromium, seriousViolations } from '../support/browser';
+import { SCREENSHOTS, WIDE, assertAxeClean, collectPageErrors, ensureChromium, launchChromium } from '../support/browser';
 import { as, newQuestion, publishTemplate } from '../support/collection-setup';
 import { PlacementTenant, approvedItem, createPlacement, createPlacementTenant, place, submit } from '../support/proof-fixtures';
 import { ROOM_SCOPES, asKey, openRoom } from '../support/rooms';
 import { route } from '../support/routes';
 import { ctx } from '../support/root-hooks';
-
-const SHOTS = path.join(__dirname, '..', '..', 'docs', 'screenshots');
-const WIDE = { viewport: { width: 1100, height: 800 } };
-
-async function axeClean(page: Page, view: string): Promise<void> {
-  const violations = await seriousViolations(page);
-  assert.deepEqual(violations, [], `${view}: ${JSON.stringify(violations)}`);
-}
 
 describe('console: placements, Rooms approvals and collection in a real browser (PAGES.md §5, §8)', function () {
   this.timeout(240_000);
@@ -84,8 +76,8 @@ describe('console: placements, Rooms approvals and collection in a real browser 
     assert.equal(await dryRun.textContent(), 'Dry run: 1 item would render, 1 excluded because 1 × not_approved. Nothing is published yet.');
     assert.equal((await render()).statusCode, 404, 'the dry run published nothing');
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'confirm-publish', 'the confirmation has the focus');
-    await axeClean(page, 'placements dry run');
-    await page.screenshot({ path: path.join(SHOTS, 'console-placements.png'), fullPage: true });
+    await assertAxeClean(page, 'placements dry run');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-placements.png'), fullPage: true });
     await page.keyboard.press('Enter');
     await page.waitForSelector('#placement-status .notice:has-text("Published: 1 rendering, 1 excluded.")');
     assert.equal(await page.textContent(`tr[data-placement="${placement.id}"] [data-field=state]`), 'active');
@@ -94,7 +86,7 @@ describe('console: placements, Rooms approvals and collection in a real browser 
     assert.deepEqual(manifest.items.map((i: { proofItemId: string }) => i.proofItemId), [shown.proofItemId]);
     await page.waitForSelector(`section[data-preview="${placement.id}"] .sv-item`);
     assert.match(await page.textContent('[data-field=render]') ?? '', /We cut onboarding from 9 days to 2\./, 'the preview shows the render\'s exact text');
-    await axeClean(page, 'placements preview');
+    await assertAxeClean(page, 'placements preview');
   });
 
   it('approves a promise held for a person; its state changes through the API', async () => {
@@ -118,8 +110,8 @@ describe('console: placements, Rooms approvals and collection in a real browser 
     await page.waitForSelector(card);
     assert.equal(await page.textContent(`${card} [data-field=preview]`), 'A fix for the CSV export by Friday');
     assert.match(await page.textContent(card) ?? '', new RegExp(`Promise[\\s\\S]*${promiseId}[\\s\\S]*${room.id}`));
-    await axeClean(page, 'approvals');
-    await page.screenshot({ path: path.join(SHOTS, 'console-approvals.png'), fullPage: true });
+    await assertAxeClean(page, 'approvals');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-approvals.png'), fullPage: true });
     await page.fill(`${card} textarea[name=note]`, 'Checked with engineering.');
     await page.click(`${card} form.approve button`);
     await page.waitForSelector(card, { state: 'detached' });
@@ -174,8 +166,8 @@ describe('console: placements, Rooms approvals and collection in a real browser 
     const [request] = (await as(t.owner, { method: 'GET', url: `/api/proof/collect/requests?flowId=${flow.id}` })).json().data;
     assert.deepEqual([request.status, request.recipient.email, request.channel], ['draft', 'dana@customer.example', 'link']);
     assert.match(await page.textContent(`tr[data-request="${request.id}"]`) ?? '', /Dana · dana@customer\.example[\s\S]*Launch stories[\s\S]*draft/);
-    await axeClean(page, 'collection');
-    await page.screenshot({ path: path.join(SHOTS, 'console-collection.png'), fullPage: true });
+    await assertAxeClean(page, 'collection');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-collection.png'), fullPage: true });
   });
 
   it('a member reads approvals and collection without their writes, is refused placements, and the API refuses their writes anyway', async () => {
@@ -184,18 +176,18 @@ describe('console: placements, Rooms approvals and collection in a real browser 
     await tab.click('a[data-nav=placements]');
     await tab.waitForSelector('main .notice.error');
     assert.match(await tab.textContent('main') ?? '', /Your role may not see this view/);
-    await axeClean(tab, 'member placements');
+    await assertAxeClean(tab, 'member placements');
     await tab.click('a[data-nav=approvals]');
     await tab.waitForSelector('main h1:has-text("Rooms approvals")');
     assert.equal(await tab.$('form.approve'), null, 'no decisions for a member');
-    await axeClean(tab, 'member approvals');
+    await assertAxeClean(tab, 'member approvals');
     await tab.click('a[data-nav=collection]');
     await tab.waitForSelector('li[data-flow]');
     assert.equal(await tab.$('button[data-publish]'), null, 'no publishing for a member');
     assert.equal(await tab.$('#create-request'), null, 'no personal requests from a member');
     assert.ok(await tab.$('a[data-qr]'), 'the QR code is a read');
-    await axeClean(tab, 'member collection');
-    await tab.screenshot({ path: path.join(SHOTS, 'console-member-collection.png'), fullPage: true });
+    await assertAxeClean(tab, 'member collection');
+    await tab.screenshot({ path: path.join(SCREENSHOTS, 'console-member-collection.png'), fullPage: true });
     const flowId = await tab.$eval('li[data-flow]', (li) => (li as HTMLElement).dataset.flow!);
     const status = await tab.evaluate(async (id) => {
       const session = await (await fetch('/api/workspace/session')).json() as { data: { csrfToken: string } };

@@ -9,21 +9,13 @@ import { createTeammate } from '../../db/platform/tenancy';
 import { issueSignInLink } from '../../db/platform/sign-in-links';
 import { WEB_DIST, WEB_MANIFEST } from '../../web/manifest';
 import { asTeammate, call, eventually, listenOnLoopback, withKey } from '../support/fixtures';
-import { collectPageErrors, ensureChromium, launchChromium, seriousViolations } from '../support/browser';
+import { SCREENSHOTS, WIDE, assertAxeClean, collectPageErrors, ensureChromium, launchChromium } from '../support/browser';
 import { mailedSignInToken } from '../support/console';
 import {
   PlacementTenant, approvedItem, createPlacementTenant, ledgerTypes, publishedPlacement, requestApproval, submit, submissionBody,
 } from '../support/proof-fixtures';
 import { Receiver } from '../support/receiver';
 import { ctx } from '../support/root-hooks';
-
-const SHOTS = path.join(__dirname, '..', '..', 'docs', 'screenshots');
-const WIDE = { viewport: { width: 1100, height: 800 } };
-
-async function axeClean(page: Page, view: string): Promise<void> {
-  const violations = await seriousViolations(page);
-  assert.deepEqual(violations, [], `${view}: ${JSON.stringify(violations)}`);
-}
 
 describe('console: the teammates\' single-page app in a real browser (PAGES.md ยง5, ยง8)', function () {
   this.timeout(240_000);
@@ -80,8 +72,8 @@ describe('console: the teammates\' single-page app in a real browser (PAGES.md ย
     await page.goto(`${base}/console`);
     await page.waitForSelector('#sign-in');
     assert.equal(new URL(page.url()).pathname, '/console/sign-in');
-    await axeClean(page, 'sign-in');
-    await page.screenshot({ path: path.join(SHOTS, 'console-sign-in.png') });
+    await assertAxeClean(page, 'sign-in');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-sign-in.png') });
     const before = ctx.smtpSink.to(ownerEmail).length;
     await page.fill('input[name=email]', ownerEmail);
     await page.keyboard.press('Enter');
@@ -110,8 +102,8 @@ describe('console: the teammates\' single-page app in a real browser (PAGES.md ย
     const wording = await page.textContent(`li[data-item="${first.proofItemId}"] [data-field="wording"]`);
     assert.match(wording ?? '', /We cut onboarding from 9 days to 2\./, 'the exact wording');
     assert.match(await page.textContent(`li[data-item="${first.proofItemId}"]`) ?? '', /channels website, in_app, email/, 'the consent summary');
-    await axeClean(page, 'queue');
-    await page.screenshot({ path: path.join(SHOTS, 'console-queue.png') });
+    await assertAxeClean(page, 'queue');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-queue.png') });
 
     const order = await page.$$eval('li.request', (els) => els.map((e) => (e as HTMLElement).dataset.item));
     const firstIndex = order.indexOf(first.proofItemId);
@@ -144,8 +136,8 @@ describe('console: the teammates\' single-page app in a real browser (PAGES.md ย
     const card = await page.textContent(`li[data-revocation="${revocationId}"]`);
     assert.match(card ?? '', /SLA: \d+ h \d+ min left/);
     assert.match(card ?? '', new RegExp(placementId), 'where the item is still listed');
-    await axeClean(page, 'revocations');
-    await page.screenshot({ path: path.join(SHOTS, 'console-revocations.png') });
+    await assertAxeClean(page, 'revocations');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-revocations.png') });
     await page.click(`button[data-complete="${revocationId}"]`);
     await page.waitForSelector(`li[data-revocation="${revocationId}"]`, { state: 'detached' });
     assert.ok((await ledgerTypes(s.proofItemId)).includes('proof.consent.revoked'));
@@ -167,8 +159,8 @@ describe('console: the teammates\' single-page app in a real browser (PAGES.md ย
     await page.waitForSelector('#attempts ol li');
     assert.match(await page.textContent('#attempts') ?? '', /500/);
     assert.match(await page.textContent('#attempts') ?? '', /receiver down for maintenance/);
-    await axeClean(page, 'webhooks');
-    await page.screenshot({ path: path.join(SHOTS, 'console-webhooks.png') });
+    await assertAxeClean(page, 'webhooks');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-webhooks.png') });
     await page.click(`button[data-replay="${failed.id}"]`);
     await page.waitForSelector('#hook-status .notice');
     const original = (await call(asTeammate(t.owner, { method: 'GET', url: `/api/workspace/webhooks/deliveries/${failed.id}` }), app)).json().data;
@@ -187,8 +179,8 @@ describe('console: the teammates\' single-page app in a real browser (PAGES.md ย
     const secret = (await page.textContent('#key-status [data-field="secret"]', { timeout: 10_000 }))!;
     assert.match(secret, /^svk_[A-Za-z0-9_-]{43}$/);
     assert.equal((await call(withKey(secret, { method: 'GET', url: '/api/v1/auth/whoami' }), app)).statusCode, 200);
-    await axeClean(page, 'keys');
-    await page.screenshot({ path: path.join(SHOTS, 'console-keys.png') });
+    await assertAxeClean(page, 'keys');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-keys.png') });
     const keyId = (await call(asTeammate(t.owner, { method: 'GET', url: '/api/workspace/keys' }), app)).json().data[0].id as string;
     await page.click(`button[data-revoke="${keyId}"]`);
     await page.waitForSelector(`tr[data-key="${keyId}"]:not(:has(button[data-revoke]))`);
@@ -206,14 +198,14 @@ describe('console: the teammates\' single-page app in a real browser (PAGES.md ย
     await memberPage.waitForSelector('header.console #sign-out');
     await memberPage.waitForSelector('main .notice.error');
     assert.match(await memberPage.textContent('main') ?? '', /Your role may not see this view/);
-    await axeClean(memberPage, 'member queue');
+    await assertAxeClean(memberPage, 'member queue');
     await memberPage.click('a[data-nav=keys]');
     await memberPage.waitForSelector('main h1');
     assert.equal(await memberPage.$('#create-key'), null, 'no create form for a member');
     await memberPage.click('a[data-nav=revocations]');
     await memberPage.waitForSelector('main h1');
     assert.equal(await memberPage.$('button[data-complete]'), null);
-    await memberPage.screenshot({ path: path.join(SHOTS, 'console-member.png') });
+    await memberPage.screenshot({ path: path.join(SCREENSHOTS, 'console-member.png') });
     const status = await memberPage.evaluate(async () => {
       const session = await (await fetch('/api/workspace/session')).json() as { data: { csrfToken: string } };
       const res = await fetch('/api/workspace/keys', {

@@ -1,5 +1,7 @@
+import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { Browser, Page, chromium } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -52,6 +54,18 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
 }
 
 const AXE_SOURCE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+/** Fails with the violations when axe-core finds anything serious or critical on the page, naming `what` was checked. */
+export async function assertAxeClean(page: Page, what: string): Promise<void> {
+  const violations = await seriousViolations(page);
+  assert.deepEqual(violations, [], `${what}: ${JSON.stringify(violations)}`);
+}
+
+/** Where browser tests leave the screenshots the docs show. */
+export const SCREENSHOTS = path.join(__dirname, '..', '..', 'docs', 'screenshots');
+
+/** A desktop window, for the teammates' console. */
+export const WIDE = { viewport: { width: 1100, height: 800 } };
 
 /** Page-side errors (script exceptions and console errors), collected for a test to assert there are none. */
 export function collectPageErrors(page: Page): string[] {
