@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { DataSource } from 'typeorm';
@@ -41,6 +42,8 @@ export interface WorkerConnections {
 export async function startWorker(config: Config, dataSource: DataSource, conn: WorkerConnections): Promise<RunningWorker> {
   warnIfPrivateTargetsAllowed(config.webhookAllowPrivateTargets);
   const stopping = new AbortController();
+  // Every call to a third party in flight listens to it (32 webhook sends a batch, and more): not a leak.
+  setMaxListeners(0, stopping.signal);
   const worker = await createWorker({ connection: conn.nativeConnection, dataSource, config, workflowBundle: conn.workflowBundle, stopping: stopping.signal });
   // Workflows started with tenant search attributes fail on a namespace that lacks them.
   await ensureTenantSearchAttributes(conn.client, config.temporalNamespace);
