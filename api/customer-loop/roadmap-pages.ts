@@ -1,4 +1,4 @@
-import { FastifyInstance, FastifyReply } from 'fastify';
+import { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Feed } from 'feed';
 import { html } from '../../web/shared/html';
 import { pageShell } from '../../web/shared/page-shell';
@@ -19,9 +19,10 @@ export async function roadmapPageRoutes(app: FastifyInstance, deps: AppDeps): Pr
   const styles = [app.webAsset('roadmap.css')].filter((s): s is string => s !== null);
   const script = app.webAsset('roadmap.js');
 
-  async function load(productId: string): Promise<Roadmap | null> {
+  // Each read is counted against the visitor's own address by the public rate limit, not against this process's.
+  async function load(productId: string, visitor: FastifyRequest): Promise<Roadmap | null> {
     if (!ID.test(productId)) return null;
-    const res = await app.inject({ method: 'GET', url: `/api/public/roadmap/${productId}` });
+    const res = await app.inject({ method: 'GET', url: `/api/public/roadmap/${productId}`, remoteAddress: visitor.ip });
     return res.statusCode === 200 ? (res.json() as { data: Roadmap }).data : null;
   }
 
@@ -35,12 +36,12 @@ export async function roadmapPageRoutes(app: FastifyInstance, deps: AppDeps): Pr
    */
   app.get<{ Params: { productId: string }; Querystring: { feature?: string | string[] } }>('/roadmap/:productId', { config: { hidden: true } },
     async (request, reply) => {
-      const roadmap = await load(request.params.productId);
+      const roadmap = await load(request.params.productId, request);
       if (!roadmap) return notFound(reply);
       const asked = request.query.feature;
       const linked = typeof asked === 'string' && ID.test(asked) ? asked : undefined;
       if (asked !== undefined) {
-        const feature = linked ? await app.inject({ method: 'GET', url: `/api/public/roadmap/${roadmap.product.id}/features/${linked}` }) : null;
+        const feature = linked ? await app.inject({ method: 'GET', url: `/api/public/roadmap/${roadmap.product.id}/features/${linked}`, remoteAddress: request.ip }) : null;
         if (feature?.statusCode !== 200) {
           return sendPage(reply.code(404), pageShell({
             lang: messages.lang, title: messages.featureNotFound, styles,
@@ -61,7 +62,7 @@ export async function roadmapPageRoutes(app: FastifyInstance, deps: AppDeps): Pr
     });
 
   app.get<{ Params: { productId: string } }>('/roadmap/:productId/changelog', { config: { hidden: true } }, async (request, reply) => {
-    const roadmap = await load(request.params.productId);
+    const roadmap = await load(request.params.productId, request);
     if (!roadmap) return notFound(reply);
     return sendPage(reply.header('cache-control', 'no-cache'), pageShell({
       lang: messages.lang, title: messages.changelogTitle(roadmap.product.name), body: changelogPage(roadmap), styles,
@@ -69,7 +70,7 @@ export async function roadmapPageRoutes(app: FastifyInstance, deps: AppDeps): Pr
   });
 
   app.get<{ Params: { productId: string } }>('/roadmap/:productId/changelog.atom', { config: { hidden: true } }, async (request, reply) => {
-    const roadmap = await load(request.params.productId);
+    const roadmap = await load(request.params.productId, request);
     if (!roadmap) return notFound(reply);
     const board = `${origin}/roadmap/${roadmap.product.id}`;
     const feed = new Feed({

@@ -93,10 +93,10 @@ export async function wallPageRoutes(app: FastifyInstance, deps: AppDeps): Promi
 
   app.get<{ Params: { receiptId: string } }>('/embed/verify/:receiptId', { config: { hidden: true } }, async (request, reply) => {
     const { receiptId } = request.params;
-    const read = ID.test(receiptId) ? await app.inject({ method: 'GET', url: `/api/public/proof/receipts/${receiptId}` }) : null;
+    const read = ID.test(receiptId) ? await app.inject({ method: 'GET', url: `/api/public/proof/receipts/${receiptId}`, remoteAddress: request.ip }) : null;
     if (read?.statusCode !== 200) return notLivePage(reply, messages.verifyTitle, messages.verifyUnknown);
     const claim = (read.json() as { data: { receipt: Record<string, unknown>; signature: unknown } }).data;
-    const checked = await app.inject({ method: 'POST', url: '/api/public/proof/receipts/verify', payload: claim });
+    const checked = await app.inject({ method: 'POST', url: '/api/public/proof/receipts/verify', payload: claim, remoteAddress: request.ip });
     const result = (checked.json() as { data: { signatureValid: boolean; status: string | null; valid: boolean; checkedAt: string } }).data;
     const receipt = claim.receipt as { issuedAt?: string; contentHash?: string; terms?: { channels?: string[]; displayMode?: string } };
     const body = html`<article class="sv-verification"><h1>${messages.verifyTitle}</h1><p>${messages.verifyIntro}</p>

@@ -287,4 +287,15 @@ window.addEventListener('message', (e) => { if (e.data && e.data.type === 'sv-ro
     assert.equal(restored.features.find((f: { id: string }) => f.id === dark.id)?.voteCount, 1);
     assert.deepEqual(restored.releases.find((r: { id: string }) => r.id === shipped.json().data.id).features.map((f: { id: string }) => f.id), [dark.id]);
   });
+  it('a page\'s reads count against its visitor\'s address in the public rate limit, not one address shared by every visitor', async () => {
+    const limited = await ctx.buildApp({ publicRateLimitPerMinute: 3 });
+    try {
+      const visit = (remoteAddress: string) => limited.inject({ method: 'GET', url: `/roadmap/${t.product.id}`, remoteAddress });
+      for (let i = 0; i < 3; i++) assert.equal((await visit('198.51.100.7')).statusCode, 200);
+      assert.equal((await visit('203.0.113.9')).statusCode, 200, 'another visitor still reads the board');
+      assert.notEqual((await visit('198.51.100.7')).statusCode, 200, 'the first visitor is over the limit');
+    } finally {
+      await limited.close();
+    }
+  });
 });
