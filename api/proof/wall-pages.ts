@@ -69,7 +69,8 @@ export async function wallPageRoutes(app: FastifyInstance, deps: AppDeps): Promi
 
   // The page of each placement's last manifest, by the manifest's ETag: the page is a function of the manifest alone.
   const pages = new Map<string, WallPage>();
-  app.get<{ Params: { placementId: string } }>('/embed/wall/:placementId', { config: { hidden: true } }, async (request, reply) => {
+  // Limited per visitor as the public API is: the page decides eligibility afresh on every load.
+  app.get<{ Params: { placementId: string } }>('/embed/wall/:placementId', { config: { hidden: true, rateLimit: {} } }, async (request, reply) => {
     const { placementId } = request.params;
     // The public render's own decision (the manifest the render route would send now, decided afresh).
     const render = ID.test(placementId) ? await currentRender(deps.dataSource, placementId) : null;

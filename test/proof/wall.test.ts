@@ -244,4 +244,18 @@ describe('proof: the wall on another site (real Chromium)', function () {
     const ok = await createPlacement(tenant, { renderConfig: { allowedOrigins: ['https://shop.example', 'http://localhost:8080'], theme: 'dark' } });
     assert.deepEqual(ok.renderConfig, { allowedOrigins: ['https://shop.example', 'http://localhost:8080'], theme: 'dark' });
   });
+  it('the HTML form is limited per visitor address like the public API', async () => {
+    const limited = await ctx.buildApp({ publicRateLimitPerMinute: 2 });
+    try {
+      const placementId = await publishedPlacement(tenant, [(await approvedItem(tenant, story('Ada Lovelace', 'Fast.'))).proofItemId]);
+      const visit = (remoteAddress: string) => limited.inject({ method: 'GET', url: `/embed/wall/${placementId}`, remoteAddress });
+      for (let i = 0; i < 2; i++) assert.equal((await visit('198.51.100.8')).statusCode, 200);
+      const refused = await visit('198.51.100.8');
+      assert.equal(refused.statusCode, 429);
+      assert.ok(refused.headers['retry-after']);
+      assert.equal((await visit('203.0.113.8')).statusCode, 200, 'another visitor is not held back');
+    } finally {
+      await limited.close();
+    }
+  });
 });
