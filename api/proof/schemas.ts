@@ -72,6 +72,17 @@ export const consentSummarySchema = named('ConsentSummary', object({
   grants: array(consentGrantSchema.defined()).defined(),
 }));
 
+export const workspaceItemSchema = named('WorkspaceProofItem', object({
+  ...proofItemSchema.fields,
+  excerpt: string().nullable().defined().meta({ description: 'the original\'s title, else the start of its text (140 characters at most)' }),
+}));
+
+export const workspaceItemDetailSchema = named('WorkspaceProofItemDetail', object({
+  item: proofItemSchema.defined(),
+  versions: array(proofVersionSchema.defined()).defined().meta({ description: 'every version, oldest first, approved or not' }),
+  consent: consentSummarySchema.defined(),
+}));
+
 const expandedSchema = named('ProofItemExpansions', object({
   versions: object({ data: array(proofVersionSchema.defined()).defined(), hasMore: boolean().required() }).default(undefined),
   consent: object({ data: consentSummarySchema.defined(), hasMore: boolean().required() }).default(undefined),
@@ -176,6 +187,11 @@ export const assetSchema = named('ProofAsset', object({
   files: strings(),
   content: anyObject().required().meta({ description: 'quote, theme, format, sha256, channel, disclosure, attribution, mediaType, svg' }),
   createdAt: timestamp().required(),
+}));
+
+export const workspaceAssetSchema = named('WorkspaceProofAsset', object({
+  ...assetSchema.fields,
+  productId: id(),
 }));
 
 export const placementSchema = named('Placement', object({

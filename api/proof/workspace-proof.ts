@@ -1,7 +1,10 @@
 import { boolean, string } from 'yup';
 import { decideApproval, reviewQueue } from '../../db/proof/proof-approvals';
 import { deleteItem, restoreItem } from '../../db/proof/proof-deletions';
-import { approveAsset } from '../../db/proof/proof-assets';
+import { approveAsset, listWorkspaceAssets } from '../../db/proof/proof-assets';
+import { getWorkspaceItem, listWorkspaceItems } from '../../db/proof/proof-items';
+import { ASSET_APPROVAL_STATES } from '../../db/entities/proof-asset';
+import { PROOF_ITEM_STATUSES } from '../../db/entities/proof-item';
 import { exportRaw } from '../../db/proof/proof-exports';
 import { listPlacementItems, listWorkspacePlacements, placementScope, publishPlacement } from '../../db/proof/proof-placements';
 import { PLACEMENT_STATES } from '../../db/entities/proof-placement';
@@ -13,7 +16,8 @@ import type { AppDeps } from '../app-deps';
 import { dataOf, errorOf, NO_SUCH_PRODUCT, pageOf } from '../plugins/responses';
 import {
   assetSchema, consentGrantSchema, deletedItemSchema, exportSchema, itemAndVersionSchema, openRevocationSchema, PLACEMENT_ARCHIVED,
-  placementItemWithEngagementSchema, publishResultSchema, reviewRequestSchema, revocationFiledSchema, workspacePlacementSchema,
+  placementItemWithEngagementSchema, publishResultSchema, reviewRequestSchema, revocationFiledSchema, workspaceAssetSchema, workspaceItemDetailSchema,
+  workspaceItemSchema, workspacePlacementSchema,
 } from './schemas';
 import { idParams } from '../plugins/path-params';
 import { consentTermsSchema } from './proof-submissions';
@@ -29,11 +33,19 @@ const NOT_PENDING = errorOf('CONFLICT: no pending request for this version (deci
 const GONE = errorOf('GONE: the item was deleted');
 const placementsQuery = strictObject({ ...pageQuery, state: string().oneOf([...PLACEMENT_STATES]) });
 const publishQuery = strictObject({ dryRun: boolean().default(false).meta({ description: 'true: count what would render and write nothing' }) });
+const itemsQuery = strictObject({
+  ...pageQuery,
+  status: string().oneOf([...PROOF_ITEM_STATUSES]).meta({ description: 'only items in this status; deleted items are listed only when asked for' }),
+  productId: string().max(100),
+});
+const assetsQuery = strictObject({ ...pageQuery, state: string().oneOf([...ASSET_APPROVAL_STATES]), productId: string().max(100) });
+const GONE_FOR_GOOD = errorOf('GONE: the item was deleted and its recovery window has closed');
 const rawExportBody = strictObject({ productId: string().required().max(100) }).required();
 
 /**
- * The human side of proof: decisions, completing revocations, deletion and raw exports. A service key
- * here hears HUMAN_APPROVAL_REQUIRED for decisions and FORBIDDEN for the rest.
+ * The human side of proof: the workspace's stories and assets to read (any teammate), decisions, consent,
+ * completing revocations, deletion and raw exports. A service key here hears HUMAN_APPROVAL_REQUIRED for
+ * decisions and FORBIDDEN for the rest.
  */
 export async function workspaceProofRoutes(app: RouteApp, deps: AppDeps): Promise<void> {
   const ds = deps.dataSource;
@@ -125,6 +137,12 @@ export async function workspaceProofRoutes(app: RouteApp, deps: AppDeps): Promis
     return { data: done.result };
   });
 
+  app.get('/api/workspace/proof/items/:id', {
+    schema: { params: idParams, response: { 200: dataOf(workspaceItemDetailSchema), 410: GONE_FOR_GOOD } },
+    config: { tag: 'proof', auth: 'session', operationId: 'getWorkspaceProofItem',
+      summary: 'One item with every version (approved or not) and its consent grants; any teammate reads it' },
+  }, async (request) => ({ data: await getWorkspaceItem(ds, sessionPrincipal(request).organizationId, request.params.id) }));
+
   app.delete('/api/workspace/proof/items/:id', {
     schema: { params: idParams, response: { 200: dataOf(deletedItemSchema), 410: GONE } },
     config: { tag: 'proof', ...OWNERS_AND_ADMINS, operationId: 'deleteProofItem', summary: 'Delete an item; it may be restored inside the recovery window' },
@@ -149,5 +167,23 @@ export async function workspaceProofRoutes(app: RouteApp, deps: AppDeps): Promis
   }, async (request, reply) => {
     const s = sessionPrincipal(request);
     return reply.code(201).send({ data: await exportRaw(ds, s.organizationId, request.body.productId) });
+  });
+
+  app.get('/api/workspace/proof/items', {
+    schema: { querystring: itemsQuery, response: { 200: pageOf(workspaceItemSchema) } },
+    config: { tag: 'proof', auth: 'session', operationId: 'listWorkspaceProofItems',
+      summary: 'Proof items of every product of the workspace, newest first, each with its original\'s excerpt; any teammate reads them' },
+  }, async (request) => {
+    const { limit, cursor, ...filter } = request.query;
+    return listWorkspaceItems(ds, sessionPrincipal(request).organizationId, filter, { limit, cursor });
+  });
+
+  app.get('/api/workspace/proof/assets', {
+    schema: { querystring: assetsQuery, response: { 200: pageOf(workspaceAssetSchema) } },
+    config: { tag: 'proof', auth: 'session', operationId: 'listWorkspaceAssets',
+      summary: 'Generated assets (quote cards, case studies) of the workspace, newest first, by approval state; any teammate reads them' },
+  }, async (request) => {
+    const { limit, cursor, ...filter } = request.query;
+    return listWorkspaceAssets(ds, sessionPrincipal(request).organizationId, filter, { limit, cursor });
   });
 }

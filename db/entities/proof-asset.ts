@@ -1,5 +1,7 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
 
+export const ASSET_APPROVAL_STATES = ['draft', 'approved', 'rejected'] as const;
+
 /** A generated asset (a quote card) with its lineage; `body` holds the file's bytes. */
 @Entity('proof_assets')
 export class ProofAsset {
@@ -28,7 +30,7 @@ export class ProofAsset {
   brandKitVersion!: string | null;
 
   @Column({ name: 'approval_state', type: 'text' })
-  approvalState!: 'draft' | 'approved' | 'rejected';
+  approvalState!: (typeof ASSET_APPROVAL_STATES)[number];
 
   @Column({ name: 'channel_eligibility', type: 'text', array: true })
   channelEligibility!: string[];

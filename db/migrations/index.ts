@@ -30,6 +30,7 @@ import { ConsoleSignIn1764203000000 } from './1764203000000-ConsoleSignIn';
 import { PagedReadIndexes1764205000000 } from './1764205000000-PagedReadIndexes';
 import { ConsoleWorkspaceReads1764207100000 } from './1764207100000-ConsoleWorkspaceReads';
 import { ScaleReadIndexes1764211000000 } from './1764211000000-ScaleReadIndexes';
+import { ConsoleStoriesReads1764213000000 } from './1764213000000-ConsoleStoriesReads';
 
 export const MIGRATIONS = [
   Foundation1763712000000, CustomerLoop1763712100000, Webhooks1763712200000, ProofCore1763712300000,
@@ -44,4 +45,5 @@ export const MIGRATIONS = [
   DuplicateFeedback1764200000000, ConsoleSignIn1764203000000, PagedReadIndexes1764205000000,
   ConsoleWorkspaceReads1764207100000,
   ScaleReadIndexes1764211000000,
+  ConsoleStoriesReads1764213000000,
 ];

@@ -3,6 +3,8 @@ import { AfterWrite, transactionWith } from '../platform/idempotency';
 import { DataSource } from 'typeorm';
 import { ServiceError, conflict, notFound, validationFailed } from '../../runtime/service-error';
 import { ProofAsset, ProofRevocation, ProofVersion } from '../entities';
+import { ASSET_APPROVAL_STATES } from '../entities/proof-asset';
+import { PageRequest, pageOf } from '../pagination';
 import { newId } from '../rules/ids';
 import { EligibilityContext, EligibilityInput, PROOF_CHANNELS, decideEligibility } from '../rules/proof-eligibility';
 import { Actor, appendProofEvent } from './proof-ledger';
@@ -112,6 +114,21 @@ export async function getAsset(ds: DataSource, scope: { organizationId: string; 
   if (!asset) throw notFound('asset');
   for (const itemId of asset.sourceProofIds) assertChangeable(await findItem(ds.manager, scope, itemId));
   return viewAsset(asset);
+}
+
+/**
+ * The workspace's generated assets for the console, newest first, by approval state and product. An asset quotes
+ * its source items, so one whose source is revoked, deleted or purged is not listed (getAsset refuses it too).
+ */
+export async function listWorkspaceAssets(
+  ds: DataSource, organizationId: string, filter: { state?: (typeof ASSET_APPROVAL_STATES)[number]; productId?: string }, page: PageRequest,
+) {
+  const qb = ds.getRepository(ProofAsset).createQueryBuilder('a')
+    .where('a.organization_id = :organizationId', { organizationId })
+    .andWhere(`NOT EXISTS (SELECT 1 FROM proof_items src WHERE src.id = ANY(a.source_proof_ids) AND src.status IN ('revoked', 'deleted'))`);
+  if (filter.state) qb.andWhere('a.approval_state = :state', { state: filter.state });
+  if (filter.productId) qb.andWhere('a.product_id = :productId', { productId: filter.productId });
+  return pageOf(qb, 'a', page, (a) => ({ ...viewAsset(a), productId: a.productId }));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { ServiceError, conflict, notFound } from '../../runtime/service-error';
 import { sha256OfCanonical } from '../rules/canonical-json';
 import { ConsentGrant, ProofItem, ProofVersion } from '../entities';
@@ -155,13 +155,58 @@ export interface ItemFilter {
   type?: ProofType;
 }
 
+const NOT_PURGED = `NOT (i.status = 'deleted' AND (i.recovery_closed_at IS NOT NULL OR i.recovery_closes_at <= now()))`;
+const EXCERPT_LENGTH = 140;
+
+/** How a teammate recognizes a story in a list: its original's title, else the start of its words. */
+function excerptOf(content: ProofContent | undefined): string | null {
+  const words = content?.title ?? content?.text;
+  if (!words) return null;
+  return words.length > EXCERPT_LENGTH ? `${words.slice(0, EXCERPT_LENGTH - 1)}…` : words;
+}
+
+/**
+ * The workspace's items of every product for the console, newest first, each with its original's excerpt.
+ * Deleted items appear only when `deleted` is asked for, and never once purged.
+ */
+export async function listWorkspaceItems(
+  ds: DataSource, organizationId: string, filter: { status?: ProofItemStatus; productId?: string }, page: PageRequest,
+) {
+  const qb = ds.getRepository(ProofItem).createQueryBuilder('i')
+    .where('i.organization_id = :organizationId', { organizationId })
+    .andWhere(NOT_PURGED);
+  if (filter.status) qb.andWhere('i.status = :status', { status: filter.status });
+  else qb.andWhere(`i.status <> 'deleted'`);
+  if (filter.productId) qb.andWhere('i.product_id = :productId', { productId: filter.productId });
+  const result: Page<ProofItem> = await pageOf(qb, 'i', page, (row) => row);
+  const originalIds = result.data.map((i) => i.originalVersionId).filter((id): id is string => id !== null);
+  const originals = originalIds.length ? await ds.getRepository(ProofVersion).findBy({ id: In(originalIds) }) : [];
+  const contentOf = new Map(originals.map((v) => [v.id, v.content]));
+  return {
+    data: result.data.map((item) => ({ ...viewItem(item), excerpt: excerptOf(contentOf.get(item.originalVersionId ?? '')) })),
+    nextCursor: result.nextCursor,
+  };
+}
+
+/** One item of the workspace for the console: every version (oldest first, approved or not) and its consent grants. */
+export async function getWorkspaceItem(ds: DataSource, organizationId: string, id: string) {
+  const item = await findItem(ds.manager, { organizationId }, id);
+  const versions = await ds.getRepository(ProofVersion).find({ where: { proofItemId: id }, order: { versionNumber: 'ASC' } });
+  const grants = await grantsOf(ds.manager, id);
+  return {
+    item: viewItem(item),
+    versions: versions.map(viewVersion),
+    consent: { proofItemId: item.id, status: consentStatus(item, grants), grants: grants.map(viewGrant) },
+  };
+}
+
 /** Newest first. Deleted items appear only when `deleted` is asked for, and never once purged. */
 export async function listItems(
   ds: DataSource, productId: string, filter: ItemFilter, page: PageRequest, expand: Expandable[], includePrivate: boolean,
 ) {
   const qb = ds.getRepository(ProofItem).createQueryBuilder('i')
     .where('i.product_id = :productId', { productId })
-    .andWhere(`NOT (i.status = 'deleted' AND (i.recovery_closed_at IS NOT NULL OR i.recovery_closes_at <= now()))`);
+    .andWhere(NOT_PURGED);
   const statuses = filter.statuses.filter((st) => st !== 'published');
   // `published`: placed on an active placement (whether it renders is decided per render).
   const published = `EXISTS (SELECT 1 FROM proof_placement_items pi JOIN proof_placements p ON p.id = pi.placement_id

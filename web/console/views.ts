@@ -6,12 +6,14 @@ import { keysView } from './views/keys';
 import { placementsView } from './views/placements';
 import { queueView } from './views/review-queue';
 import { revocationsView } from './views/revocations';
+import { storiesView } from './views/stories';
 import { threadsView } from './views/threads';
 import { webhooksView } from './views/webhooks';
 
 /** The console's views in navigation order; the first is where a teammate lands. Names are the paths under /console/. */
 export const CONSOLE_VIEWS = {
   queue: queueView,
+  stories: storiesView,
   revocations: revocationsView,
   threads: threadsView,
   features: featuresView,

@@ -1243,7 +1243,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** One item with every version (approved or not) and its consent grants; any teammate reads it */
+        get: operations["getWorkspaceProofItem"];
         put?: never;
         post?: never;
         /**
@@ -1290,6 +1291,40 @@ export interface paths {
          * @description Workspace roles: owner.
          */
         post: operations["exportRawProof"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspace/proof/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Proof items of every product of the workspace, newest first, each with its original's excerpt; any teammate reads them */
+        get: operations["listWorkspaceProofItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/workspace/proof/assets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Generated assets (quote cards, case studies) of the workspace, newest first, by approval state; any teammate reads them */
+        get: operations["listWorkspaceAssets"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -5474,6 +5509,50 @@ export interface components {
             updatedAt: string;
             /** @description items the placement lists now (eligible or not) */
             itemCount: number;
+        };
+        WorkspaceProofAsset: {
+            id: string;
+            assetType: string;
+            sourceProofIds: string[];
+            sourceVersionIds: string[];
+            templateId: string;
+            brandKitVersion: string | null;
+            approvalState: string;
+            channelEligibility: string[];
+            files: string[];
+            /** @description quote, theme, format, sha256, channel, disclosure, attribution, mediaType, svg */
+            content: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            productId: string;
+        };
+        WorkspaceProofItem: {
+            id: string;
+            productId: string;
+            /** @enum {string} */
+            type: "text" | "audio" | "video" | "image" | "review" | "case_study" | "release_story";
+            /** @enum {string} */
+            status: "submitted" | "in_review" | "approved" | "rejected" | "revoked" | "deleted";
+            statusReason: string | null;
+            customerPersonId: string | null;
+            originalVersionId: string;
+            approvedPublicVersionId: string | null;
+            overLimit: boolean;
+            overLimitReasons: string[];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description the original's title, else the start of its text (140 characters at most) */
+            excerpt: string | null;
+        };
+        WorkspaceProofItemDetail: {
+            item: components["schemas"]["ProofItem"];
+            /** @description every version, oldest first, approved or not */
+            versions: components["schemas"]["ProofVersion"][];
+            consent: components["schemas"]["ConsentSummary"];
         };
         WorkspaceSession: {
             teammateId: string;
@@ -11609,6 +11688,86 @@ export interface operations {
             };
         };
     };
+    getWorkspaceProofItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WorkspaceProofItemDetail"];
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource for this tenant (another tenant's id answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description GONE: the item was deleted and its recovery window has closed */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     deleteProofItem: {
         parameters: {
             query?: never;
@@ -11833,6 +11992,139 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such product in the workspace */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWorkspaceProofItems: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                /** @description only items in this status; deleted items are listed only when asked for */
+                status?: "submitted" | "in_review" | "approved" | "rejected" | "revoked" | "deleted";
+                productId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WorkspaceProofItem"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE: a dependency (PostgreSQL, Temporal) is unavailable, or a concurrent change got in the way; retry */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listWorkspaceAssets: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                state?: "draft" | "approved" | "rejected";
+                productId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WorkspaceProofAsset"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_FAILED: the request (path, query, headers or body) does not match the schema */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The workspace session is missing, malformed or expired */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description FORBIDDEN (a service key was sent), or FORBIDDEN: no x-csrf-token on a write */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
