@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { FastifyInstance } from 'fastify';
 import { Browser, BrowserContext, Page } from 'playwright-core';
-import { issueSignInLink } from '../../db/platform/sign-in-links';
 import { verifyWebhookSignature } from '../../runtime/webhook-signature';
 import { postSignal } from '../support/customer-loop';
 import { Tenant, asTeammate, call, createTenant, endUserToken, eventually, listenOnLoopback, sessionFor, withKey } from '../support/fixtures';
 import { SCREENSHOTS, WIDE, assertAxeClean, collectPageErrors, ensureChromium, launchChromium } from '../support/browser';
 import { Receiver } from '../support/receiver';
+import { collectNotFound, consoleTab } from '../support/console-session';
 import { ctx } from '../support/root-hooks';
 
 describe('console: threads, features and a webhook test event in a real browser (issues 28, 30)', function () {
@@ -20,7 +20,7 @@ describe('console: threads, features and a webhook test event in a real browser 
   let page: Page;
   let errors: string[];
   let receiver: Receiver;
-  const notFound: string[] = [];
+  let notFound: string[] = [];
 
   const api = (method: 'GET' | 'POST', url: string, payload?: object) =>
     call(asTeammate(t.owner, { method, url, ...(payload ? { payload } : {}) }), app);
@@ -32,12 +32,7 @@ describe('console: threads, features and a webhook test event in a real browser 
   const inbox = async (endUserId: string) => (await call({
     method: 'GET', url: '/api/v1/inbox', headers: { authorization: `Bearer ${endUserToken(t.product, { sub: endUserId })}` },
   }, app)).json().data as { items: Array<{ preview: string; threadId: string }> };
-  const signedIn = async (context: BrowserContext, teammateId: string) => {
-    const p = await context.newPage();
-    await p.goto((await issueSignInLink(ctx.dataSource, teammateId, `${base}/console`)).url);
-    await p.waitForSelector('header.console #sign-out');
-    return p;
-  };
+  const signedIn = (context: BrowserContext, teammateId: string) => consoleTab(context, base, teammateId);
 
   before(async function () {
     if (ensureChromium()) this.skip();
@@ -49,9 +44,7 @@ describe('console: threads, features and a webhook test event in a real browser 
     owner = await browser.newContext(WIDE);
     page = await signedIn(owner, t.owner.id);
     errors = collectPageErrors(page);
-    page.on('response', (r) => {
-      if (r.status() === 404) notFound.push(new URL(r.url()).pathname);
-    });
+    notFound = collectNotFound(page);
   });
   after(async () => {
     await browser?.close();

@@ -1,20 +1,18 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { Resvg } from '@resvg/resvg-js';
 import { FastifyInstance } from 'fastify';
 import jsQR from 'jsqr';
-import { Browser, BrowserContext, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import { createServiceKey } from '../../db/platform/service-keys';
-import { createTeammate } from '../../db/platform/tenancy';
-import { issueSignInLink } from '../../db/platform/sign-in-links';
 import { asTeammate, call, listenOnLoopback, settledHandle } from '../support/fixtures';
-import { SCREENSHOTS, WIDE, assertAxeClean, collectPageErrors, ensureChromium, launchChromium } from '../support/browser';
+import { SCREENSHOTS, assertAxeClean, collectPageErrors, ensureChromium, launchChromium } from '../support/browser';
 import { as, newQuestion, publishTemplate } from '../support/collection-setup';
 import { PlacementTenant, approvedItem, createPlacement, createPlacementTenant, place, submit } from '../support/proof-fixtures';
 import { ROOM_SCOPES, asKey, openRoom } from '../support/rooms';
 import { route } from '../support/routes';
+import { collectNotFound, consoleTabAs } from '../support/console-session';
 import { ctx } from '../support/root-hooks';
 
 describe('console: placements, Rooms approvals and collection in a real browser (PAGES.md §5, §8)', function () {
@@ -25,19 +23,9 @@ describe('console: placements, Rooms approvals and collection in a real browser 
   let browser: Browser;
   let page: Page;
   let errors: string[];
-  const notFound: string[] = [];
+  let notFound: string[] = [];
 
-  /** A console tab signed in as a new teammate of the role, through a sign-in link (console.test.ts covers the e-mailed one). */
-  async function signedIn(role: 'owner' | 'member'): Promise<{ context: BrowserContext; page: Page }> {
-    const teammate = await createTeammate(ctx.dataSource, { organizationId: t.organizationId, email: `${role}-${randomBytes(4).toString('hex')}@team.example`,
-      role });
-    const link = await issueSignInLink(ctx.dataSource, teammate.id, `${base}/console`);
-    const context = await browser.newContext({ ...WIDE, acceptDownloads: true });
-    const tab = await context.newPage();
-    await tab.goto(link.url);
-    await tab.waitForSelector('header.console #sign-out');
-    return { context, page: tab };
-  }
+  const signedIn = (role: 'owner' | 'member') => consoleTabAs(browser, base, t.organizationId, role);
 
   before(async function () {
     if (ensureChromium()) this.skip();
@@ -47,9 +35,7 @@ describe('console: placements, Rooms approvals and collection in a real browser 
     browser = await launchChromium();
     ({ page } = await signedIn('owner'));
     errors = collectPageErrors(page);
-    page.on('response', (r) => {
-      if (r.status() === 404) notFound.push(new URL(r.url()).pathname);
-    });
+    notFound = collectNotFound(page);
   });
   after(async () => {
     await browser?.close();

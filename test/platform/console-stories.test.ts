@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { FastifyInstance } from 'fastify';
-import { Browser, BrowserContext, Page } from 'playwright-core';
-import { createTeammate } from '../../db/platform/tenancy';
-import { issueSignInLink } from '../../db/platform/sign-in-links';
+import { Browser, Page } from 'playwright-core';
 import { call, listenOnLoopback, withKey } from '../support/fixtures';
-import { SCREENSHOTS, WIDE, assertAxeClean, collectPageErrors, ensureChromium, launchChromium } from '../support/browser';
+import { SCREENSHOTS, assertAxeClean, collectPageErrors, ensureChromium, launchChromium } from '../support/browser';
 import { ProofTenant, approvedItem, createProofTenant, submit } from '../support/proof-fixtures';
+import { collectNotFound, consoleTabAs } from '../support/console-session';
 import { ctx } from '../support/root-hooks';
 
 type Json = Record<string, any>;
@@ -22,19 +21,9 @@ describe('console: stories (consent, draft assets, raw export) in a real browser
   let browser: Browser;
   let page: Page;
   let errors: string[];
-  const notFound: string[] = [];
+  let notFound: string[] = [];
 
-  /** A console tab signed in as a new teammate of the role, through a sign-in link. */
-  async function signedIn(role: 'owner' | 'admin' | 'member'): Promise<{ context: BrowserContext; page: Page }> {
-    const teammate = await createTeammate(ctx.dataSource, { organizationId: t.organizationId, email: `${role}-${randomBytes(4).toString('hex')}@team.example`,
-      role });
-    const link = await issueSignInLink(ctx.dataSource, teammate.id, `${base}/console`);
-    const context = await browser.newContext({ ...WIDE, acceptDownloads: true });
-    const tab = await context.newPage();
-    await tab.goto(link.url);
-    await tab.waitForSelector('header.console #sign-out');
-    return { context, page: tab };
-  }
+  const signedIn = (role: 'owner' | 'admin' | 'member') => consoleTabAs(browser, base, t.organizationId, role);
 
   /** A write with the tab's own session and CSRF token, as the console would send it; answers the HTTP status. */
   const writeAs = (tab: Page, url: string, body: unknown) => tab.evaluate(async ([u, b]) => {
@@ -58,9 +47,7 @@ describe('console: stories (consent, draft assets, raw export) in a real browser
     browser = await launchChromium();
     ({ page } = await signedIn('owner'));
     errors = collectPageErrors(page);
-    page.on('response', (r) => {
-      if (r.status() === 404) notFound.push(new URL(r.url()).pathname);
-    });
+    notFound = collectNotFound(page);
   });
   after(async () => {
     await browser?.close();

@@ -15,6 +15,7 @@ import {
   PlacementTenant, approvedItem, createPlacementTenant, ledgerTypes, publishedPlacement, requestApproval, submit, submissionBody,
 } from '../support/proof-fixtures';
 import { Receiver } from '../support/receiver';
+import { collectNotFound } from '../support/console-session';
 import { ctx } from '../support/root-hooks';
 
 describe('console: the teammates\' single-page app in a real browser (PAGES.md ยง5, ยง8)', function () {
@@ -27,7 +28,7 @@ describe('console: the teammates\' single-page app in a real browser (PAGES.md ย
   let page: Page;
   let errors: string[];
   let receiver: Receiver;
-  const notFound: string[] = [];
+  let notFound: string[] = [];
   const ownerEmail = `owner-${randomBytes(4).toString('hex')}@team.example`;
 
   before(async function () {
@@ -42,9 +43,7 @@ describe('console: the teammates\' single-page app in a real browser (PAGES.md ย
     owner = await browser.newContext(WIDE);
     page = await owner.newPage();
     errors = collectPageErrors(page);
-    page.on('response', (r) => {
-      if (r.status() === 404) notFound.push(new URL(r.url()).pathname);
-    });
+    notFound = collectNotFound(page);
   });
   after(async () => {
     await browser?.close();
