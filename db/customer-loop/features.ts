@@ -218,14 +218,7 @@ export async function vote(ds: DataSource, tenant: ProductTenant, featureId: str
       `INSERT INTO feature_votes (feature_id, product_id, end_user_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1`,
       [feature.id, tenant.productId, endUserId],
     );
-    if (follow) {
-      await em.query(
-        `INSERT INTO feature_follows (feature_id, product_id, end_user_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-        [feature.id, tenant.productId, endUserId],
-      );
-    } else {
-      await em.query('DELETE FROM feature_follows WHERE feature_id = $1 AND end_user_id = $2', [feature.id, endUserId]);
-    }
+    await writeFollow(em, tenant, feature.id, endUserId, follow);
     const updated = await recomputeFeature(em, feature);
     if (inserted.length > 0) {
       await enqueueEvent(em, {
@@ -237,12 +230,24 @@ export async function vote(ds: DataSource, tenant: ProductTenant, featureId: str
   });
 }
 
+/** The end user follows the feature (idempotent), or stops following it. */
+async function writeFollow(em: EntityManager, tenant: ProductTenant, featureId: string, endUserId: string, follow: boolean): Promise<void> {
+  if (follow) {
+    await em.query(
+      `INSERT INTO feature_follows (feature_id, product_id, end_user_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+      [featureId, tenant.productId, endUserId],
+    );
+  } else {
+    await em.query('DELETE FROM feature_follows WHERE feature_id = $1 AND end_user_id = $2', [featureId, endUserId]);
+  }
+}
+
 /** Withdraws the vote; the end user keeps following unless `follow` is false. */
 export async function withdrawVote(ds: DataSource, tenant: ProductTenant, featureId: string, endUserId: string, follow: boolean | undefined) {
   return ds.transaction(async (em) => {
     const feature = await lockVotable(em, tenant.productId, featureId);
     await em.query('DELETE FROM feature_votes WHERE feature_id = $1 AND end_user_id = $2', [feature.id, endUserId]);
-    if (follow === false) await em.query('DELETE FROM feature_follows WHERE feature_id = $1 AND end_user_id = $2', [feature.id, endUserId]);
+    if (follow === false) await writeFollow(em, tenant, feature.id, endUserId, false);
     const following: unknown[] = await em.query(
       'SELECT 1 FROM feature_follows WHERE feature_id = $1 AND end_user_id = $2', [feature.id, endUserId]);
     return voteResult(await recomputeFeature(em, feature), endUserId, false, following.length > 0);
@@ -255,14 +260,7 @@ export async function setFollow(ds: DataSource, tenant: ProductTenant, featureId
     // A follow of a merged feature lands on the surviving one, as a vote does.
     const feature = await lockVotable(em, tenant.productId, featureId);
     await ensureEndUser(em, tenant, endUserId);
-    if (follow) {
-      await em.query(
-        `INSERT INTO feature_follows (feature_id, product_id, end_user_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-        [feature.id, tenant.productId, endUserId],
-      );
-    } else {
-      await em.query('DELETE FROM feature_follows WHERE feature_id = $1 AND end_user_id = $2', [feature.id, endUserId]);
-    }
+    await writeFollow(em, tenant, feature.id, endUserId, follow);
     const voted: unknown[] = await em.query('SELECT 1 FROM feature_votes WHERE feature_id = $1 AND end_user_id = $2', [feature.id, endUserId]);
     return voteResult(await recomputeFeature(em, feature), endUserId, voted.length > 0, follow);
   });
