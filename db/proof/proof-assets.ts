@@ -145,6 +145,9 @@ export async function approveAsset(ds: DataSource, organizationId: string, id: s
     if (approvals.some((a) => a.state === 'pending' || a.state === 'declined')) {
       throw conflict('every quoted customer must approve this asset first');
     }
+    const gone: unknown[] = await em.query(
+      `SELECT 1 FROM proof_items WHERE id = ANY($1) AND status IN ('revoked', 'deleted')`, [asset.sourceProofIds]);
+    if (gone.length > 0) throw conflict('the asset quotes a story that is revoked or deleted; it can no longer be approved');
     if (asset.approvalState !== 'approved') {
       await repo.update(id, { approvalState: 'approved' });
       await appendProofEvent(em, {

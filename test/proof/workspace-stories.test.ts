@@ -86,6 +86,10 @@ describe('proof: the workspace\'s stories and draft assets for the console (list
     assert.ok(!(await drafts()).includes(asset.id));
     assert.ok(((await get('/api/workspace/proof/assets?state=approved')).json().data as Json[]).some((a) => a.id === asset.id));
 
+    const second = await call(withKey(tenant.key, {
+      method: 'POST', url: '/api/v1/proof/assets/generate', payload: { proofItemId: item.proofItemId, channel: 'website' },
+    }));
+    assert.equal(second.statusCode, 201, second.body);
     const filed = await call(withKey(tenant.key, { method: 'POST', url: `/api/v1/proof/items/${item.proofItemId}/revoke` }));
     assert.equal(filed.statusCode, 202, filed.body);
     const completed = await call(asTeammate(tenant.owner, {
@@ -93,5 +97,8 @@ describe('proof: the workspace\'s stories and draft assets for the console (list
     }));
     assert.equal(completed.statusCode, 200, completed.body);
     assert.ok(!((await get('/api/workspace/proof/assets')).json().data as Json[]).some((a) => a.id === asset.id), 'its story is revoked');
+    const late = await call(asTeammate(tenant.owner, { method: 'POST', url: `/api/workspace/proof/assets/${second.json().data.id}/approve` }));
+    assert.equal(late.statusCode, 409, 'a draft quoting a revoked story cannot be approved');
+    assert.equal(errorCode(late), 'CONFLICT');
   });
 });
