@@ -6,13 +6,13 @@ import { FastifyInstance } from 'fastify';
 import jsQR from 'jsqr';
 import { Browser, Page } from 'playwright-core';
 import { createServiceKey } from '../../db/platform/service-keys';
-import { asTeammate, call, listenOnLoopback, settledHandle } from '../support/fixtures';
-import { SCREENSHOTS, assertAxeClean, collectPageErrors, ensureChromium, launchChromium } from '../support/browser';
+import { asTeammate, call, settledHandle } from '../support/fixtures';
+import { SCREENSHOTS, assertAxeClean, ensureChromium } from '../support/browser';
 import { as, newQuestion, publishTemplate } from '../support/collection-setup';
 import { PlacementTenant, approvedItem, createPlacement, createPlacementTenant, place, submit } from '../support/proof-fixtures';
 import { ROOM_SCOPES, asKey, openRoom } from '../support/rooms';
 import { route } from '../support/routes';
-import { collectNotFound, consoleTabAs } from '../support/console-session';
+import { ConsoleHarness, consoleTabAs, openConsoleAsOwner } from '../support/console-session';
 import { ctx } from '../support/root-hooks';
 
 describe('console: placements, Rooms approvals and collection in a real browser (PAGES.md §5, §8)', function () {
@@ -23,22 +23,19 @@ describe('console: placements, Rooms approvals and collection in a real browser 
   let browser: Browser;
   let page: Page;
   let errors: string[];
-  let notFound: string[] = [];
+  let notFound: string[];
 
   const signedIn = (role: 'owner' | 'member') => consoleTabAs(browser, base, t.organizationId, role);
 
+  let harness: ConsoleHarness | undefined;
   before(async function () {
     if (ensureChromium()) this.skip();
     t = await createPlacementTenant();
-    app = await ctx.buildApp({ signInPerAddressPerMinute: 100_000 });
-    base = await listenOnLoopback(app);
-    browser = await launchChromium();
-    ({ page } = await signedIn('owner'));
-    errors = collectPageErrors(page);
-    notFound = collectNotFound(page);
+    harness = await openConsoleAsOwner(t.organizationId);
+    ({ app, base, browser, page, errors, notFound } = harness);
   });
   after(async () => {
-    await browser?.close();
+    await harness?.close();
   });
 
   it('publishes a placement by keyboard after the dry-run counts, and the public render then shows the item', async () => {

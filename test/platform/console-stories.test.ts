@@ -5,11 +5,10 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { FastifyInstance } from 'fastify';
 import { Browser, Page } from 'playwright-core';
-import { call, listenOnLoopback, withKey } from '../support/fixtures';
-import { SCREENSHOTS, assertAxeClean, collectPageErrors, ensureChromium, launchChromium } from '../support/browser';
+import { call, withKey } from '../support/fixtures';
+import { SCREENSHOTS, assertAxeClean, ensureChromium } from '../support/browser';
 import { ProofTenant, approvedItem, createProofTenant, submit } from '../support/proof-fixtures';
-import { collectNotFound, consoleTabAs } from '../support/console-session';
-import { ctx } from '../support/root-hooks';
+import { ConsoleHarness, consoleTabAs, openConsoleAsOwner } from '../support/console-session';
 
 type Json = Record<string, any>;
 
@@ -21,7 +20,7 @@ describe('console: stories (consent, draft assets, raw export) in a real browser
   let browser: Browser;
   let page: Page;
   let errors: string[];
-  let notFound: string[] = [];
+  let notFound: string[];
 
   const signedIn = (role: 'owner' | 'admin' | 'member') => consoleTabAs(browser, base, t.organizationId, role);
 
@@ -39,18 +38,15 @@ describe('console: stories (consent, draft assets, raw export) in a real browser
     await tab.waitForSelector('main[data-view=stories] #story-list table, main[data-view=stories] #story-list p');
   };
 
+  let harness: ConsoleHarness | undefined;
   before(async function () {
     if (ensureChromium()) this.skip();
     t = await createProofTenant();
-    app = await ctx.buildApp({ signInPerAddressPerMinute: 100_000 });
-    base = await listenOnLoopback(app);
-    browser = await launchChromium();
-    ({ page } = await signedIn('owner'));
-    errors = collectPageErrors(page);
-    notFound = collectNotFound(page);
+    harness = await openConsoleAsOwner(t.organizationId);
+    ({ app, base, browser, page, errors, notFound } = harness);
   });
   after(async () => {
-    await browser?.close();
+    await harness?.close();
   });
 
   it('records consent for an exact version from the console; the API then answers the new grant and the old one superseded', async () => {

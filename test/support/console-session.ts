@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { FastifyInstance } from 'fastify';
 import { Browser, BrowserContext, Page } from 'playwright-core';
 import { issueSignInLink } from '../../db/platform/sign-in-links';
 import { createTeammate } from '../../db/platform/tenancy';
-import { WIDE } from './browser';
+import { WIDE, collectPageErrors, launchChromium } from './browser';
+import { listenOnLoopback } from './fixtures';
 import { ctx } from './root-hooks';
 
 /** A console tab of `context` signed in as the teammate through a sign-in link (console.test.ts covers the mailed one). */
@@ -29,4 +31,30 @@ export function collectNotFound(page: Page): string[] {
     if (r.status() === 404) paths.push(new URL(r.url()).pathname);
   });
   return paths;
+}
+
+export interface ConsoleHarness {
+  app: FastifyInstance;
+  base: string;
+  browser: Browser;
+  /** The owner's console tab, watched for page errors and 404s. */
+  page: Page;
+  errors: string[];
+  notFound: string[];
+  close: () => Promise<void>;
+}
+
+/** The app listening on loopback, Chromium, and a new owner of the organization signed in to the console. */
+export async function openConsoleAsOwner(organizationId: string): Promise<ConsoleHarness> {
+  const app = await ctx.buildApp({ signInPerAddressPerMinute: 100_000 });
+  const base = await listenOnLoopback(app);
+  const browser = await launchChromium();
+  const { page } = await consoleTabAs(browser, base, organizationId, 'owner');
+  return {
+    app, base, browser, page, errors: collectPageErrors(page), notFound: collectNotFound(page),
+    close: async () => {
+      await browser.close();
+      await app.close();
+    },
+  };
 }
