@@ -48,6 +48,7 @@ describe('console: the teammates\' single-page app in a real browser (PAGES.md Â
   after(async () => {
     await browser?.close();
     await receiver?.close();
+    await app?.close();
   });
 
   it('serves one shell for every /console path with the strict CSP, within the 250 KB gzip budget', async () => {
