@@ -276,6 +276,13 @@ window.addEventListener('message', (e) => { if (e.data && e.data.type === 'sv-ro
       assert.equal((await read(featureId, productId)).statusCode, 404, `${productId} ${featureId}`);
     }
     assert.equal((await voteAs('u-gus', sepia.id)).statusCode, 404, 'no vote lands on a private survivor');
+    const missingPage = await browser.newPage({ ...PHONE });
+    const missingErrors = collectPageErrors(missingPage);
+    assert.equal((await missingPage.goto(`${base}${at(t.product.id, engine.id)}`))?.status(), 404);
+    assert.ok(await missingPage.locator('a[href]').first().isVisible(), 'the not-found page links back to the board');
+    assert.deepEqual(missingErrors.filter((e) => !/Failed to load resource/.test(e)), []);
+    assert.deepEqual(await seriousViolations(missingPage), [], 'the not-found page passes axe');
+    await missingPage.close();
     assert.equal((await fetch(`${base}${boardUrl}?feature=a&feature=b`, { redirect: 'manual' })).status, 404);
 
     assert.equal((await call(teammate(t.owner, 'POST', `/api/workspace/features/${dark.id}/unmerge`))).statusCode, 200);
