@@ -1,25 +1,14 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { Cleanup } from '../test/support/servers';
+import { cpuSeconds } from './service';
 
 const ROOT = path.resolve(__dirname, '..');
 
 export interface RoleProcess {
   pid: number;
-  /** Seconds of CPU the process used so far (user + system), from /proc; null where there is none. */
-  cpuSeconds: () => number | null;
-}
-
-function cpuSecondsOf(pid: number): number | null {
-  try {
-    // Fields 14 and 15 of /proc/<pid>/stat: user and system time in clock ticks (100 per second on Linux).
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
+  /** Seconds of CPU the process used so far (user + system), from /proc; 0 once it is gone. */
+  cpuSeconds: () => number;
 }
 
 /**
@@ -54,5 +43,5 @@ export async function startRole(
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code} before it was ready`)));
   });
   const pid = child.pid!;
-  return { pid, cpuSeconds: () => cpuSecondsOf(pid), output: () => out };
+  return { pid, cpuSeconds: () => cpuSeconds(pid), output: () => out };
 }
