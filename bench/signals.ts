@@ -21,6 +21,7 @@ import { buildApp } from '../api/app';
 import { openDatabase, statementsSent } from '../db/data-source';
 import { installTemporalLogger } from '../runtime/temporal-logging';
 import { Cleanup, freePort, startScratchDatabase, startScratchTemporal } from '../test/support/servers';
+import { cpuDuring } from './cpu-breakdown';
 import { LoadResult, loadRound } from './load';
 import { startRole } from './roles';
 import { startService } from './service';
@@ -54,7 +55,7 @@ async function measure(cleanup: Cleanup): Promise<void> {
     RATE_LIMIT_PER_MINUTE: '1000000', SV_SIGNAL_DAILY_CEILING: '1000000000', HOST: '127.0.0.1',
   };
   const barePort = await freePort();
-  const [service] = await Promise.all([
+  const [service, bareRole] = await Promise.all([
     startService(cleanup, roleEnv),
     startRole(cleanup, 'bare', 'bench/bare-insert-server.ts', { ...roleEnv, PORT: String(barePort), BENCH_TABLE: BARE_TABLE }, /bare listening on/),
   ]);
@@ -85,13 +86,18 @@ async function measure(cleanup: Cleanup): Promise<void> {
   });
   const modes = { bare, keyed: bareKeyed, one: intake(false), spread: intake(true) };
   const rounds: Record<keyof typeof modes, LoadResult[]> = { bare: [], keyed: [], one: [], spread: [] };
+  const roles = { api: service.apiPids, worker: service.workerPids, bare: () => [bareRole.pid] };
+  const cpu: Record<keyof typeof modes, Array<Record<string, number>>> = { bare: [], keyed: [], one: [], spread: [] };
   // Warm-up of every route: connections, JIT, buffers, prepared statements.
   for (const mode of Object.values(modes)) await mode();
   for (let r = 0; r < ROUNDS; r++) {
     for (const [name, mode] of Object.entries(modes) as Array<[keyof typeof modes, () => Promise<LoadResult>]>) {
-      const result = await mode();
+      const { result, seconds } = await cpuDuring(roles, mode);
       if (result.unexpected > 0) throw new Error(`${name}: ${result.unexpected} answers with another status or errors`);
       rounds[name].push(result);
+      // CPU ms a request, by role.
+      const requests = result.perSecond * ROUND_MS / 1000;
+      cpu[name].push(Object.fromEntries(Object.entries(seconds).map(([role, sec]) => [role, 1000 * sec / requests])));
     }
   }
   const summary = (list: LoadResult[]) => ({
@@ -117,6 +123,12 @@ async function measure(cleanup: Cleanup): Promise<void> {
   }
 
   console.log(`spread intake vs bare: rate ${(100 * sp.rps / b.rps).toFixed(1)}%, p99 ${fmt(sp.p99 / b.p99)}x`);
+  console.log('CPU ms a request by role, the mean of the rounds (rest: the load generator, this process, the system):');
+  for (const [name, list] of Object.entries(cpu)) {
+    const mean = (role: string) => list.reduce((sum, x) => sum + x[role], 0) / list.length;
+    const total = Object.keys(list[0]).reduce((sum, role) => sum + mean(role), 0);
+    console.log(`  ${name.padEnd(7)} ${Object.keys(list[0]).map((role) => `${role} ${mean(role).toFixed(3)}`).join(', ')}; total ${total.toFixed(3)}`);
+  }
 
   // Statements an intake sends, counted on the same code in this process (one workspace's key, 50 at once).
   const counted = await buildApp({ dataSource: ds, temporal: temporal.client, config });

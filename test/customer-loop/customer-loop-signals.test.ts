@@ -125,6 +125,44 @@ describe('customer loop: signal intake', () => {
     assert.equal(events.length, 1);
   });
 
+  it('intakes that arrive together are written in groups, each decided as if it came alone', async () => {
+    const [a, b] = [await createTenant(SCOPES), await createTenant(SCOPES)];
+    const tag = `group-${counter++}`;
+    const names = ['Ada', 'Bo', 'Cy', 'Di', 'Ed', 'Flo', 'Gus', 'Hal'];
+    const answers = await Promise.all([
+      // One new end user named by eight signals at once, each with a name of its own and the same email.
+      ...names.map((name, i) => post(signalBody({ endUserId: `${tag}-shared`, email: 'shared@example.com', name, idempotencyKey: `${tag}-named-${i}` }), a)),
+      // Six copies of one signal.
+      ...Array.from({ length: 6 }, () => post(signalBody({ endUserId: `${tag}-dup`, idempotencyKey: `${tag}-dup` }), a)),
+      // Another workspace's signals in the same moment.
+      ...Array.from({ length: 10 }, (_, i) => post(signalBody({ endUserId: `${tag}-b${i % 3}`, idempotencyKey: `${tag}-b-${i}` }), b)),
+    ]);
+    assert.deepEqual(answers.map((r) => r.statusCode).sort(), [...Array(5).fill(200), ...Array(19).fill(201)], answers.map((r) => r.body).join('\n'));
+    const dupIds = new Set(answers.slice(8, 14).map((r) => `${r.json().data.id} ${r.json().data.threadId}`));
+    assert.equal(dupIds.size, 1, 'the copies answer the one stored signal');
+    const [counts]: Array<Record<string, number>> = await ctx.dataSource.query(
+      `SELECT (SELECT count(*)::int FROM signals WHERE product_id IN ($1, $2)) AS signals,
+              (SELECT count(DISTINCT xmin::text)::int FROM signals WHERE product_id IN ($1, $2)) AS transactions,
+              (SELECT count(*)::int FROM threads WHERE product_id IN ($1, $2)) AS threads,
+              (SELECT count(*)::int FROM thread_messages m JOIN threads t ON t.id = m.thread_id WHERE t.product_id IN ($1, $2)) AS messages,
+              (SELECT count(*)::int FROM outbox_events WHERE product_id IN ($1, $2) AND event_type = 'signal.created') AS events,
+              (SELECT count(*)::int FROM end_users WHERE product_id IN ($1, $2)) AS end_users`,
+      [a.product.id, b.product.id]);
+    assert.deepEqual({ ...counts, transactions: undefined }, { signals: 19, transactions: undefined, threads: 19, messages: 19, events: 19, end_users: 5 });
+    assert.ok(counts.transactions < 19, `19 signals in ${counts.transactions} transactions: grouped`);
+    const [shared]: Array<{ email: string; name: string }> = await ctx.dataSource.query(
+      'SELECT email, name FROM end_users WHERE product_id = $1 AND end_user_id = $2', [a.product.id, `${tag}-shared`]);
+    assert.equal(shared.email, 'shared@example.com');
+    assert.ok(names.includes(shared.name), shared.name);
+    const [named]: Array<{ transactions: number }> = await ctx.dataSource.query(
+      'SELECT count(DISTINCT xmin::text)::int AS transactions FROM signals WHERE product_id = $1 AND end_user_id = $2', [a.product.id, `${tag}-shared`]);
+    assert.ok(named.transactions < 8, 'a group naming one new end user many times is written as a group, not refused and run again one by one');
+    const mixed: Array<{ organization_id: string; product_id: string }> = await ctx.dataSource.query(
+      `SELECT DISTINCT t.organization_id, t.product_id FROM signals s JOIN threads t ON t.id = s.thread_id
+        WHERE s.idempotency_key LIKE $1`, [`${tag}-b-%`]);
+    assert.deepEqual(mixed, [{ organization_id: b.organizationId, product_id: b.product.id }], 'each row keeps its own workspace');
+  });
+
   it('the same idempotencyKey in another product is a different signal', async () => {
     const other = await createTenant(SCOPES);
     const body = signalBody();
