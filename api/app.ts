@@ -30,7 +30,7 @@ import { registerJsonBodyParser } from './plugins/json-body';
 import { registerOpenApi } from './plugins/openapi';
 import { registerMetrics } from './plugins/metrics';
 import { registerPublicRateLimit } from './plugins/public-rate-limit';
-import { redactingLogger } from './plugins/request-log';
+import { redactingLogger, requestLogger } from './plugins/request-log';
 import { proofAiRoutes } from './ai/proof-ai';
 import { proofAssetRoutes } from './proof/proof-assets';
 import { proofEventRoutes } from './proof/proof-events';
@@ -87,6 +87,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     // Secret path segments (hook, payment connector and stream source tokens) and query values never reach the log.
     logger: redactingLogger(deps.logger),
+    childLoggerFactory: requestLogger,
     // Which proxies may name the client in X-Forwarded-For (request.ip: rate limits, consent evidence).
     trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
     bodyLimit: BODY_LIMIT,

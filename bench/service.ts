@@ -75,7 +75,9 @@ export async function startService(cleanup: Cleanup, env: Record<string, string>
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sv-bench-'));
   cleanup.push(async () => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bin', 'start.ts')], {
+  // BENCH_ROLE_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) reaches every role: the supervisor hands its execArgv on.
+  const nodeArgs = (process.env.BENCH_ROLE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, 'bin', 'start.ts')], {
     cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       ...process.env, SV_DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'error', TEMPORAL_LOG_LEVEL: 'ERROR',

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sharedFreshRead } from '../../runtime/shared-fresh-read';
+import { queryPrepared } from '../prepared-statements';
 import { DataSource } from 'typeorm';
 import { CANONICALIZATION, canonicalJson } from '../rules/canonical-json';
 import { displayName } from '../rules/source-attribution';
@@ -127,7 +128,7 @@ const renders = new WeakMap<DataSource, Map<string, CachedRender>>();
 const versionReads = new WeakMap<DataSource, (placementId: string) => Promise<Array<{ version: string }>>>();
 
 function renderVersionOf(ds: DataSource, placementId: string): Promise<Array<{ version: string }>> {
-  return ds.query(
+  return queryPrepared(ds, 'render-version-of-placement',
     `SELECT coalesce((SELECT version FROM proof_render_versions v WHERE v.organization_id = p.organization_id), 0)::text AS version
        FROM proof_placements p WHERE p.id = $1`, [placementId]);
 }
