@@ -48,6 +48,7 @@ export interface Config {
   webhookAllowPrivateTargets: boolean;
   webhookBatchConcurrency: number;
   webhookRelayIdleMs: number;
+  webhookBatchSize: number;
   relayBatchSize: number;
   relayIdleMs: number;
   aiBaseUrl: string | undefined;
@@ -288,6 +289,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookBatchConcurrency: int(env, 'WEBHOOK_BATCH_CONCURRENCY', 32, 1, 1000),
     // Shorter than other relays' pause: an event's first attempt waits on it.
     webhookRelayIdleMs: int(env, 'WEBHOOK_RELAY_IDLE_MS', 100, 10, 60_000),
+    // Deliveries a batch workflow takes: fewer, larger batches carried a burst faster (bench:webhooks, docs/performance.md).
+    webhookBatchSize: int(env, 'WEBHOOK_BATCH_SIZE', 500, 1, 1000),
     relayBatchSize: int(env, 'SV_RELAY_BATCH_SIZE', 100, 1, 1000),
     relayIdleMs: int(env, 'SV_RELAY_IDLE_MS', 500, 10, 60_000),
     aiBaseUrl: text(env, 'AI_BASE_URL'),

@@ -69,7 +69,7 @@ describe('relays claim in a short transaction and call Temporal outside it', () 
     assert.equal(await dispatchDeliveries(ds, 10, async (d) => d.map((x) => x.id)), 1);
   });
 
-  it('a webhook relay tick starts several batches of SV_RELAY_BATCH_SIZE together, each delivery in exactly one', async () => {
+  it('a webhook relay tick starts several batches of WEBHOOK_BATCH_SIZE together, each delivery in exactly one', async () => {
     await ds.query(`UPDATE webhook_deliveries SET workflow_started = true`);
     const org = await createOrganization(ds, { name: 'Tick workspace', sponsored: true });
     await createEndpoint(ds, org.id, { url: 'https://example.com/tick', subscriptions: ['*'] });
@@ -77,7 +77,7 @@ describe('relays claim in a short transaction and call Temporal outside it', () 
       for (let i = 0; i < 7; i++) await enqueueEvent(em, { organizationId: org.id, productId: null, type: 'test.event', data: { i } });
     });
     // Started on a task queue no worker polls: the batches are only looked at, never run.
-    const config = { ...ctx.config, relayBatchSize: 3, taskQueue: `relay-tick-${newId('q')}` };
+    const config = { ...ctx.config, webhookBatchSize: 3, taskQueue: `relay-tick-${newId('q')}` };
     const batches: string[][] = [];
     const spy = { workflow: { start: (workflow: unknown, options: { args: [{ deliveries: Array<{ id: string }> }] }) => {
       batches.push(options.args[0].deliveries.map((d) => d.id));

@@ -9,7 +9,7 @@ import { webhookBatchWorkflow } from '../../workflows/webhooks/webhook-batch-wor
 import { RelayOptions } from '../relay';
 import { webhookBatchWorkflowId } from '../../workflows/workflow-ids';
 
-/** Batches (of SV_RELAY_BATCH_SIZE deliveries each) one relay tick publishes, claims and starts at most. */
+/** Batches (of WEBHOOK_BATCH_SIZE deliveries each) one relay tick publishes, claims and starts at most. */
 const WEBHOOK_BATCHES_PER_TICK = 4;
 
 /**
@@ -54,7 +54,7 @@ export function webhookRelay(ds: DataSource, client: Client, config: Config, { e
     }
     return deliveries.map((d) => d.id);
   };
-  const perBatch = config.relayBatchSize;
+  const perBatch = config.webhookBatchSize;
   return {
     name: 'webhook',
     // A tick takes up to WEBHOOK_BATCHES_PER_TICK batches and starts them together, so that under a
