@@ -76,7 +76,7 @@ describe('console: threads, features and a webhook test event in a real browser 
     await page.fill('#thread-reply textarea', 'Dark mode ships next week.');
     await page.focus('#thread-reply button[type=submit]');
     await page.keyboard.press('Enter');
-    await page.waitForSelector('#thread-status .notice.ok');
+    await page.waitForSelector('#thread-status .notice.ok:has-text("Replied")');
     await page.waitForSelector('ol.messages li.customer:has-text("Dark mode ships next week.")');
     assert.deepEqual((await inbox('console-customer')).items.map((i) => [i.threadId, i.preview]), [[threadId, 'Dark mode ships next week.']]);
 
@@ -91,7 +91,8 @@ describe('console: threads, features and a webhook test event in a real browser 
     await page.selectOption('#thread-owner select[name=ownerId]', t.owner.id);
     await page.selectOption('#thread-owner select[name=state]', 'pending');
     await page.click('#thread-owner button[type=submit]');
-    await page.waitForSelector('#thread-status .notice.ok');
+    // The note's notice is still shown: wait for this form's own.
+    await page.waitForSelector('#thread-status .notice.ok:has-text("Saved.")');
     const team = (await api('GET', `/api/workspace/threads/${threadId}`)).json().data;
     assert.deepEqual([team.ownerId, team.state], [t.owner.id, 'pending']);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'console-threads.png'), fullPage: true });
@@ -136,7 +137,7 @@ describe('console: threads, features and a webhook test event in a real browser 
     await page.click(`button[data-merge="${csv}"]`);
     await page.waitForSelector('#merge-confirm[open]');
     await page.keyboard.press('Enter');
-    await page.waitForSelector('#feature-status .notice.ok');
+    await page.waitForSelector('#feature-status .notice.ok:has-text("Merged")');
     const survivor = (await api('GET', `/api/workspace/features/${reports}`)).json().data;
     assert.equal(survivor.voteCount, 3, 'v-1, both (once) and v-2');
     assert.match(await page.textContent(`section.feature-detail [data-field=figures]`) ?? '', /3 votes/);
@@ -153,7 +154,7 @@ describe('console: threads, features and a webhook test event in a real browser 
     await page.click(`tr[data-feature-row="${reports}"] a`);
     await page.waitForSelector(`li[data-candidate="${other}"]`);
     await page.click(`button[data-not-duplicate="${other}"]`);
-    await page.waitForSelector('#feature-status .notice.ok');
+    await page.waitForSelector('#feature-status .notice.ok:has-text("Kept apart")');
     assert.equal(await page.$(`li[data-candidate="${other}"]`), null, 'kept apart');
 
     await page.check(`input[data-board="${reports}"]`);
