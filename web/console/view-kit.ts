@@ -1,5 +1,5 @@
 import { SafeHtml, html } from '../shared/html';
-import { ConsoleClient, Session, refusal } from './api';
+import { ConsoleClient, Schemas, Session, refusal } from './api';
 import { CONSOLE_MESSAGES as M } from './messages';
 
 /** What every view gets: who is signed in and the typed client carrying their CSRF token. */
@@ -19,6 +19,12 @@ export function status(text: string, kind: 'ok' | 'error' = 'ok'): SafeHtml {
 export function failure(error: unknown, response: Response): SafeHtml {
   const r = refusal(error, response.status);
   return status(r.status === 403 && r.code === 'FORBIDDEN' ? M.refusedRole : M.failed(r.code, r.message), 'error');
+}
+
+/** A story version's words as a person reads them: its title, then its text. */
+export function versionWords(v: Schemas['ProofVersion']): string {
+  const c = v.content as { text?: unknown; title?: unknown };
+  return [typeof c.title === 'string' ? c.title : '', typeof c.text === 'string' ? c.text : ''].filter(Boolean).join('\n\n');
 }
 
 export const when = (iso: string) => new Date(iso).toLocaleString('en', { dateStyle: 'medium', timeStyle: 'short' });

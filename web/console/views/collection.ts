@@ -44,7 +44,7 @@ ${requests.data.data.length === 0 ? html`<p>${M.collection.noRequests}</p>` : ht
 <tbody>${requests.data.data.map((r) => html`<tr data-request="${r.id}"><td>${r.id}</td><td>${M.collection.recipient(r.recipient)}</td><td>${flowName.get(r.flowId) ?? r.flowId}</td><td>${r.channel}</td><td data-field="status">${r.status}</td><td>${when(r.createdAt)}</td></tr>`)}</tbody></table>`}`);
   const notice = target.querySelector('#collection-status')!;
 
-  await Promise.all(flows.data.data.filter((f) => f.liveVersionId).map(async (f) => {
+  await Promise.all(live.map(async (f) => {
     const out = target.querySelector(`[data-versions="${f.id}"]`)!;
     const res = await state.api.GET('/api/proof/collect/forms/{id}', { params: { path: { id: f.id } } });
     if (!res.data) return render(out, failure(res.error, res.response));

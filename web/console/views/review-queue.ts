@@ -1,12 +1,6 @@
 import { SafeHtml, html } from '../../shared/html';
-import type { Schemas } from '../api';
-import { ConsoleState, failure, isWriter, onLeave, render, status, when } from '../view-kit';
+import { ConsoleState, failure, isWriter, onLeave, render, status, versionWords, when } from '../view-kit';
 import { CONSOLE_MESSAGES as M } from '../messages';
-
-function versionText(v: Schemas['ProofVersion']): string {
-  const c = v.content as { text?: unknown; title?: unknown };
-  return [typeof c.title === 'string' ? c.title : '', typeof c.text === 'string' ? c.text : ''].filter(Boolean).join('\n\n');
-}
 
 function diffList(diff: Record<string, unknown>): SafeHtml {
   const entries = Object.entries(diff);
@@ -22,17 +16,17 @@ export async function queueView(state: ConsoleState, target: HTMLElement): Promi
 <p class="hint">${M.queue.shortcuts}</p>${writer ? '' : html`<p class="hint">${M.readOnly}</p>`}
 <div id="queue-status"></div>
 ${data.data.length === 0 ? html`<p>${M.queue.empty}</p>` : ''}
-<ol class="queue">${data.data.map((r, i) => html`<li class="request" tabindex="-1" data-index="${i}" data-item="${r.proofItemId}" data-version="${r.versionId}" aria-labelledby="req-${r.id}">
+<ol class="queue">${data.data.map((r, i) => html`<li class="request" tabindex="-1" data-item="${r.proofItemId}" data-version="${r.versionId}" aria-labelledby="req-${r.id}">
   <h2 id="req-${r.id}">${r.item.type} · ${r.proofItemId} · ${M.queue.version(r.version.versionNumber)} <span class="meta">${M.queue.requested(when(r.requestedAt))}</span></h2>
   <div class="compare">
-    <section aria-label="${M.queue.original}"><h3>${M.queue.original}</h3>${r.original ? html`<pre class="words">${versionText(r.original)}</pre>` : html`<p>${M.queue.same}</p>`}</section>
-    <section aria-label="${M.queue.derivative}"><h3>${M.queue.derivative}</h3><pre class="words" data-field="wording">${versionText(r.version)}</pre></section>
+    <section aria-label="${M.queue.original}"><h3>${M.queue.original}</h3>${r.original ? html`<pre class="words">${versionWords(r.original)}</pre>` : html`<p>${M.queue.same}</p>`}</section>
+    <section aria-label="${M.queue.derivative}"><h3>${M.queue.derivative}</h3><pre class="words" data-field="wording">${versionWords(r.version)}</pre></section>
   </div>
   <h3>${M.queue.diff}</h3>${diffList(r.version.semanticDiff as Record<string, unknown>)}
   <h3>${M.queue.consent} (${r.consent.status})</h3>
   ${r.consent.grants.length === 0 ? html`<p>${M.queue.noGrants}</p>` : html`<ul>${r.consent.grants.map((g) => html`<li>${M.queue.grant(g.state, g.channels.join(', '), g.displayMode, g.paidUseAllowed)}</li>`)}</ul>`}
   ${writer ? html`<div class="actions">
-    <button type="button" class="approve" data-action="approve">${M.queue.approve(r.version.versionNumber)}</button>
+    <button type="button" class="approve">${M.queue.approve(r.version.versionNumber)}</button>
     <form class="reject"><label>${M.queue.reason} <textarea name="reason" required minlength="3" maxlength="2000" rows="2"></textarea></label>
     <button type="submit">${M.queue.reject}</button></form>
   </div>` : ''}

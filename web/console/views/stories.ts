@@ -1,6 +1,6 @@
 import { SafeHtml, html } from '../../shared/html';
 import type { Schemas } from '../api';
-import { ConsoleState, failure, isWriter, onLeave, render, status, when } from '../view-kit';
+import { ConsoleState, failure, isWriter, onLeave, render, status, versionWords, when } from '../view-kit';
 import { CONSOLE_MESSAGES as M } from '../messages';
 
 // The consent terms the API accepts (consentBody in api/proof/schemas.ts); the client's types check the spelling.
@@ -13,11 +13,6 @@ const PAGE = 25;
 
 type Detail = Schemas['WorkspaceProofItemDetail'];
 type Asset = Schemas['WorkspaceProofAsset'];
-
-function words(v: Schemas['ProofVersion']): string {
-  const c = v.content as { text?: unknown; title?: unknown };
-  return [typeof c.title === 'string' ? c.title : '', typeof c.text === 'string' ? c.text : ''].filter(Boolean).join('\n\n');
-}
 
 const checkboxes = (name: string, values: readonly string[], checked: readonly string[]) =>
   values.map((v) => html`<label><input type="checkbox" name="${name}" value="${v}" ${checked.includes(v) ? html`checked` : ''}> ${v}</label>`);
@@ -48,7 +43,7 @@ function detailMarkup(d: Detail, writer: boolean): SafeHtml {
 <h2 id="story-heading" tabindex="-1">${M.stories.detailOf(d.item.type, d.item.id, d.item.status)}</h2>
 <h3>${M.stories.versions}</h3><ol class="versions">${d.versions.map((v) => html`<li data-version="${v.id}">
 <p class="meta">${M.stories.version(v.versionNumber, v.isOriginal, v.createdByType, v.approvalState, when(v.createdAt))}</p>
-${words(v) ? html`<pre class="words">${words(v)}</pre>` : html`<p>${M.stories.noWords}</p>`}</li>`)}</ol>
+${versionWords(v) ? html`<pre class="words">${versionWords(v)}</pre>` : html`<p>${M.stories.noWords}</p>`}</li>`)}</ol>
 <h3>${M.stories.consent(d.consent.status)}</h3>
 ${d.consent.grants.length === 0 ? html`<p>${M.stories.noGrants}</p>` : html`<ul class="grants">${d.consent.grants.map((g) => html`<li data-grant="${g.id}">${M.stories.grant(
     g.state, M.stories.versionLabel(numberOf.get(g.approvedVersionId) ?? 0), g.channels.join(', '), g.displayMode, g.paidUseAllowed,
