@@ -98,7 +98,7 @@ describe('console: placements, Rooms approvals and collection in a real browser 
     await page.fill(`${card} textarea[name=note]`, 'Checked with engineering.');
     await page.click(`${card} form.approve button`);
     await page.waitForSelector(card, { state: 'detached' });
-    await page.waitForSelector('#approval-status .notice');
+    await page.waitForSelector('#approval-status .notice.ok:has-text("Approved")');
 
     const approved = (await call(asTeammate(t.owner, { method: 'GET', url: '/api/workspace/rooms/approvals?status=approved&kind=promise' }), app)).json().data;
     assert.deepEqual(approved.map((a: { id: string; note: string }) => [a.id, a.note]), [[approvalId, 'Checked with engineering.']]);
@@ -157,7 +157,7 @@ describe('console: placements, Rooms approvals and collection in a real browser 
     const member = await signedIn('member');
     const tab = member.page;
     await tab.click('a[data-nav=placements]');
-    await tab.waitForSelector('main .notice.error');
+    await tab.waitForSelector('main[data-view=placements] .notice.error');
     assert.match(await tab.textContent('main') ?? '', /Your role may not see this view/);
     await assertAxeClean(tab, 'member placements');
     await tab.click('a[data-nav=approvals]');

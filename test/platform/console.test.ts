@@ -162,7 +162,7 @@ describe('console: the teammates\' single-page app in a real browser (PAGES.md Â
     await assertAxeClean(page, 'webhooks');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'console-webhooks.png') });
     await page.click(`button[data-replay="${failed.id}"]`);
-    await page.waitForSelector('#hook-status .notice');
+    await page.waitForSelector('#hook-status .notice.ok:has-text("Replayed")');
     const original = (await call(asTeammate(t.owner, { method: 'GET', url: `/api/workspace/webhooks/deliveries/${failed.id}` }), app)).json().data;
     await eventually(async () => receiver.requests.slice(seen).some((r) => r.body === original.body), 30_000);
     const replays = await call(asTeammate(t.owner, { method: 'GET', url: `/api/workspace/webhooks/deliveries?eventType=proof.item.approved` }), app);
@@ -200,10 +200,10 @@ describe('console: the teammates\' single-page app in a real browser (PAGES.md Â
     assert.match(await memberPage.textContent('main') ?? '', /Your role may not see this view/);
     await assertAxeClean(memberPage, 'member queue');
     await memberPage.click('a[data-nav=keys]');
-    await memberPage.waitForSelector('main h1');
+    await memberPage.waitForSelector('main[data-view=keys] h1');
     assert.equal(await memberPage.$('#create-key'), null, 'no create form for a member');
     await memberPage.click('a[data-nav=revocations]');
-    await memberPage.waitForSelector('main h1');
+    await memberPage.waitForSelector('main[data-view=revocations] h1');
     assert.equal(await memberPage.$('button[data-complete]'), null);
     await memberPage.screenshot({ path: path.join(SCREENSHOTS, 'console-member.png') });
     const status = await memberPage.evaluate(async () => {

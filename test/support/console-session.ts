@@ -44,12 +44,17 @@ export interface ConsoleHarness {
   close: () => Promise<void>;
 }
 
-/** The app listening on loopback, Chromium, and a new owner of the organization signed in to the console. */
-export async function openConsoleAsOwner(organizationId: string): Promise<ConsoleHarness> {
+/**
+ * The app listening on loopback, Chromium, and an owner of the organization signed in to the console: `ownerId`,
+ * or a new one.
+ */
+export async function openConsoleAsOwner(organizationId: string, ownerId?: string): Promise<ConsoleHarness> {
   const app = await ctx.buildApp({ signInPerAddressPerMinute: 100_000 });
   const base = await listenOnLoopback(app);
   const browser = await launchChromium();
-  const { page } = await consoleTabAs(browser, base, organizationId, 'owner');
+  const page = ownerId
+    ? await consoleTab(await browser.newContext({ ...WIDE, acceptDownloads: true }), base, ownerId)
+    : (await consoleTabAs(browser, base, organizationId, 'owner')).page;
   return {
     app, base, browser, page, errors: collectPageErrors(page), notFound: collectNotFound(page),
     close: async () => {
