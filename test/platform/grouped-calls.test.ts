@@ -49,6 +49,19 @@ describe('groupedCalls: concurrent calls run together, a lone call at once', () 
     assert.deepEqual(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message)), [2, 'no 13 (group of 1)', 6]);
   });
 
+  it('a group answered with fewer outputs than calls is run again a call at a time: no caller gets another\'s answer or none', async () => {
+    const ran: number[][] = [];
+    const call = groupedCalls(async (inputs: number[]) => {
+      ran.push(inputs);
+      return inputs.length > 1 ? inputs.slice(1).map((n) => n * 2) : inputs.map((n) => n * 2);
+    }, { concurrency: 1, maxGroup: 10 });
+    const blocker = call(0);
+    const answers = await Promise.all([1, 2, 3].map((n) => call(n)));
+    await blocker;
+    assert.deepEqual(answers, [2, 4, 6]);
+    assert.deepEqual(ran, [[0], [1, 2, 3], [1], [2], [3]]);
+  });
+
   it('a lone call that fails is rejected with its own error, and the slot is free again', async () => {
     let fail = true;
     const call = groupedCalls(async (inputs: number[]) => {
