@@ -148,7 +148,7 @@ export class IntakeCounters {
 
 /**
  * Stores a signal with its end user, thread and first message, and queues signal.created, in one
- * statement (atomic on its own, one round trip), after taking a unit of the workspace's day and month
+ * statement (atomic; shared with the intakes in flight beside it, `storeSignals`), after taking a unit of the workspace's day and month
  * counts from this process's leases (`IntakeCounters`). A unit that stored nothing goes back.
  * - Ceiling: without a unit of the day the signal is refused (429), unless its idempotencyKey replays.
  *   The statement also refuses when the day's count has passed a ceiling lowered since: a lowered
