@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Context } from '@temporalio/activity';
 
 /** How often a call to a third party tells Temporal its worker is alive (the SDK throttles what it sends). */
@@ -20,6 +21,8 @@ export async function heartbeating<T>(call: (signal: AbortSignal | undefined) =>
     return call(stopping);
   }
   const signal = stopping ? AbortSignal.any([context.cancellationSignal, stopping]) : context.cancellationSignal;
+  // A batch's 32 sends at once each listen to its activity's signal: not a leak.
+  setMaxListeners(0, signal);
   const timer = context.info.isLocal ? undefined : setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
   try {
     return await call(signal);
