@@ -22,7 +22,7 @@ function pidsNamed(name: string): number[] {
   return pids;
 }
 
-export type Roles = Record<string, () => number[]>;
+type Roles = Record<string, () => number[]>;
 
 /**
  * Where the machine's CPU went during `work`, by role: CPU seconds of each role's processes (PostgreSQL's

@@ -21,9 +21,11 @@ async function main(): Promise<void> {
   const spec = JSON.parse(process.env.BENCH_LOAD_SPEC ?? '') as LoadSpec;
   let n = Number(process.env.BENCH_LOAD_OFFSET ?? 0);
   const varies = /\{[nu]\}/.test(spec.body ?? '') || (spec.authorizations?.length ?? 0) > 1;
+  // One authorization for every request goes with the headers, as a varying one goes with each request.
+  const only = !varies && spec.authorizations?.length === 1 ? { authorization: spec.authorizations[0] } : {};
   const result = await autocannon({
     url: spec.url, connections: spec.connections, duration: spec.seconds, method: spec.method ?? 'GET',
-    headers: spec.headers, body: varies ? undefined : spec.body,
+    headers: { ...spec.headers, ...only }, body: varies ? undefined : spec.body,
     requests: varies ? [{
       setupRequest: (request) => {
         n += 1;

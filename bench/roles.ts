@@ -5,7 +5,7 @@ import { cpuSeconds } from './service';
 
 const ROOT = path.resolve(__dirname, '..');
 
-export interface RoleProcess {
+interface RoleProcess {
   pid: number;
   /** Seconds of CPU the process used so far (user + system), from /proc; 0 once it is gone. */
   cpuSeconds: () => number;
